@@ -1,0 +1,133 @@
+"""Loading a DatasetHandler class from a user's source text, with errors a person can act on.
+
+Executing the source runs the user's code: the CLI does it for a user's own file;
+the service does it only inside the sandbox.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from handlers.base import _RECORDS_NAMES, _SERIES_NAMES, DatasetHandler, HandlerContractError
+
+
+class HandlerSourceError(ValueError):
+    """The handler source cannot be turned into a working DatasetHandler."""
+
+
+def _defined_methods(node: ast.ClassDef) -> set[str]:
+    return {n.name for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+
+
+def _is_handler_class(node: ast.ClassDef) -> bool:
+    bases = {ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases}
+    methods = _defined_methods(node)
+    return "DatasetHandler" in bases or bool(methods & set(_RECORDS_NAMES) or methods & set(_SERIES_NAMES))
+
+
+def find_handler_class_name(source: str, class_name: str | None = None) -> str:
+    """Parse `source` and name the one handler class in it (or check `class_name`)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise HandlerSourceError(f"handler source has a syntax error at line {exc.lineno}: {exc.msg}") from None
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    if class_name is not None:
+        chosen = [n for n in classes if n.name == class_name]
+        if not chosen:
+            raise HandlerSourceError(f"handler source defines no class named {class_name!r}")
+    else:
+        chosen = [n for n in classes if _is_handler_class(n)]
+        if not chosen:
+            raise HandlerSourceError(
+                "handler source defines no handler class: define a class with records() (or getDataframe()) "
+                "and series(record_id) (or query(record_id))"
+            )
+        if len(chosen) > 1:
+            names = ", ".join(n.name for n in chosen)
+            raise HandlerSourceError(f"handler source defines several handler classes ({names}); name one")
+    node = chosen[0]
+    methods = _defined_methods(node)
+    inherits = any(ast.unparse(b).rsplit(".", 1)[-1] == "DatasetHandler" for b in node.bases)
+    if not inherits:
+        missing = [names for names in (_RECORDS_NAMES, _SERIES_NAMES) if not methods & set(names)]
+        if missing:
+            wanted = " and ".join("/".join(f"{n}()" for n in names) for names in missing)
+            raise HandlerSourceError(f"handler class {node.name} must define {wanted}")
+    return node.name
+
+
+def _adapt(cls: type) -> type[DatasetHandler]:
+    """Wrap a plain class (TimeSeriesExamAgent style) as a DatasetHandler subclass."""
+    if issubclass(cls, DatasetHandler):
+        return cls
+    try:
+        return type(cls.__name__, (cls, DatasetHandler), {"name": getattr(cls, "name", cls.__name__),
+                                                           "description": getattr(cls, "description", "")})
+    except (TypeError, HandlerContractError) as exc:
+        raise HandlerSourceError(f"handler class {cls.__name__} cannot be used: {exc}") from None
+
+
+def load_handler_class(source: str, class_name: str | None = None, filename: str = "<handler>") -> type[DatasetHandler]:
+    """Execute `source` and return its handler class, adapted to DatasetHandler."""
+    name = find_handler_class_name(source, class_name)
+    namespace: dict[str, Any] = {"__name__": "user_handler", "DatasetHandler": DatasetHandler}
+    try:
+        exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - user's own handler; see module doc
+    except HandlerContractError as exc:
+        raise HandlerSourceError(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - any failure of user code becomes a clear error
+        raise HandlerSourceError(f"handler source raised {type(exc).__name__} while loading: {exc}") from None
+    return _adapt(namespace[name])
+
+
+def instantiate_handler(cls: type[DatasetHandler], data_dir: Path | None = None) -> DatasetHandler:
+    """Create the handler; a constructor taking `data_dir` gets the folder of uploaded files."""
+    try:
+        params = inspect.signature(cls).parameters
+        handler = cls(data_dir=data_dir) if "data_dir" in params else cls()
+    except Exception as exc:  # noqa: BLE001
+        raise HandlerSourceError(f"handler {cls.__name__}() raised {type(exc).__name__}: {exc}") from None
+    return handler
+
+
+def load_handler_source(source: str, class_name: str | None = None, data_dir: Path | None = None,
+                        filename: str = "<handler>") -> DatasetHandler:
+    """Load, instantiate and check a handler from source text."""
+    handler = instantiate_handler(load_handler_class(source, class_name, filename), data_dir)
+    check_handler(handler)
+    return handler
+
+
+def check_handler(handler: DatasetHandler) -> pd.DataFrame:
+    """Call records() and series() of the first record; raise HandlerSourceError on a broken contract."""
+    cls = type(handler).__name__
+    try:
+        records = handler.records()
+    except Exception as exc:  # noqa: BLE001
+        raise HandlerSourceError(f"{cls}.records() raised {type(exc).__name__}: {exc}") from None
+    if not isinstance(records, pd.DataFrame):
+        raise HandlerSourceError(f"{cls}.records() must return a pandas DataFrame, got {type(records).__name__}")
+    if "record_id" not in records.columns:
+        raise HandlerSourceError(
+            f"{cls}.records() must have a 'record_id' column; it has {list(records.columns)[:10]}"
+        )
+    if records.empty:
+        raise HandlerSourceError(f"{cls}.records() returned no records")
+    if records["record_id"].duplicated().any():
+        raise HandlerSourceError(f"{cls}.records() has duplicate record_id values")
+    first = records["record_id"].iloc[0]
+    try:
+        samples = handler.series(first)
+    except Exception as exc:  # noqa: BLE001
+        raise HandlerSourceError(f"{cls}.series({first!r}) raised {type(exc).__name__}: {exc}") from None
+    if not isinstance(samples, pd.DataFrame):
+        raise HandlerSourceError(f"{cls}.series() must return a pandas DataFrame, got {type(samples).__name__}")
+    if samples.empty:
+        raise HandlerSourceError(f"{cls}.series({first!r}) returned no samples")
+    return records

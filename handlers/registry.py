@@ -1,0 +1,63 @@
+"""Built-in handlers by name, and resolving a name or a path to a handler."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from handlers.base import DatasetHandler
+from handlers.loader import HandlerSourceError, load_handler_source
+
+
+@dataclass(frozen=True)
+class BuiltinHandler:
+    """A built-in handler, imported only when used (real datasets need the `examples` extra)."""
+
+    name: str
+    target: str  # "module:Class"
+    extra: str | None = None
+
+    def load_class(self) -> type[DatasetHandler]:
+        module_name, class_name = self.target.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            hint = f"; install it with: pip install 'itemsmith[{self.extra}]'" if self.extra else ""
+            raise HandlerSourceError(f"handler {self.name!r} needs a missing package ({exc.name}){hint}") from None
+        return getattr(module, class_name)
+
+
+BUILTIN_HANDLERS: dict[str, BuiltinHandler] = {
+    h.name: h
+    for h in (
+        BuiltinHandler("synthetic", "handlers.synthetic_handler:SyntheticHandler"),
+        BuiltinHandler("ecg", "handlers.datasets.ecg:ToyECGHandler", "examples"),
+        BuiltinHandler("mitdb", "handlers.datasets.ecg:MITBIHBeatsHandler", "examples"),
+        BuiltinHandler("glucose", "handlers.datasets.glucose:GlucoseHandler", "examples"),
+        BuiltinHandler("stocks", "handlers.datasets.stocks:StocksHandler", "examples"),
+        BuiltinHandler("weather", "handlers.datasets.weather:SeattleWeatherHandler", "examples"),
+        BuiltinHandler("italy_power", "handlers.datasets.ucr:ItalyPowerDemandHandler", "examples"),
+        BuiltinHandler("basic_motions", "handlers.datasets.ucr:BasicMotionsHandler", "examples"),
+    )
+}
+
+
+@cache
+def get_builtin(name: str) -> DatasetHandler:
+    """The (cached) instance of a built-in handler."""
+    if name not in BUILTIN_HANDLERS:
+        known = ", ".join(sorted(BUILTIN_HANDLERS))
+        raise HandlerSourceError(f"unknown handler {name!r}; built-in handlers: {known}")
+    return BUILTIN_HANDLERS[name].load_class()()
+
+
+def resolve_handler(name_or_path: str) -> DatasetHandler:
+    """A built-in handler by name, or a user's handler from a `.py` file."""
+    path = Path(name_or_path)
+    if name_or_path.endswith(".py") or path.is_file():
+        if not path.is_file():
+            raise HandlerSourceError(f"handler file {name_or_path!r} does not exist")
+        return load_handler_source(path.read_text(), data_dir=path.parent, filename=str(path))
+    return get_builtin(name_or_path)
