@@ -6,12 +6,18 @@ from __future__ import annotations
 import tomllib
 from functools import cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from templates_bank.schema import Provenance, Template
 
 CURATED_DIR = Path(__file__).parent / "curated"
+
+Category = Literal[
+    "pattern_recognition", "noise_understanding", "similarity_analysis", "anomaly_detection", "causality",
+    "transformation", "temporal_relation", "retrieval", "arithmetic", "domain_reasoning",
+]
 
 
 class ManifestEntry(BaseModel):
@@ -21,9 +27,9 @@ class ManifestEntry(BaseModel):
 
     file: str
     title: str
-    category: str
+    category: Category
     concepts: list[str]
-    difficulty: str
+    difficulty: Literal["easy", "medium", "hard"]
     rationale: str
     handler: str = "synthetic"
 

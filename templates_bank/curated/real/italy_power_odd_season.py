@@ -1,0 +1,43 @@
+"""Three ItalyPowerDemand days share a half of the year; pick the day from the other half."""
+
+HALVES = {1: "October-March", 2: "April-September"}
+
+
+def question(num_samples):
+    rec = handler.records()
+    ids = rec["record_id"].tolist()
+    labels = rec["label"].to_numpy(dtype=int)
+    split = rec["split"].to_numpy()
+    profiles = np.array([handler.series(r)["demand"].to_numpy(dtype=float) for r in ids])
+    cent = {c: np.mean(profiles[(split == "train") & (labels == c)], axis=0) for c in (1, 2)}
+    d1 = ((profiles - cent[1]) ** 2).sum(axis=1)
+    d2 = ((profiles - cent[2]) ** 2).sum(axis=1)
+    margin = np.where(labels == 1, d2 - d1, d1 - d2)
+    pools = {c: [i for i in range(len(ids)) if split[i] == "test" and labels[i] == c and margin[i] >= 2.0]
+             for c in (1, 2)}
+    names = ["Day A", "Day B", "Day C", "Day D"]
+    items = []
+    for _ in range(num_samples):
+        odd = int(rng.integers(1, 3))
+        common = 3 - odd
+        chosen = [int(i) for i in rng.choice(pools[common], size=3, replace=False)]
+        chosen.append(int(pools[odd][int(rng.integers(len(pools[odd])))]))
+        order = rng.permutation(4)
+        days = [chosen[int(j)] for j in order]
+        key = int(np.flatnonzero(order == 3)[0])
+        items.append(mc_item(
+            "These are four days of Italian electricity demand, one value per hour (hour 0 to 23), each z-normalised "
+            "so only the daily shape is kept. Three days come from the same half of the year (October-March or "
+            "April-September) and one from the other half. Which day is the odd one out?",
+            names[key], [n for j, n in enumerate(names) if j != key],
+            series=[series(profiles[i], name=names[j], timestamps=[str(h) for h in range(24)], unit="z-score")
+                    for j, i in enumerate(days)],
+            context=("In the cold half of the year (October to March) early darkness adds a strong lighting peak at "
+                     "about 18-19 h; in the warm half the daytime plateau dominates and the evening peak is weak."),
+            rationale=(f"{names[key]} ({ids[days[key]]}) is labelled {odd} ({HALVES[odd]}); the other three ("
+                       + ", ".join(ids[days[j]] for j in range(4) if j != key)
+                       + f") are labelled {common} ({HALVES[common]})."),
+            metadata={"record_ids": [ids[i] for i in days], "labels": [int(labels[i]) for i in days],
+                      "odd_label": odd},
+        ))
+    return items
