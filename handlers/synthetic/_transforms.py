@@ -30,7 +30,7 @@ def wavelet_approximation(x: ArrayLike, wavelet: str = "db4", level: int | None 
 
     `level` defaults to 3, or less when `x` is too short for it; higher levels are smoother.
     """
-    x = np.asarray(x, dtype=float)
+    x = np.array(x, dtype=float)  # a writable copy: pywt refuses read-only buffers
     max_level = pywt.dwt_max_level(x.shape[0], pywt.Wavelet(wavelet).dec_len)
     level = min(3, max_level) if level is None else level
     if not 1 <= level <= max(max_level, 1):

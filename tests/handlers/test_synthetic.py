@@ -202,3 +202,11 @@ def test_labels_in_records_match_the_series(handler: SyntheticHandler) -> None:
         row, values = records.loc[record_id], handler.series(record_id)["value"].to_numpy()
         assert np.all(values[int(row["start"]) : int(row["end"])] == 0.0)
         assert np.all(values[: int(row["start"])] > 0.0)
+
+
+def test_wavelet_approximation_accepts_a_generator_read_only_values():
+    from handlers import synthetic as syn
+
+    made = syn.sine(0, 64)
+    assert not made.values.flags.writeable
+    assert syn.wavelet_approximation(made.values).shape == (64,)
