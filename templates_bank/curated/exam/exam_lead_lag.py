@@ -1,0 +1,36 @@
+"""Which series leads and by how many days (lead-lag; TimeSeriesExam causality). The pair comes from
+`synth.lagged_pair`, where y repeats x `lag` days later; the series are shown under neutral names
+in random roles, and the options pair a direction with the true lag or another lag."""
+
+
+def phrase(leader, follower, lag):
+    return f"{leader[0].upper()}{leader[1:]} leads {follower} by {lag} day" + ("" if lag == 1 else "s")
+
+
+def question(num_samples):
+    items = []
+    for _ in range(num_samples):
+        n = int(rng.integers(100, 251))
+        made = synth.lagged_pair(rng, n)
+        labels = made.labels
+        lag = labels["lag"]
+        names = ["A", "B"] if rng.random() < 0.5 else ["B", "A"]  # names[0] shows x (leader), names[1] shows y
+        leader, follower = f"series {names[0]}", f"series {names[1]}"
+        others = [d for d in range(1, 13) if abs(d - lag) >= 2]
+        other = others[int(rng.integers(len(others)))]
+        wrong = [phrase(follower, leader, lag), phrase(leader, follower, other), phrase(follower, leader, other)]
+        channels = [series(made.values[:, 0], name=leader), series(made.values[:, 1], name=follower)]
+        if names[0] == "B":
+            channels = channels[::-1]
+        relation = "the same" if labels["rho"] > 0 else "the opposite"
+        items.append(mc_item(
+            f"Series A and series B are two synthetic daily series ({n} days). One of them echoes the other's "
+            "movements (possibly inverted) a fixed number of days later. Which statement is correct?",
+            phrase(leader, follower, lag), wrong,
+            series=channels,
+            rationale=(f"Generated with synth.lagged_pair: {follower}[t] = {labels['rho']:.2f} x {leader}[t-{lag}] + noise "
+                       f"(after standardizing), so {follower} moves in {relation} direction {lag} days after {leader}."),
+            metadata={"generator": "lagged_pair", "leader": leader, "follower": follower, "lag": lag,
+                      "length": n, "labels": labels},
+        ))
+    return items
