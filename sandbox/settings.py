@@ -1,0 +1,51 @@
+"""Sandbox limits, configurable through ``ITEMSMITH_SANDBOX_*`` environment variables."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+MIB = 1024 * 1024
+
+
+class SandboxLimits(BaseSettings):
+    """Limits applied to every sandboxed template run (and to loading a user's handler file).
+
+    The defaults are safe for item templates: 10 s wall clock, 1 GiB of memory on top of the
+    preloaded interpreter, no file writes, no new processes, 4 MiB of output.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="ITEMSMITH_SANDBOX_", extra="forbid", frozen=True)
+
+    wall_s: float = Field(10.0, gt=0, le=600, description="wall-clock limit; the child is SIGKILLed")
+    cpu_s: int | None = Field(None, gt=0, le=600, description="RLIMIT_CPU; default: wall_s + 1")
+    memory_mb: int = Field(1024, ge=64, le=65536, description="address space allowed beyond the preloaded interpreter")
+    output_bytes: int = Field(4 * MIB, ge=1024, le=64 * MIB, description="cap on the JSON output of one run")
+    print_bytes: int = Field(64 * 1024, ge=0, le=MIB, description="cap on captured print() output")
+    source_bytes: int = Field(256 * 1024, ge=1024, le=4 * MIB, description="cap on template source size")
+    max_open_files: int = Field(64, ge=16, le=4096, description="RLIMIT_NOFILE")
+    max_processes: int = Field(64, ge=1, le=4096, description="RLIMIT_NPROC (counted for the sandbox uid)")
+    max_samples: int = Field(1000, ge=1, le=100000, description="largest num_samples a run may ask for")
+    # Loading a user's handler file: runs once per handler, in its own hardened child.
+    handler_load_s: float = Field(120.0, gt=0, le=3600)
+    handler_memory_mb: int = Field(4096, ge=256, le=262144)
+    handler_snapshot_bytes: int = Field(512 * MIB, ge=MIB, le=16 * 1024 * MIB)
+    handler_max_records: int = Field(100_000, ge=1)
+    # Isolation features that must be active or the worker refuses to start (the others are
+    # used when the machine allows them). Known: seccomp, rlimits, landlock, netns, uid.
+    required_features: tuple[str, ...] = ("seccomp", "rlimits")
+    sandbox_uid: int = Field(65534, ge=1, description="uid a run drops to when the worker runs as root")
+    sandbox_gid: int = Field(65534, ge=1)
+    startup_s: float = Field(180.0, gt=0, description="how long a worker may take to start")
+    spare_warmup: bool = Field(True, description="pre-run trusted warm-up code in each waiting spare child "
+                                                 "(fewer copy-on-write faults on the request path)")
+
+    @property
+    def effective_cpu_seconds(self) -> int:
+        if self.cpu_s is not None:
+            return self.cpu_s
+        return int(self.wall_s) + 1
+
+    @property
+    def memory_bytes(self) -> int:
+        return self.memory_mb * MIB

@@ -1,0 +1,77 @@
+"""The structure check: does a template compile, run, and produce valid, seeded, varied items?
+
+Three sandboxed runs: seed S (items validated against the schema), seed S again (same items:
+deterministic) and seed S+1 (not all the same items: the seed matters). The report's `error`
+is one short line for a generator LLM: the exception, its message and the template's own line;
+never a sandbox internal.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from sandbox import RunResult, SandboxLimits, SandboxPool, run_template
+from templates_bank.schema import Item, RunStatus, StructureReport
+
+
+def _canonical(items: list[dict[str, Any]]) -> str:
+    return json.dumps(items, sort_keys=True, separators=(",", ":"))
+
+
+def _first_difference(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> str:
+    for index, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            fields = sorted(k for k in set(x) | set(y) if x.get(k) != y.get(k))
+            return f"item {index} differs in {', '.join(fields) or 'content'}"
+    return "the number of items differs"
+
+
+def check_structure(source: str, handler: str, *, num_samples: int = 5, seed: int = 0,
+                    limits: SandboxLimits | None = None, pool: SandboxPool | None = None) -> StructureReport:
+    """Run the structure check on a template against `handler` (built-in name or handler file).
+
+    Every run goes through the sandbox; pass `pool` to reuse one (its handler must match).
+    """
+    started = time.monotonic()
+
+    def run(run_seed: int) -> RunResult:
+        if pool is not None:
+            return pool.run(source, num_samples=num_samples, seed=run_seed, limits=limits)
+        return run_template(source, handler, num_samples=num_samples, seed=run_seed, limits=limits)
+
+    def report(result: RunResult, **extra: Any) -> StructureReport:
+        fields: dict[str, Any] = {
+            "status": result.status, "error": result.error, "traceback_tail": result.traceback_tail,
+            "elapsed_ms": (time.monotonic() - started) * 1000,
+        }
+        fields.update(extra)
+        return StructureReport(**fields)
+
+    first = run(seed)
+    if first.status is not RunStatus.ok:
+        return report(first)
+    items = [Item.model_validate(raw) for raw in first.items]
+
+    again = run(seed)
+    if again.status is not RunStatus.ok:
+        return report(again, error=f"second run with the same seed failed: {again.error}", deterministic=False)
+    if _canonical(again.items) != _canonical(first.items):
+        detail = _first_difference(first.items, again.items)
+        return report(first.model_copy(update={"status": RunStatus.rejected}), items=items, deterministic=False,
+                      error=f"not deterministic: seed {seed} gave different items on a second run ({detail}); "
+                            "draw all randomness from rng (or random / np.random), never from the clock or id()")
+
+    other = run(seed + 1)
+    if other.status is not RunStatus.ok:
+        return report(other, error=f"run with seed {seed + 1} failed: {other.error}", items=items, deterministic=True)
+    varied = _canonical(other.items) != _canonical(first.items)
+    if num_samples > 1 and len({_canonical([i]) for i in first.items}) == 1:
+        varied = False
+    if not varied:
+        return report(first.model_copy(update={"status": RunStatus.rejected}), items=items, deterministic=True,
+                      varied=False,
+                      error=f"no variety: seeds {seed} and {seed + 1} gave identical items (or all {num_samples} "
+                            "items are the same); draw the series, record or numbers from rng")
+    return report(first, items=items, deterministic=True, varied=True, error=None)
