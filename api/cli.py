@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -14,15 +15,28 @@ from templates_bank.curated import CuratedTemplateError, get_curated, load_curat
 from templates_bank.rendering import TextFormat, render_item
 from templates_bank.schema import Item, RunStatus
 
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from templates_bank.releases import Release
+
 app = typer.Typer(help="Author, verify and export time-series reasoning benchmarks.", no_args_is_help=True,
                   pretty_exceptions_enable=False)
 handlers_app = typer.Typer(help="Dataset handlers.", no_args_is_help=True)
-bank_app = typer.Typer(help="The curated template bank.", no_args_is_help=True)
+bank_app = typer.Typer(help="The curated templates and the stored template banks.", no_args_is_help=True)
+db_app = typer.Typer(help="The bank database (SQLite file by default, PostgreSQL when configured).",
+                     no_args_is_help=True)
+release_app = typer.Typer(help="Releases: frozen, numbered bank states.", no_args_is_help=True)
 app.add_typer(handlers_app, name="handlers")
 app.add_typer(bank_app, name="bank")
+app.add_typer(db_app, name="db")
+app.add_typer(release_app, name="release")
 
 SamplesOpt = Annotated[int, typer.Option("-n", "--samples", min=1, max=1000, help="Items to sample.")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the run; same seed, same items.")]
+DbOpt = Annotated[str | None, typer.Option(
+    "--db", help="Database URL (default: ITEMSMITH_DATABASE_URL, else ITEMSMITH_DATA_DIR/itemsmith.sqlite).")]
+WorkersOpt = Annotated[int, typer.Option("--workers", min=1, max=64, help="Sandbox workers regenerating items.")]
 
 
 def _fail(message: str) -> typer.Exit:
@@ -39,7 +53,8 @@ def handlers_list() -> None:
         except HandlerSourceError as exc:
             typer.echo(f"{name:15} (unavailable: {exc})")
             continue
-        summary = cls.description.strip().splitlines()[0] if cls.description.strip() else ""
+        first_line = (cls.description.strip().splitlines() or [""])[0]
+        summary = first_line if len(first_line) <= 100 else first_line[:99] + "…"
         typer.echo(f"{name:15} {summary}")
 
 
@@ -163,3 +178,245 @@ def bank_sample(
     typer.echo(f"wrote {len(chosen) - failures} templates x {samples} items to {out}")
     if failures:
         raise _fail(f"{failures} template(s) failed")
+
+
+@app.command()
+def author(
+    handler: Annotated[str, typer.Option("--handler", help="Built-in handler name or a handler .py file.")],
+    task: Annotated[str, typer.Option("--task", help="What the benchmark should test, in plain words.")],
+    templates: Annotated[int, typer.Option("--templates", "-N", min=1, max=1000, help="Template slots to fill.")] = 5,
+    generator: Annotated[str | None, typer.Option(
+        "--generator", help="Model spec, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, "
+                            "openai_compatible:NAME@URL, local:qwen2.5-coder-1.5b. Default: a hosted model when "
+                            "its API key is set, else the local model.")] = None,
+    planner: Annotated[str | None, typer.Option("--planner", help="Model spec of the planner (default: the generator).")] = None,
+    rounds: Annotated[int, typer.Option("--rounds", min=1, max=20, help="Generate/refine rounds per slot.")] = 3,
+    slots: Annotated[int, typer.Option("--slots", min=1, max=256, help="Slots authored concurrently.")] = 4,
+    sandbox_workers: Annotated[int, typer.Option("--sandbox-workers", min=1, max=64)] = 2,
+    out: Annotated[Path, typer.Option("--out", help="Output folder (a run writes OUT/RUN_ID/).")] = Path("out"),
+    checkpoint: Annotated[str | None, typer.Option(
+        "--checkpoint", help="SQLite file or postgresql:// URL (default OUT/checkpoints.sqlite).")] = None,
+    run_id: Annotated[str | None, typer.Option("--run-id", help="Resume this run (or name a new one).")] = None,
+    seed: SeedOpt = 0,
+    no_live: Annotated[bool, typer.Option("--no-live", help="Plain log lines instead of a live table.")] = False,
+) -> None:
+    """Author item templates for a handler: plan, generate, check in the sandbox, refine. Resumable."""
+    import asyncio
+
+    from agents.errors import AgentError
+    from agents.progress import ProgressTable
+    from sandbox import SandboxError
+    from agents.run import AuthorConfig, new_run_id
+    from agents.run import author as run_author
+
+    run_id = run_id or new_run_id()
+    config = AuthorConfig(handler=handler, task=task, templates=templates, generator=generator, planner=planner,
+                          max_rounds=rounds, slots=slots, sandbox_workers=sandbox_workers, out_dir=out,
+                          checkpoint=checkpoint, run_id=run_id, seed=seed)
+    typer.echo(f"run {run_id} (if it stops, resume with --run-id {run_id})", err=True)
+    try:
+        with ProgressTable(max_rounds=rounds, live=not no_live and sys.stderr.isatty()) as progress:
+            report = asyncio.run(run_author(config, on_event=progress))
+    except (AgentError, HandlerSourceError, SandboxError) as exc:
+        raise _fail(str(exc)) from None
+    except KeyboardInterrupt:
+        raise _fail(f"interrupted; finished templates are kept: resume with --run-id {run_id}") from None
+    summary = report.summary()
+    typer.echo(json.dumps(summary, indent=1))
+    typer.echo(f"accepted templates and report: {out / report.run_id}/ (resume with --run-id {report.run_id})")
+    if not report.accepted:
+        raise typer.Exit(code=1)
+
+
+# --- stored banks, releases, exports ---------------------------------------------------------
+
+
+def _session(db: str | None) -> AbstractContextManager[Session]:
+    """A session on a bank database migrated to this itemsmith's schema."""
+    from templates_bank.storage import StorageError, open_session, require_current_schema
+
+    try:
+        require_current_schema(db)
+    except StorageError as exc:
+        raise _fail(str(exc)) from None
+    return open_session(db)
+
+
+@db_app.command("upgrade")
+def db_upgrade(db: DbOpt = None, revision: Annotated[str, typer.Option(help="Target revision.")] = "head") -> None:
+    """Create or migrate the bank's tables (run once before first use and after upgrading itemsmith)."""
+    from templates_bank.storage import current_revision, normalize_url, upgrade
+
+    upgrade(db, revision)
+    typer.echo(f"{normalize_url(db).render_as_string(hide_password=True)}: at revision {current_revision(db)}")
+
+
+@db_app.command("downgrade")
+def db_downgrade(revision: Annotated[str, typer.Argument(help="Target revision ('base' drops every bank table).")],
+                 db: DbOpt = None) -> None:
+    """Migrate the bank's tables down to REVISION."""
+    from templates_bank.storage import current_revision, downgrade
+
+    downgrade(db, revision)
+    typer.echo(f"at revision {current_revision(db)}")
+
+
+@db_app.command("current")
+def db_current(db: DbOpt = None) -> None:
+    """Print the database's migration revision."""
+    from templates_bank.storage import current_revision
+
+    typer.echo(current_revision(db) or "(empty: run `itemsmith db upgrade`)")
+
+
+@bank_app.command("create")
+def bank_create(
+    name: Annotated[str, typer.Argument(help="Bank name (lowercase letters, digits, . _ -).")],
+    handler: Annotated[str, typer.Option("--handler", help="Built-in handler name or a handler .py file.")],
+    owner: Annotated[str, typer.Option("--owner", help="Who owns the bank.")],
+    task: Annotated[str, typer.Option("--task", help="What the bank's benchmark tests.")] = "",
+    db: DbOpt = None,
+) -> None:
+    """Create a stored template bank (one per dataset and task)."""
+    from pydantic import ValidationError
+
+    from templates_bank.storage import BankCreate, StorageError, create_bank
+
+    try:
+        with _session(db) as session:
+            bank = create_bank(session, BankCreate(name=name, handler=handler, owner=owner, task=task))
+    except (StorageError, ValidationError) as exc:
+        raise _fail(str(exc)) from None
+    typer.echo(f"created bank {bank.name!r} (id {bank.id})")
+
+
+@bank_app.command("import-curated")
+def bank_import_curated(
+    name: Annotated[str, typer.Argument(help="Bank to import into.")],
+    reviewer: Annotated[str, typer.Option("--reviewer", help="Recorded as the approving reviewer.")],
+    template: Annotated[list[str] | None, typer.Option(
+        "--template", "-t", help="Curated template (repeatable; default all).")] = None,
+    db: DbOpt = None,
+) -> None:
+    """Store curated templates in a bank as approved versions (idempotent)."""
+    from templates_bank.storage import StorageError, get_bank, import_curated
+
+    try:
+        with _session(db) as session:
+            versions = import_curated(session, get_bank(session, name).id, reviewer=reviewer, template_ids=template)
+    except (StorageError, CuratedTemplateError) as exc:
+        raise _fail(str(exc)) from None
+    typer.echo(f"{len(versions)} curated templates in bank {name!r}")
+
+
+@bank_app.command("status")
+def bank_status(name: Annotated[str | None, typer.Argument(help="Bank (default: list the banks).")] = None,
+                db: DbOpt = None) -> None:
+    """List the stored banks, or one bank's template versions with their status."""
+    from templates_bank.storage import StorageError, get_bank, list_banks, list_versions, version_statuses
+
+    try:
+        with _session(db) as session:
+            if name is None:
+                for bank in list_banks(session):
+                    typer.echo(f"{bank.name:24} {bank.handler:16} {bank.owner:16} {bank.task}")
+                return
+            bank = get_bank(session, name)
+            statuses = version_statuses(session, bank.id)
+            for version in list_versions(session, bank.id):
+                typer.echo(f"{version.template_key:40} {version.content_hash[:12]} {statuses[version.id]:9} "
+                           f"{version.created_at:%Y-%m-%d} {version.created_by}")
+    except StorageError as exc:
+        raise _fail(str(exc)) from None
+
+
+@release_app.command("create")
+def release_create(
+    bank: Annotated[str, typer.Argument(help="Bank to freeze.")],
+    by: Annotated[str, typer.Option("--by", help="Who creates the release.")],
+    seeds: Annotated[int, typer.Option(
+        "--seeds", min=1, max=100_000, help="Seeds per template: 0..N-1 (+ --first-seed).")] = 1,
+    first_seed: Annotated[int, typer.Option("--first-seed", min=0, help="First seed.")] = 0,
+    samples: Annotated[int, typer.Option("-n", "--samples", min=1, max=1000, help="Items per template and seed.")] = 5,
+    template: Annotated[list[str] | None, typer.Option(
+        "--template", "-t", help="Template id (repeatable; default all releasable).")] = None,
+    note: Annotated[str, typer.Option("--note", help="Release note.")] = "",
+    workers: WorkersOpt = 1,
+    db: DbOpt = None,
+) -> None:
+    """Freeze a bank's approved/accepted templates into its next numbered release."""
+    from templates_bank.regeneration import RegenerationError
+    from templates_bank.releases import ReleaseCreate, ReleaseError, create_release
+    from templates_bank.storage import StorageError
+
+    request = ReleaseCreate(bank=bank, seeds=list(range(first_seed, first_seed + seeds)), num_samples=samples,
+                            template_ids=template, created_by=by, note=note)
+    try:
+        with _session(db) as session:
+            manifest = create_release(session, request, workers=workers).manifest
+    except (StorageError, ReleaseError, RegenerationError) as exc:
+        raise _fail(str(exc)) from None
+    typer.echo(f"released {manifest.ref}: {manifest.counts.templates} templates, {manifest.counts.items} items, "
+               f"checksum {manifest.checksum}")
+
+
+@release_app.command("list")
+def release_list(bank: Annotated[str, typer.Argument(help="Bank.")], db: DbOpt = None) -> None:
+    """List a bank's releases."""
+    from templates_bank.releases import list_releases
+    from templates_bank.storage import StorageError
+
+    try:
+        with _session(db) as session:
+            manifests = list_releases(session, bank)
+    except StorageError as exc:
+        raise _fail(str(exc)) from None
+    for m in manifests:
+        typer.echo(f"{m.ref:24} {m.created_at:%Y-%m-%d %H:%M} {m.created_by:16} {m.counts.templates:5} templates "
+                   f"{m.counts.items:8} items  {m.checksum[:12]}  {m.note}")
+
+
+def _load_release(ref: str, db: str | None) -> Release:
+    from templates_bank.releases import ReleaseError, get_release, parse_release_ref
+    from templates_bank.storage import StorageError
+
+    try:
+        bank, number = parse_release_ref(ref)
+        with _session(db) as session:
+            return get_release(session, bank, number)
+    except (ValueError, StorageError, ReleaseError) as exc:
+        raise _fail(str(exc)) from None
+
+
+@release_app.command("show")
+def release_show(release: Annotated[str, typer.Argument(help="BANK@NUMBER or BANK@latest.")], db: DbOpt = None) -> None:
+    """Print a release's manifest (JSON)."""
+    typer.echo(_load_release(release, db).manifest.model_dump_json(indent=2))
+
+
+@app.command("export")
+def export(
+    release: Annotated[str, typer.Argument(help="BANK@NUMBER or BANK@latest.")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl, hf, lm-eval or inspect.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write (must not exist unless --force).")],
+    text_format: Annotated[TextFormat, typer.Option(
+        "--text-format", help="Series format in prompts.")] = TextFormat.plain,
+    decimals: Annotated[int, typer.Option(min=0, max=10, help="Series decimals in prompts.")] = 2,
+    plots: Annotated[bool, typer.Option("--plots", help="Also write PNG plots (jsonl, hf).")] = False,
+    license_: Annotated[str, typer.Option("--license", help="License in the dataset card (hf).")] = "other",
+    force: Annotated[bool, typer.Option("--force", help="Replace OUT if it exists.")] = False,
+    workers: WorkersOpt = 1,
+    db: DbOpt = None,
+) -> None:
+    """Export a release: items regenerated in the sandbox, checked against the manifest, streamed to files."""
+    from templates_bank.exporters import ExportError, ExportOptions, export_release
+    from templates_bank.regeneration import RegenerationError
+    from templates_bank.releases import ReleaseError
+
+    frozen = _load_release(release, db)
+    options = ExportOptions(text_format=text_format, decimals=decimals, plots=plots, license=license_)
+    try:
+        report = export_release(frozen, fmt, out, options, workers=workers, overwrite=force)
+    except (ExportError, ReleaseError, RegenerationError) as exc:
+        raise _fail(str(exc)) from None
+    typer.echo(f"exported {frozen.manifest.ref} as {fmt}: {report.rows} items in {out}")

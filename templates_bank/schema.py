@@ -219,6 +219,9 @@ class JudgeScore(BaseModel):
     score: float | None = Field(default=None, ge=1, le=10)
     rationale: str = ""
     samples: list[float] = Field(default_factory=list)
+    method: Literal["logprobs", "samples"] | None = None  # probability-weighted or mean of sampled scores
+    attempts: int = 0  # model calls made, retries of malformed replies included
+    error: str | None = None  # why `score` is None
 
 
 class StudentResponse(BaseModel):

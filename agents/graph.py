@@ -1,0 +1,201 @@
+"""The authoring loop of one template slot, as a LangGraph `StateGraph`.
+
+::
+
+    START -> generate -> check (structure, sandbox) -> verify (later stages) -> accept -> END
+                ^   |           |                        |
+                |   +-----------+------------------------+--> discard -> END (round limit)
+                +---- refine with the feedback (round < max_rounds)
+
+`generate` ends the slot as `failed` when the provider fails for good (a permanent error, or
+retries exhausted). A reply with no code, a lint problem, a failed structure check and a
+verifier's rejection all become feedback for the next round; after `max_rounds` rounds the
+slot is discarded. Each slot is one checkpointer thread, so a killed run resumes mid-slot.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import Checkpointer
+
+from templates_bank.schema import Decision, StructureReport
+
+from agents.context import Phase, SlotContext, SlotEvent
+from agents.errors import EmptyReplyError, ProviderCallError
+from agents.feedback import build_feedback
+from agents.generator import first_message, generate, messages_for, shown_reply
+from agents.models import Attempt
+from agents.state import SlotState
+from agents.verify import VerificationResult, pass_through
+
+
+def _emit(ctx: SlotContext, state: SlotState, phase: Phase, *, round_: int | None = None,
+          extra: list[dict[str, Any]] | None = None, message: str | None = None) -> None:
+    attempts = list(state.get("attempts") or []) + list(extra or [])
+    cost: float | None = 0.0
+    for a in attempts:
+        cost = None if cost is None or a.get("cost_usd") is None else cost + a["cost_usd"]
+    ctx.emit(SlotEvent(slot=state["slot"], title=state["brief"]["title"], phase=phase,
+                       round=state.get("round", 0) if round_ is None else round_,
+                       input_tokens=sum(a.get("input_tokens", 0) for a in attempts),
+                       output_tokens=sum(a.get("output_tokens", 0) for a in attempts), cost_usd=cost,
+                       message=message))
+
+
+def _repeated(state: SlotState, source: str | None) -> list[str]:
+    """A note when the model sent code it already sent (small models often do)."""
+    if not source:
+        return []
+    for attempt in state.get("attempts") or []:
+        if attempt.get("source") and attempt["source"].strip() == source.strip():
+            return [f"Note: this is exactly the code of round {attempt['round']}, which failed the same way. "
+                    "Change the failing line."]
+    return []
+
+
+async def generate_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    started = time.monotonic()
+    round_ = state.get("round", 0) + 1
+    first = state.get("first_prompt") or first_message(ctx.prompt, state["brief"], ctx.accepted_titles())
+    refining = round_ > 1 and bool(state.get("feedback"))
+    last_error = (state.get("feedback") or "").splitlines()[0] if refining else None
+    _emit(ctx, state, "refining" if refining else "generating", round_=round_, message=last_error)
+    messages = messages_for(ctx.prompt, first, state.get("reply_shown") if refining else None,
+                            state.get("feedback") if refining else None)
+    update: dict[str, Any] = {"round": round_, "first_prompt": first, "source": None, "current": {}}
+    try:
+        failed = [a["source"] for a in state.get("attempts") or [] if a.get("source")]
+        generated = await generate(ctx.model, messages, retry=ctx.retry, ledger=ctx.ledger, failed=failed)
+    except ProviderCallError as exc:
+        attempt = Attempt(round=round_, status="provider_error", error=str(exc), retries=exc.attempts - 1,
+                          llm_s=time.monotonic() - started)
+        _emit(ctx, state, "failed", round_=round_, extra=[attempt.model_dump()], message=str(exc))
+        return {**update, "status": "failed", "error": str(exc), "attempts": [attempt.model_dump()],
+                "elapsed_s": time.monotonic() - started}
+    except EmptyReplyError as exc:
+        feedback = build_feedback(f"{exc}; reply with the whole template in one ```python block", None)
+        attempt = Attempt(round=round_, status="extraction_error", error=str(exc), feedback=feedback,
+                          llm_s=time.monotonic() - started)
+        return {**update, "feedback": feedback, "reply_shown": "(empty reply)", "attempts": [attempt.model_dump()],
+                "elapsed_s": time.monotonic() - started}
+    usage = generated.usage
+    attempt = Attempt(round=round_, source=generated.source, status="generated", input_tokens=usage.input_tokens,
+                      output_tokens=usage.output_tokens, cost_usd=usage.cost_usd, llm_s=usage.latency_s,
+                      retries=usage.retries, repeated=generated.repeated)
+    update["reply_shown"] = shown_reply(generated)
+    if generated.problem is not None:
+        feedback = build_feedback(generated.problem, generated.source, ctx.profile,
+                                  _repeated(state, generated.source), examples=ctx.prompt.examples_text)
+        attempt = attempt.model_copy(update={"status": "extraction_error" if generated.source is None else "lint",
+                                             "error": generated.problem, "feedback": feedback})
+        return {**update, "feedback": feedback, "attempts": [attempt.model_dump()],
+                "elapsed_s": time.monotonic() - started}
+    return {**update, "source": generated.source, "feedback": None, "current": attempt.model_dump(),
+            "elapsed_s": time.monotonic() - started}
+
+
+async def check_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    started = time.monotonic()
+    source = state["source"] or ""
+    _emit(ctx, state, "checking", extra=[state.get("current") or {}])
+    report = await ctx.check(source)
+    attempt = Attempt.model_validate(state["current"]).model_copy(
+        update={"status": report.status.value, "check_s": report.elapsed_ms / 1000, "error": report.error})
+    if report.passed:
+        first_pass = state.get("structure_passed_round") or state["round"]
+        return {"report": report.model_dump(mode="json"), "structure_passed_round": first_pass,
+                "current": attempt.model_dump(), "elapsed_s": time.monotonic() - started}
+    feedback = build_feedback(report.error or f"the template ended with status {report.status.value}", source,
+                              ctx.profile, _repeated(state, source), examples=ctx.prompt.examples_text)
+    attempt = attempt.model_copy(update={"feedback": feedback})
+    return {"report": report.model_dump(mode="json", exclude={"items"}), "feedback": feedback, "current": {},
+            "attempts": [attempt.model_dump()], "elapsed_s": time.monotonic() - started}
+
+
+async def verify_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    started = time.monotonic()
+    _emit(ctx, state, "verifying", extra=[state.get("current") or {}])
+    report = StructureReport.model_validate(state["report"])
+    source = state["source"] or ""
+    result = VerificationResult(decision=Decision(accepted=True, stage="structure"))
+    for verifier in ctx.verifiers or (pass_through,):
+        result = await verifier(source, report)
+        if not result.decision.accepted:
+            break
+    attempt = Attempt.model_validate(state["current"])
+    compact = report.model_dump(mode="json", exclude={"items"}) | {"n_items": len(report.items)}
+    update: dict[str, Any] = {"decision": result.decision.model_dump(mode="json"), "report": compact, "current": {}}
+    if result.decision.accepted:
+        attempt = attempt.model_copy(update={"status": "ok"})
+    else:
+        reasons = "; ".join(result.decision.reasons) or f"rejected at {result.decision.stage}"
+        feedback = result.feedback or None
+        attempt = attempt.model_copy(update={"status": "verify_rejected", "error": reasons, "feedback": feedback})
+        update["feedback"] = feedback
+    return {**update, "attempts": [attempt.model_dump()], "elapsed_s": time.monotonic() - started}
+
+
+async def accept_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict[str, Any]:
+    _emit(runtime.context, state, "accepted")
+    return {"status": "accepted"}
+
+
+async def discard_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict[str, Any]:
+    attempts = state.get("attempts") or []
+    last = attempts[-1] if attempts else {}
+    decision = state.get("decision")
+    if not decision or decision.get("accepted"):
+        stage = "structure" if last.get("status") != "verify_rejected" else "judges"
+        decision = Decision(accepted=False, stage=stage,  # type: ignore[arg-type]
+                            reasons=[f"no passing template after {state.get('round', 0)} round(s)",
+                                     f"last error: {last.get('error') or last.get('status')}"]).model_dump(mode="json")
+    _emit(runtime.context, state, "discarded", message=last.get("error"))
+    return {"status": "discarded", "decision": decision}
+
+
+def _after_generate(state: SlotState, max_rounds: int) -> str:
+    if state.get("status") == "failed":
+        return END
+    if state.get("source"):
+        return "check"
+    return "generate" if state.get("round", 0) < max_rounds else "discard"
+
+
+def _after_check(state: SlotState, max_rounds: int) -> str:
+    if (state.get("report") or {}).get("status") == "ok":
+        return "verify"
+    return "generate" if state.get("round", 0) < max_rounds else "discard"
+
+
+def _after_verify(state: SlotState, max_rounds: int) -> str:
+    if (state.get("decision") or {}).get("accepted"):
+        return "accept"
+    if state.get("feedback") and state.get("round", 0) < max_rounds:
+        return "generate"
+    return "discard"
+
+
+def build_slot_graph(*, max_rounds: int = 3, checkpointer: Checkpointer = None) -> Any:
+    """The compiled slot graph; `max_rounds` bounds generate/refine rounds (>= 1)."""
+    if max_rounds < 1:
+        raise ValueError("max_rounds must be >= 1")
+    graph = StateGraph(SlotState, context_schema=SlotContext)
+    graph.add_node("generate", generate_node)
+    graph.add_node("check", check_node)
+    graph.add_node("verify", verify_node)
+    graph.add_node("accept", accept_node)
+    graph.add_node("discard", discard_node)
+    graph.add_edge(START, "generate")
+    graph.add_conditional_edges("generate", lambda s: _after_generate(s, max_rounds), ["check", "generate", "discard", END])
+    graph.add_conditional_edges("check", lambda s: _after_check(s, max_rounds), ["verify", "generate", "discard"])
+    graph.add_conditional_edges("verify", lambda s: _after_verify(s, max_rounds), ["accept", "generate", "discard"])
+    graph.add_edge("accept", END)
+    graph.add_edge("discard", END)
+    return graph.compile(checkpointer=checkpointer, name="itemsmith-slot")

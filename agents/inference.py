@@ -1,0 +1,148 @@
+"""One LLM call: a timeout, bounded retries with backoff on transient errors only, and usage.
+
+Transient: HTTP 429 and 5xx, timeouts, connection errors. Anything else (a bad request, an
+authentication error, a missing model) fails at once. Provider clients are built with their own
+retries off, so this is the only retry layer and every retry is bounded and visible.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from pydantic import BaseModel, Field
+
+from agents.errors import EmptyReplyError, ProviderCallError
+from agents.usage import CallUsage, UsageLedger, cost_of, usage_from_message
+
+TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+_TRANSIENT_NAMES = frozenset({
+    "APITimeoutError", "APIConnectionError", "RateLimitError", "InternalServerError", "ServiceUnavailableError",
+    "OverloadedError", "TimeoutException", "ConnectTimeout", "ReadTimeout", "WriteTimeout", "PoolTimeout",
+    "ConnectError", "ReadError", "RemoteProtocolError",
+})
+
+
+class RetryPolicy(BaseModel):
+    """Bounded exponential backoff with full jitter."""
+
+    max_retries: int = Field(3, ge=0, le=10)
+    initial_s: float = Field(1.0, ge=0)
+    max_s: float = Field(30.0, ge=0)
+    multiplier: float = Field(2.0, ge=1)
+
+    def delay(self, retry: int, rng: random.Random | None = None) -> float:
+        """Seconds to wait before retry number `retry` (1-based)."""
+        cap = min(self.max_s, self.initial_s * self.multiplier ** (retry - 1))
+        return (rng or random).uniform(cap / 2, cap) if cap > 0 else 0.0
+
+
+def status_code_of(exc: BaseException) -> int | None:
+    """The HTTP status an SDK error carries (openai, anthropic, httpx), if any."""
+    for attr in ("status_code", "status", "http_status"):
+        value = getattr(exc, attr, None)
+        if isinstance(value, int):
+            return value
+    response = getattr(exc, "response", None)
+    value = getattr(response, "status_code", None)
+    return value if isinstance(value, int) else None
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for errors worth retrying: 429/5xx, timeouts, connection failures."""
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError, ConnectionError)):
+        return True
+    status = status_code_of(exc)
+    if status is not None:
+        return status in TRANSIENT_STATUS or status >= 500
+    return any(klass.__name__ in _TRANSIENT_NAMES for klass in type(exc).__mro__)
+
+
+@dataclass(frozen=True)
+class ModelHandle:
+    """A chat model with what accounting needs: provider, model name and call timeout."""
+
+    model: BaseChatModel
+    provider: str
+    name: str
+    timeout_s: float
+    max_concurrency: int | None = None  # e.g. 1 for an in-process model: calls are serialized anyway
+
+    @property
+    def spec(self) -> str:
+        return f"{self.provider}:{self.name}"
+
+
+async def complete(handle: ModelHandle, messages: Sequence[BaseMessage], *, retry: RetryPolicy,
+                   ledger: UsageLedger | None = None, role: str = "",
+                   temperature: float | None = None) -> tuple[AIMessage, CallUsage]:
+    """Call the model once (plus bounded retries) and return its reply and usage.
+
+    `temperature` overrides the model's for this call. Raises `ProviderCallError` on a permanent
+    error or when retries run out, and `EmptyReplyError` when the reply has no text.
+    """
+    options = {} if temperature is None else {"temperature": temperature}
+    attempt = 0
+    while True:
+        attempt += 1
+        started = time.monotonic()
+        try:
+            reply = await asyncio.wait_for(handle.model.ainvoke(list(messages), **options), timeout=handle.timeout_s)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - classified below, re-raised as ProviderCallError
+            transient = is_transient(exc)
+            if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
+                detail = f"timed out after {handle.timeout_s:g} s"
+            else:
+                detail = f"{type(exc).__name__}: {_short(exc)}"
+            if not transient or attempt > retry.max_retries:
+                why = "retries exhausted" if transient else "permanent error"
+                raise ProviderCallError(f"{handle.spec} call failed ({why}, {attempt} attempt(s)): {detail}",
+                                        transient=transient, attempts=attempt) from exc
+            await asyncio.sleep(retry.delay(attempt))
+            continue
+        if not isinstance(reply, AIMessage):
+            raise ProviderCallError(f"{handle.spec} returned {type(reply).__name__}, not a chat message")
+        inp, out = usage_from_message(reply)
+        usage = CallUsage(provider=handle.provider, model=handle.name, role=role, input_tokens=inp, output_tokens=out,
+                          cost_usd=cost_of(handle.provider, handle.name, inp, out),
+                          latency_s=time.monotonic() - started, retries=attempt - 1)
+        if ledger is not None:
+            ledger.record(usage)
+        if not reply_text(reply).strip():
+            raise EmptyReplyError(f"{handle.spec} returned an empty reply")
+        return reply, usage
+
+
+def reply_text(message: AIMessage) -> str:
+    """The text of a reply (string content, or the text blocks of a content list)."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+    return "".join(parts)
+
+
+_KEY_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{6,}|sk-ant-[A-Za-z0-9_\-]{6,}|Bearer\s+[A-Za-z0-9._\-]{8,})")
+
+
+def redact(text: str) -> str:
+    """Masks anything shaped like an API key or bearer token."""
+    return _KEY_LIKE.sub("[redacted]", text)
+
+
+def _short(exc: BaseException, limit: int = 300) -> str:
+    text = redact(" ".join(str(exc).split()))
+    return text if len(text) <= limit else text[:limit] + "..."

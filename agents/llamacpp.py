@@ -1,0 +1,130 @@
+"""An in-process llama.cpp chat model (``llama-cpp-python``, the ``local`` extra).
+
+One `Llama` per model file is loaded lazily and shared by every chat model that uses the file
+(a planner and a generator share the weights); calls to one `Llama` are serialized by a lock.
+A cancelled call (a timeout) stops generation at the next token. Usage comes from llama.cpp's
+own token counts. Greedy or seeded sampling gives the same text for the same prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import Field
+
+from agents.errors import LocalModelUnavailable
+
+# llama.cpp's OpenMP threads spin while waiting by default, which collapses throughput when other
+# processes share the CPU; must be set before the OpenMP runtime loads (first llama_cpp import).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+_LOADED: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def llama_available() -> bool:
+    try:
+        import llama_cpp  # noqa: F401, PLC0415
+    except ImportError:
+        return False
+    return True
+
+
+def _load(path: str, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
+    key = (path, n_ctx, n_threads)
+    with _LOAD_LOCK:
+        if key not in _LOADED:
+            try:
+                from llama_cpp import Llama  # noqa: PLC0415
+            except ImportError:
+                raise LocalModelUnavailable(
+                    "local models need llama-cpp-python: pip install 'itemsmith[local]'") from None
+            llama = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
+                          n_batch=512, seed=0, verbose=False)
+            _LOADED[key] = (llama, threading.Lock())
+        return _LOADED[key]
+
+
+def _role(message: BaseMessage) -> str:
+    if isinstance(message, SystemMessage):
+        return "system"
+    if isinstance(message, HumanMessage):
+        return "user"
+    if isinstance(message, AIMessage):
+        return "assistant"
+    return "user"
+
+
+class LlamaCppChatModel(BaseChatModel):
+    """Chat completion with a GGUF model file through llama-cpp-python."""
+
+    model_path: Path
+    model_name: str
+    n_ctx: int = 8192
+    n_threads: int = 2
+    temperature: float = 0.2
+    max_tokens: int = 1500
+    seed: int = 0
+    top_p: float = Field(0.95, gt=0, le=1)
+
+    @property
+    def _llm_type(self) -> str:
+        return "llama-cpp"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model_name": self.model_name, "temperature": self.temperature, "max_tokens": self.max_tokens}
+
+    def _complete(self, messages: list[BaseMessage], stop: list[str] | None, cancel: threading.Event,
+                  **kwargs: Any) -> ChatResult:
+        llama, lock = _load(str(self.model_path), self.n_ctx, self.n_threads)
+        from llama_cpp import LogitsProcessorList  # noqa: PLC0415
+
+        eos = llama.token_eos()
+
+        def stop_when_cancelled(_ids: Any, scores: Any) -> Any:
+            if cancel.is_set():  # force end-of-sequence: generation stops at the next token
+                scores[:] = -float("inf")
+                scores[eos] = 0.0
+            return scores
+
+        payload = [{"role": _role(m), "content": str(m.content)} for m in messages]
+        with lock:
+            if cancel.is_set():
+                raise TimeoutError("cancelled before it started")
+            response = llama.create_chat_completion(
+                messages=payload, temperature=float(kwargs.get("temperature", self.temperature)),
+                top_p=self.top_p, max_tokens=int(kwargs.get("max_tokens", self.max_tokens)),
+                seed=int(kwargs.get("seed", self.seed)), stop=stop or None,
+                logits_processor=LogitsProcessorList([stop_when_cancelled]),
+            )
+        choice = response["choices"][0]
+        usage = response.get("usage") or {}
+        inp, out = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+        message = AIMessage(
+            content=choice["message"].get("content") or "",
+            usage_metadata={"input_tokens": inp, "output_tokens": out, "total_tokens": inp + out},
+            response_metadata={"model_name": self.model_name, "finish_reason": choice.get("finish_reason")},
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        return self._complete(messages, stop, threading.Event(), **kwargs)
+
+    async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                         run_manager: AsyncCallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        cancel = threading.Event()
+        try:
+            return await asyncio.to_thread(self._complete, messages, stop, cancel, **kwargs)
+        except asyncio.CancelledError:
+            cancel.set()  # the worker thread stops at the next token and releases the model
+            raise

@@ -1,0 +1,197 @@
+"""The planner: N distinct template briefs that cover the task broadly.
+
+Each slot is handed a category in coverage order (arithmetic, temporal relation, anomaly, pattern,
+...), so N briefs span N kinds of reasoning before one repeats; the model fills in the concept,
+the question and how the answer is computed, from the task, the handler's description, its
+columns and a peek at its series. Replies are parsed leniently (any JSON objects in the text),
+validated, and de-duplicated. A short plan gets one follow-up; what is still missing is filled
+with deterministic fallback briefs built from the data's real columns (counted in the report),
+or the planner raises `PlanningError` when fallbacks are off.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Sequence
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from pydantic import ValidationError
+
+from agents.errors import EmptyReplyError, PlanningError, ProviderCallError
+from agents.inference import ModelHandle, RetryPolicy, complete, reply_text
+from agents.models import Brief, PlanInfo
+from agents.profile import HandlerProfile
+from agents.prompts import PLANNER_SYSTEM, describe_profile, planner_retry, planner_task
+from agents.taxonomy import CATEGORIES, CATEGORY_HINTS, coverage_plan
+from agents.usage import UsageLedger
+
+
+def json_objects(text: str) -> list[dict[str, object]]:
+    """Every JSON object in a text (inside arrays, fences or prose), outermost first."""
+    decoder = json.JSONDecoder()
+    found: list[dict[str, object]] = []
+    position = 0
+    while (start := text.find("{", position)) != -1:
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except ValueError:
+            position = start + 1
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+        position = end
+    return found
+
+
+def _normal(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+
+
+def _clean_title(title: str, question: str) -> str:
+    """Small models copy category names and descriptions into titles: strip them, or use the question."""
+    head, sep, rest = title.partition(":")
+    if sep and _normal(head).replace(" ", "_") in set(CATEGORIES):
+        title = rest.strip()
+    if not title or any(_normal(title) == _normal(hint) or _normal(hint).startswith(_normal(title))
+                        for hint in CATEGORY_HINTS.values()):
+        title = re.sub(r"\s+", " ", question).strip().rstrip("?")[:80]
+    return title
+
+
+def parse_briefs(text: str, profile: HandlerProfile, categories: Sequence[str]) -> tuple[list[Brief], list[str]]:
+    """Valid briefs in a reply, and one error line per invalid object."""
+    known = set(profile.record_columns) | set(profile.channels)
+    briefs: list[Brief] = []
+    errors: list[str] = []
+    objects = json_objects(text)
+    if not objects:
+        errors.append("the reply held no JSON objects")
+    for index, raw in enumerate(objects):
+        raw = dict(raw)
+        category = str(raw.get("category", "")).strip().lower().replace(" ", "_")
+        if category not in CATEGORIES:  # a near miss ("temp_relation") or none: the closest, else the slot's
+            close = difflib.get_close_matches(category, CATEGORIES, n=1, cutoff=0.6)
+            raw["category"] = close[0] if close else categories[min(index, len(categories) - 1)]
+        raw.pop("origin", None)
+        raw["title"] = _clean_title(str(raw.get("title", "")), str(raw.get("question", "")))
+        try:
+            brief = Brief.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            errors.append(f"object {index + 1}: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}")
+            continue
+        brief = brief.model_copy(update={"columns": [c for c in brief.columns if c in known]})
+        briefs.append(brief)
+    return briefs, errors
+
+
+def _dedupe(briefs: Sequence[Brief], taken: Sequence[Brief] = ()) -> list[Brief]:
+    seen = {_normal(b.title) for b in taken} | {_normal(b.question) for b in taken}
+    kept: list[Brief] = []
+    for brief in briefs:
+        keys = {_normal(brief.title), _normal(brief.question)}
+        if keys & seen:
+            continue
+        seen |= keys
+        kept.append(brief)
+    return kept
+
+
+def _numeric(columns: Sequence[object]) -> list[str]:
+    return [c.name for c in columns if c.min is not None and c.name != "record_id"]  # type: ignore[attr-defined]
+
+
+def fallback_briefs(profile: HandlerProfile, categories: Sequence[str]) -> list[Brief]:
+    """Deterministic briefs from the data's real columns, one per category."""
+    channels = _numeric(profile.series[0].columns) if profile.series else []
+    channel = channels[0] if channels else (profile.channels[0] if profile.channels else "value")
+    second = channels[1] if len(channels) > 1 else channel
+    labels = [c.name for c in profile.columns if c.name != "record_id" and c.values]
+    label = labels[0] if labels else None
+    ideas: dict[str, tuple[str, str, str, str, list[str]]] = {
+        "arithmetic": ("mc", f"Highest {channel} of a record", f"What is the highest {channel} in record <record>?",
+                       f"max of series(<record>)['{channel}'], rounded", [channel]),
+        "temporal_relation": ("mc", f"When {channel} peaked", f"At which time did {channel} reach its maximum in "
+                              "<record>?", f"index label of the argmax of series(<record>)['{channel}']", [channel]),
+        "anomaly_detection": ("mc", f"Largest jump in {channel}", f"Between which consecutive samples of <record> did "
+                              f"{channel} change the most?", f"argmax of abs(diff) of {channel}", [channel]),
+        "pattern_recognition": ("tf", f"Did {channel} rise over the record", f"True or false: {channel} is higher in "
+                                "the last quarter of <record> than in the first quarter.",
+                                "mean of the last quarter of the values > mean of the first quarter", [channel]),
+        "retrieval": ("mc", f"Value of {channel} at a given time", f"What was {channel} at <time> in <record>?",
+                      f"series(<record>)['{channel}'] at a random index position", [channel]),
+        "domain_reasoning": ("mc", f"Label {label or 'class'} of a record" if label else f"Mean {channel} band",
+                             f"Which {label} does <record> have?" if label else f"In which band is the mean {channel}?",
+                             f"records() column {label}" if label else f"mean of {channel}, binned",
+                             [label] if label else [channel]),
+        "similarity_analysis": ("mc", f"Record with the highest mean {channel}", f"Which of these records has the "
+                                f"highest mean {channel}?", f"mean of {channel} for 3-4 records drawn with rng",
+                                [channel]),
+        "noise_understanding": ("mc", f"Most variable {channel}", f"Which of these records has the most variable "
+                                f"{channel}?", f"standard deviation of {channel} per record", [channel]),
+        "causality": ("tf", f"{channel} and {second} move together", f"True or false: {channel} and {second} are "
+                      "positively correlated in <record>.", f"sign of the correlation of {channel} and {second}",
+                      [channel, second]),
+        "transformation": ("mc", f"First difference of {channel}", f"Which series is the day-to-day change of "
+                           f"{channel} in <record>?", f"np.diff of {channel}; distractors are other records' diffs",
+                           [channel]),
+    }
+    briefs = []
+    for category in categories:
+        kind, title, question, answer_from, columns = ideas[category]
+        briefs.append(Brief(title=title, category=category, kind=kind, question=question, answer_from=answer_from,
+                            columns=[c for c in columns if c], origin="fallback"))
+    return briefs
+
+
+async def plan_briefs(handle: ModelHandle, *, profile: HandlerProfile, task: str, n: int, retry: RetryPolicy,
+                      ledger: UsageLedger | None = None, follow_ups: int = 1,
+                      allow_fallback: bool = True) -> tuple[list[Brief], PlanInfo]:
+    """N briefs for the task; see the module docstring."""
+    if n < 1:
+        raise PlanningError("plan at least one template")
+    categories = coverage_plan(n, multichannel=len(profile.channels) >= 2)
+    messages: list[BaseMessage] = [
+        SystemMessage(PLANNER_SYSTEM),
+        HumanMessage(planner_task(profile_text=describe_profile(profile), task=task, categories=categories,
+                                  profile=profile)),
+    ]
+    local = UsageLedger()
+    briefs: list[Brief] = []
+    errors: list[str] = []
+    for attempt in range(follow_ups + 1):
+        try:
+            reply, _ = await complete(handle, messages, retry=retry, ledger=local, role="planner")
+        except (ProviderCallError, EmptyReplyError) as exc:
+            errors.append(str(exc))
+            if isinstance(exc, ProviderCallError) and not exc.transient:
+                raise
+            break
+        text = reply_text(reply)
+        found, problems = parse_briefs(text, profile, categories[len(briefs):])
+        errors += problems
+        briefs += _dedupe(found, briefs)
+        if len(briefs) >= n or attempt == follow_ups:
+            break
+        messages += [AIMessage(text), HumanMessage(planner_retry(problems or ["duplicates"], n - len(briefs)))]
+    if ledger is not None:
+        for call in local.calls:
+            ledger.record(call)
+    briefs = briefs[:n]
+    from_planner = len(briefs)
+    if len(briefs) < n:
+        if not allow_fallback:
+            raise PlanningError(f"the planner gave {len(briefs)} usable brief(s) of {n}: {'; '.join(errors[:3])}")
+        missing = categories[len(briefs):]
+        extra = fallback_briefs(profile, missing)
+        fresh = _dedupe(extra, briefs)
+        briefs += fresh
+        for number, brief in enumerate((b for b in extra if b not in fresh), start=2):
+            briefs.append(brief.model_copy(update={"title": f"{brief.title} ({number})"}))
+        briefs = briefs[:n]
+    info = PlanInfo(requested=n, from_planner=from_planner, fallback=len(briefs) - from_planner,
+                    usage=local.totals(), errors=errors[:20])
+    return briefs, info
+

@@ -1,0 +1,365 @@
+"""The prompts of the planner and the generator, and the pieces they are built from.
+
+Design (it matters most for small local models):
+- One narrow, documented API: the injected names with exact signatures, taken from the
+  DatasetHandler and helper docstrings, plus the few numpy calls templates need.
+- The data as it really is: columns with dtypes and ranges, an example record, the first rows of
+  a series (read in the sandbox, see `agents.profile`).
+- A fixed skeleton (pick a record, compute, guard with `continue`, build options, `mc_item`)
+  and short curated examples for the same handler.
+- A strict output format: exactly one ```python block.
+- Static text first, the brief last: an in-process model reuses its cache for the shared prefix,
+  and a refinement extends the same conversation.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Sequence
+
+from handlers.base import DatasetHandler
+from templates_bank.curated import load_curated
+from templates_bank.helpers import mc_item, series, tf_item
+from templates_bank.schema import Template
+
+from agents.profile import ColumnInfo, HandlerProfile
+from agents.taxonomy import CATEGORY_HINTS, CONCEPTS, TASK_KINDS
+
+SKELETON = '''def question(num_samples):
+    ids = handler.records()["record_id"].tolist()
+    items = []
+    tries = 0
+    while len(items) < num_samples and tries < 50 * num_samples:
+        tries += 1
+        rid = ids[int(rng.integers(len(ids)))]
+        frame = handler.series(rid).dropna(){guard}
+        values = frame["{channel}"].to_numpy(dtype=float)   # numbers at positions 0..n-1
+        {labels_line}
+        if len(values) < 10:
+            continue
+        answer = round(float(values.max()), 1)    # compute the answer from the data
+        wrong = [round(answer + d, 1) for d in (-6.0, -3.0, 3.0)]   # exactly 3 wrong answers
+        text = f"These are the {channel} values of record {{rid}}. What is the highest value?"
+        why = f"The maximum of {channel} is {{answer}}."
+        items.append(mc_item(text, answer, wrong,
+                             series=[series(values, name="{channel}", timestamps={labels})],
+                             rationale=why, metadata={{"record_ids": [rid]}}))
+    return items'''
+
+COOKBOOK = """values = frame["{channel}"].to_numpy(dtype=float) and {labels_line} have the same positions.
+- position of the maximum / minimum: i = int(np.argmax(values)) / int(np.argmin(values)); its time: {labels}[i]
+- count above a threshold: int((values > t).sum()); share: float((values > t).mean())
+- mean, spread, range: float(values.mean()), float(values.std()), float(values.max() - values.min())
+- largest change between neighbours: d = np.diff(values); i = int(np.argmax(np.abs(d))) -> from {labels}[i] to \
+{labels}[i + 1]
+- a window: values[a:b]; first half vs second half: values[: len(values) // 2].mean(), values[len(values) // 2 :].mean()
+- a label of the record: row = handler.records().set_index("record_id").loc[rid]; row["{label}"]
+- number distractors: wrong = [round(answer + d, 1) for d in (-6.0, -3.0, 3.0)]
+- time distractors: picks = rng.choice(len({labels}), size=6, replace=False); \
+wrong = [{labels}[int(j)] for j in picks if {labels}[int(j)] != answer][:3]
+- label distractors: wrong = [c for c in ALL_LABELS if c != answer][:3]
+- then: if len(set(map(str, wrong + [answer]))) < 4: continue
+Never index a list with a timestamp (idxmax() returns a timestamp, not a position) and never call .iloc on an \
+index: use positions from np.argmax."""
+
+
+def _numeric_channel(profile: HandlerProfile | None) -> str:
+    """The channel the skeleton uses: the most common numeric one across sampled records."""
+    if profile is None or not profile.series:
+        return "value"
+    numeric = {c.name for peek in profile.series for c in peek.columns if c.min is not None}
+    ranked = sorted(profile.channels, key=lambda c: (-profile.channel_counts.get(c, 0), c not in numeric))
+    return ranked[0] if ranked else "value"
+
+
+def _labels(profile: HandlerProfile | None) -> tuple[str, str]:
+    """(variable, assignment) for the time labels of a series, fitted to its index type."""
+    dtype = profile.series[0].index_dtype if profile is not None and profile.series else ""
+    if dtype.startswith("datetime"):
+        step = profile.series[0].step if profile is not None else ""
+        daily = "day" in step and step.endswith("00:00:00") and not step.startswith("0 days")
+        fmt = "%Y-%m-%d" if daily else "%Y-%m-%d %H:%M"
+        return "dates", f'dates = list(frame.index.strftime("{fmt}"))   # the times, as text'
+    return "times", "times = [str(t) for t in frame.index]   # the index labels, as text"
+
+
+def _label_column(profile: HandlerProfile | None) -> str:
+    if profile is not None:
+        for col in profile.columns:
+            if col.name != "record_id" and col.values:
+                return col.name
+        for col in profile.columns:
+            if col.name != "record_id":
+                return col.name
+    return "label"
+
+
+def skeleton(profile: HandlerProfile | None = None) -> str:
+    labels, labels_line = _labels(profile)
+    channel = _numeric_channel(profile)
+    guard = ""
+    if profile is not None and profile.varying_channels:
+        guard = f'\n        if "{channel}" not in frame.columns:   # records differ in their channels\n            continue'
+    return SKELETON.format(channel=channel, labels=labels, labels_line=labels_line, guard=guard)
+
+
+def cookbook(profile: HandlerProfile | None = None) -> str:
+    labels, labels_line = _labels(profile)
+    return COOKBOOK.format(channel=_numeric_channel(profile), labels=labels, labels_line=labels_line.split("  #")[0],
+                           label=_label_column(profile))
+
+
+def _first_paragraph(obj: object) -> str:
+    return (inspect.getdoc(obj) or "").split("\n\n")[0].replace("\n", " ")
+
+
+def handler_api() -> str:
+    """The handler's methods, from the DatasetHandler docstrings."""
+    return "\n".join([
+        f"    handler.records() -> pandas DataFrame. {_first_paragraph(DatasetHandler.records)}",
+        f"    handler.series(record_id) -> pandas DataFrame. {_first_paragraph(DatasetHandler.series)}",
+        "    handler.name, handler.description: strings. (getDataframe() and query(record_id) are aliases.)",
+    ])
+
+
+def helper_api() -> str:
+    """The item helpers, from their docstrings (the `rng` argument is bound by the sandbox)."""
+    return "\n".join([
+        '    mc_item(question, correct, distractors, series=[...], rationale="...", metadata={...})\n'
+        f"        {_first_paragraph(mc_item)} Options are turned into strings and must all differ;"
+        " give 2 to 4 distractors.",
+        '    tf_item(statement, is_true, series=[...], rationale="...", metadata={...})\n'
+        f"        {_first_paragraph(tf_item)}",
+        '    series(values, name="...", timestamps=None, unit=None)\n'
+        f"        {_first_paragraph(series)} Values must be finite numbers (no NaN).",
+    ])
+
+
+GENERATOR_SYSTEM = """You write item templates: small Python functions that build multiple-choice questions about \
+time series from a dataset. Reply with exactly one ```python code block and nothing else.
+
+## Contract
+Define `def question(num_samples):` that returns a list of `num_samples` items, each built with mc_item or \
+tf_item. The code runs in a sandbox where these names already exist (never import them, never define them):
+  handler: the dataset (read-only)
+{handler_api}
+  rng: a seeded numpy Generator, the ONLY source of randomness
+    rng.integers(low, high) -> int in [low, high)   (there is NO rng.randint)
+    rng.choice(a_list) -> one element; rng.choice(n, size=k, replace=False) -> k distinct positions 0..n-1
+    rng.random() -> float in [0, 1); rng.permutation(n)
+  np, pd, math, statistics, datetime: the usual modules, already imported
+  item helpers:
+{helper_api}
+
+## Rules
+1. Compute the answer from the data. Never guess it or hard-code it.
+2. Attach the data the question is about: series=[series(values, name=..., timestamps=..., unit=...)]. Drop \
+NaN first (`.dropna()`).
+3. Give mc_item exactly 3 distractors, all different from the answer after rounding: offsets of the answer, e.g. \
+`[round(answer + d, 1) for d in (-6.0, -3.0, 3.0)]`, or other real values/labels filtered with `!=` the answer.
+4. When a record does not fit (too short, empty after a filter, a tie), `continue` and draw another one; the \
+loop is bounded by `tries`.
+5. Pick records with `ids[int(rng.integers(len(ids)))]`. Use only columns listed below; check their exact names.
+6. No imports, no print, no file access, no names starting with "_", no `if __name__`. Define every name you \
+use (also constants such as a list of month names) above `question` or inside it.
+7. Say the unit and the dates in the question text. Give `rationale` (how the answer was computed) and \
+`metadata={{"record_ids": [rid]}}`.
+8. Keep f-strings simple: compute values into variables first; no quotes, joins or calls inside {{ }}.
+
+## Skeleton to follow (for this dataset)
+```python
+{skeleton}
+```
+
+## Cookbook: work on numpy arrays and a list of times
+{cookbook}"""
+
+
+def generator_system(profile: HandlerProfile | None = None) -> str:
+    return GENERATOR_SYSTEM.format(handler_api=handler_api(), helper_api=helper_api(), skeleton=skeleton(profile),
+                                   cookbook=cookbook(profile))
+
+
+def _column_line(col: ColumnInfo) -> str:
+    return f"  - {col.describe()}"
+
+
+def describe_profile(profile: HandlerProfile) -> str:
+    """The dataset section: description, records columns, an example record, a series peek."""
+    lines = [f"## Dataset `{profile.name}`", profile.description.strip(), "",
+             f"handler.records(): {profile.n_records} rows, columns:"]
+    lines += [_column_line(c) for c in profile.columns]
+    if profile.example_records:
+        row = {k: v for k, v in profile.example_records[0].items() if str(v) not in ("nan", "None", "NaT", "")}
+        lines.append("Example row (missing values left out): " + json.dumps(row, ensure_ascii=False))
+    lo, hi = profile.series_length_range
+    if profile.series:
+        peek = profile.series[0]
+        lines += ["", f"handler.series(record_id): index `{peek.index_name}` ({peek.index_dtype}), "
+                      f"{lo} to {hi} rows per record; e.g. record {peek.record_id!r}: {peek.length} rows from "
+                      f"{peek.index_first} to {peek.index_last}, step {peek.step}. Columns:"]
+        lines += [_column_line(c) for c in peek.columns]
+        if profile.varying_channels:
+            counts = ", ".join(f"{c} ({n} of {profile.n_sampled})" for c, n in
+                               sorted(profile.channel_counts.items(), key=lambda kv: -kv[1]))
+            lines.append(f"Channels differ between records; in the sampled records: {counts}. Check "
+                         "`if name in frame.columns` before using one.")
+        header = [peek.index_name] + [c.name for c in peek.columns]
+        lines.append("First rows: " + " | ".join(header))
+        lines += ["  " + " | ".join(row) for row in peek.head]
+    return "\n".join(lines)
+
+
+def pick_examples(profile_name: str, *, limit: int = 2, max_chars: int = 2000) -> list[Template]:
+    """Short curated templates for this handler (else the shortest real-data ones)."""
+    curated = list(load_curated().values())
+    own = [t for t in curated if t.handler == profile_name and len(t.source) <= max_chars]
+    pool = own or [t for t in curated if t.handler not in (None, "synthetic") and len(t.source) <= max_chars]
+    pool.sort(key=lambda t: (len(t.source), t.id))
+    chosen: list[Template] = []
+    for template in pool:  # different categories first, then the shortest of the rest
+        if len(chosen) < limit and all(template.category != c.category for c in chosen):
+            chosen.append(template)
+    for template in pool:
+        if len(chosen) < limit and template not in chosen:
+            chosen.append(template)
+    return chosen
+
+
+_STOP = {"the", "a", "an", "of", "in", "on", "at", "to", "for", "with", "and", "or", "is", "was", "what", "which",
+         "how", "many", "much", "did", "does", "do", "record", "records", "value", "values", "this", "these", "by",
+         "from", "its", "it", "be", "as", "that", "than", "most", "one", "each"}
+_SYNONYMS = {"date": "day", "days": "day", "when": "day", "time": "day", "highest": "max", "maximum": "max",
+             "largest": "max", "peak": "max", "lowest": "min", "minimum": "min", "smallest": "min",
+             "number": "count", "often": "count", "percentage": "share", "percent": "share", "fraction": "share"}
+
+
+def _words(text: str) -> set[str]:
+    words = {w.strip(".,?!:;()'\"<>").lower() for w in text.split()}
+    return {_SYNONYMS.get(w, w) for w in words if w and w not in _STOP}
+
+
+def matching_example(brief: dict[str, object], handler_name: str, *, exclude: Sequence[Template] = (),
+                     max_chars: int = 2600) -> Template | None:
+    """The curated template of this handler closest to the brief (word overlap of titles, questions
+    and rationales), when one shares at least two content words with it."""
+    wanted = _words(" ".join(str(brief.get(k, "")) for k in ("title", "question", "answer_from")))
+    taken = {t.id for t in exclude}
+    best, score = None, 1
+    for template in load_curated().values():
+        if template.handler != handler_name or template.id in taken or len(template.source) > max_chars:
+            continue
+        overlap = len(wanted & _words(f"{template.title} {template.rationale or ''}"))
+        if overlap > score:
+            best, score = template, overlap
+    return best
+
+
+def describe_examples(examples: Sequence[Template]) -> str:
+    if not examples:
+        return ""
+    blocks = ["## Working templates for this kind of data (follow their style; do not copy their question)"]
+    for template in examples:
+        blocks.append(f"# {template.title}\n```python\n{template.source.strip()}\n```")
+    return "\n\n".join(blocks)
+
+
+def describe_brief(brief: dict[str, object]) -> str:
+    columns = ", ".join(str(c) for c in brief.get("columns", []) or []) or "choose from the columns above"
+    return "\n".join([
+        f"Title: {brief['title']}",
+        f"Category: {brief['category']} ({CATEGORY_HINTS.get(str(brief['category']), '')})",
+        f"Kind: {'true/false item (tf_item)' if brief.get('kind') == 'tf' else 'multiple choice (mc_item)'}",
+        f"Question idea: {brief['question']}",
+        f"Answer computed from: {brief['answer_from']}",
+        f"Columns: {columns}",
+    ])
+
+
+def generator_task(*, profile_text: str, examples_text: str, task: str, brief: dict[str, object],
+                   accepted_titles: Sequence[str], matching: Template | None = None) -> str:
+    """The first user message of a slot: static dataset and examples first, then the example closest
+    to the brief (if any), the task, the accepted titles, and the brief last."""
+    parts = [profile_text]
+    if examples_text:
+        parts.append(examples_text)
+    if matching is not None:
+        parts.append(f"## The working template closest to your brief\n# {matching.title}\n```python\n"
+                     f"{matching.source.strip()}\n```")
+    parts.append(f"## Benchmark task\n{task.strip()}")
+    if accepted_titles:
+        parts.append("## Templates already accepted (write a different one)\n"
+                     + "\n".join(f"- {t}" for t in accepted_titles))
+    parts.append("## Write the template for this brief\n" + describe_brief(brief)
+                 + "\n\nReply with the whole template in one ```python block.")
+    return "\n\n".join(parts)
+
+
+def refine_message(feedback: str) -> str:
+    return (f"The template failed the check.\n{feedback}\n\nFix this problem. Keep what works. Reply with the whole "
+            "corrected template in one ```python block.")
+
+
+# --- planner --------------------------------------------------------------------------------
+
+PLANNER_SYSTEM = """You plan a benchmark of time-series reasoning questions. Each question type becomes one \
+item template later, written by a programmer. Plan question types that are answerable only by looking at the \
+series, whose correct answer can be computed exactly from the data, and that differ from each other.
+Reply with one JSON array and nothing else."""
+
+PLANNER_TASK = """{profile}
+
+## Benchmark task
+{task}
+
+## Categories
+{categories}
+Concept tags: {concepts}
+Task kinds: {kinds}
+
+## Plan {n} question types
+Their categories, in this order: {slots}.
+
+Each element of the JSON array is an object with exactly these keys:
+  "title": a short title of the question (4 to 8 words, unique),
+  "category": the category given above,
+  "concept": one concept tag or task kind,
+  "kind": "mc" (multiple choice) or "tf" (true/false),
+  "question": the question a student sees, with placeholders like <record> or <date>,
+  "answer_from": how the program computes the correct answer (which column, which calculation),
+  "columns": the column names it needs (from records() or series()).
+Use the real column names above. The only placeholder allowed is <record>. The data is historical: never refer \
+to today or the current date. Each question must be answerable from one or a few records' series.
+Example element (do not repeat it):
+{example}
+Reply with the JSON array of {n} objects."""
+
+def planner_example(channel: str) -> dict[str, object]:
+    """One concrete brief on the dataset's own channel (a placeholder-free pattern to follow)."""
+    return {
+        "title": f"Highest {channel} of a record",
+        "category": "arithmetic",
+        "concept": "arithmetic",
+        "kind": "mc",
+        "question": f"What was the highest {channel} in record <record>?",
+        "answer_from": f"max of the {channel} column of series(record_id), rounded to 0.1",
+        "columns": [channel],
+    }
+
+
+def planner_task(*, profile_text: str, task: str, categories: Sequence[str],
+                 profile: HandlerProfile | None = None) -> str:
+    slots = ", ".join(categories)
+    described = "\n".join(f"- {c}: {hint}" for c, hint in CATEGORY_HINTS.items())
+    return PLANNER_TASK.format(
+        profile=profile_text, task=task.strip(), categories=described, concepts=", ".join(CONCEPTS),
+        kinds=", ".join(TASK_KINDS), n=len(categories), slots=slots,
+        example=json.dumps(planner_example(_numeric_channel(profile))))
+
+
+def planner_retry(errors: Sequence[str], missing: int) -> str:
+    shown = "\n".join(f"- {e}" for e in errors[:6])
+    return (f"{missing} question type(s) are still missing or invalid:\n{shown}\nReply with a JSON array of "
+            f"{missing} new, different objects with the keys title, category, concept, kind, question, answer_from, "
+            "columns.")

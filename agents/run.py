@@ -1,0 +1,297 @@
+"""An authoring run: profile the handler, plan N briefs, run N template slots concurrently,
+write the accepted templates and a report. Resumable.
+
+Every slot is one thread of the slot graph in the checkpointer (``<run_id>:slot:<i>``) and the
+plan is its own thread (``<run_id>:plan``). Running again with the same `run_id` reuses the plan,
+skips finished slots (accepted, discarded or failed: no template is generated twice), and
+continues unfinished ones from their last completed step (no accepted template is lost).
+
+Concurrency: at most `slots` slots run at once (an asyncio semaphore); sandbox checks run in
+their own thread pool, at most `sandbox_workers` at once, on one `SandboxPool`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict
+
+from sandbox import SandboxLimits, SandboxPool
+from templates_bank.schema import Decision, Provenance, StructureReport, Template
+from verification.structure import check_structure
+
+from agents.checkpoint import open_checkpointer
+from agents.context import SlotContext, SlotEvent
+from agents.errors import AgentError, ProviderConfigError
+from agents.generator import build_prompt
+from agents.graph import build_slot_graph
+from agents.inference import ModelHandle, RetryPolicy
+from agents.models import Attempt, Brief, PlanInfo, RunReport, SlotResult
+from agents.planner import plan_briefs
+from agents.profile import HandlerProfile, profile_handler
+from agents.providers import PROVIDERS, ModelOptions, ModelSpec, make_model
+from agents.settings import AgentSettings, get_settings
+from agents.usage import UsageLedger, UsageTotals
+from agents.verify import Verifier
+
+FINAL = ("accepted", "discarded", "failed")
+
+
+class AuthorConfig(BaseModel):
+    """One authoring request."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    handler: str = Field(description="built-in handler name or a handler .py file")
+    task: str = Field(min_length=3)
+    templates: int = Field(5, ge=1, le=1000)
+    generator: str | None = Field(None, description="model spec; default from settings (local when no keys)")
+    planner: str | None = Field(None, description="model spec; default: the generator")
+    max_rounds: int = Field(3, ge=1, le=20)
+    slots: int = Field(4, ge=1, le=256, description="template slots run concurrently")
+    sandbox_workers: int = Field(2, ge=1, le=64)
+    num_samples: int = Field(5, ge=1, le=100, description="items per structure-check run")
+    seed: int = Field(0, ge=0)
+    examples: int = Field(2, ge=0, le=6, description="curated examples in the generator prompt")
+    out_dir: Path = Path("out")
+    checkpoint: str | None = Field(None, description="SQLite path, postgresql:// URL or 'memory'")
+    run_id: str | None = None
+    allow_fallback_briefs: bool = True
+    generator_max_tokens: int | None = None
+    planner_max_tokens: int | None = None
+
+
+def new_run_id() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+def slugify(text: str, limit: int = 40) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:limit] or "template"
+
+
+class PlanState(TypedDict, total=False):
+    request: dict[str, Any]
+    briefs: list[dict[str, Any]]
+    info: dict[str, Any]
+
+
+def _plan_graph(planner: Callable[[], Any], checkpointer: BaseCheckpointSaver) -> Any:
+    async def plan(state: PlanState) -> dict[str, Any]:
+        briefs, info = await planner()
+        return {"briefs": [b.model_dump(mode="json") for b in briefs], "info": info.model_dump(mode="json")}
+
+    graph = StateGraph(PlanState)
+    graph.add_node("plan", plan)
+    graph.add_edge(START, "plan")
+    graph.add_edge("plan", END)
+    return graph.compile(checkpointer=checkpointer, name="itemsmith-plan")
+
+
+def _thread(run_id: str, name: str) -> RunnableConfig:
+    return {"configurable": {"thread_id": f"{run_id}:{name}"}}
+
+
+def slot_result(values: dict[str, Any], brief: Brief, *, run_id: str, handler: str, generator: str) -> SlotResult:
+    """A slot's checkpointed state as a `SlotResult` (with its `Template` when accepted)."""
+    attempts = [Attempt.model_validate(a) for a in values.get("attempts") or []]
+    usage = UsageTotals()
+    for a in attempts:
+        calls = 0 if a.status == "provider_error" else (2 if a.repeated else 1)
+        usage = usage.add(UsageTotals(calls=calls, input_tokens=a.input_tokens,
+                                      output_tokens=a.output_tokens, cost_usd=a.cost_usd, retries=a.retries))
+    status = values.get("status") or ("running" if attempts else "pending")
+    template = None
+    if status == "accepted" and values.get("source"):
+        slot = int(values["slot"])
+        template = Template(
+            id=f"{run_id}-{slot:02d}-{slugify(brief.title, 30)}", source=values["source"], title=brief.title,
+            category=brief.category, concepts=[c for c in (brief.concept,) if c], handler=handler,
+            rationale=brief.answer_from, provenance=Provenance(origin="generated", generator=generator))
+    decision = Decision.model_validate(values["decision"]) if values.get("decision") else None
+    return SlotResult(slot=int(values.get("slot", 0)), brief=brief, status=status,  # type: ignore[arg-type]
+                      rounds=int(values.get("round", 0)), structure_passed_round=values.get("structure_passed_round"),
+                      attempts=attempts, decision=decision, template=template, usage=usage,
+                      wall_s=float(values.get("elapsed_s", 0.0)), error=values.get("error"))
+
+
+def write_outputs(report: RunReport, run_dir: Path) -> None:
+    """templates/<slot>_<slug>.py, templates.jsonl (Template records) and report.json."""
+    folder = run_dir / "templates"
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for slot in report.slots:
+        if slot.template is None:
+            continue
+        path = folder / f"{slot.slot:02d}_{slugify(slot.brief.title)}.py"
+        header = f'"""{slot.brief.title}\n\nCategory: {slot.brief.category}. Answer: {slot.brief.answer_from}\n"""\n\n'
+        if not path.exists():
+            path.write_text(header + slot.template.source)
+        lines.append(slot.template.model_dump_json())
+    (run_dir / "templates.jsonl").write_text("".join(line + "\n" for line in lines))
+    (run_dir / "report.json").write_text(
+        json.dumps({"summary": report.summary(), **report.model_dump(mode="json")}, indent=1))
+
+
+class _Run:
+    """The state of one `author` call (not persisted: rebuilt from the checkpointer on resume)."""
+
+    def __init__(self, config: AuthorConfig, settings: AgentSettings, on_event: Callable[[SlotEvent], None] | None):
+        self.config = config
+        self.settings = settings
+        self.on_event = on_event
+        self.accepted_titles: list[str] = []
+
+    def emit(self, event: SlotEvent) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+
+async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = None,
+                 planner_model: ModelHandle | None = None, verifiers: Sequence[Verifier] = (),
+                 on_event: Callable[[SlotEvent], None] | None = None, settings: AgentSettings | None = None,
+                 checker: Callable[[str], Any] | None = None, limits: SandboxLimits | None = None,
+                 pool: SandboxPool | None = None) -> RunReport:
+    """Run (or resume, with `config.run_id`) an authoring job and write its outputs.
+
+    `generator_model` / `planner_model` override the specs (tests pass scripted models);
+    `checker` overrides the sandbox structure check (an async `source -> StructureReport`);
+    `pool` reuses a running `SandboxPool` for `config.handler` (left open).
+    """
+    settings = settings or get_settings()
+    run = _Run(config, settings, on_event)
+    run_id = config.run_id or new_run_id()
+    run_dir = config.out_dir / run_id
+    generator_spec = generator_model.spec if generator_model else (config.generator or settings.default_generator())
+    planner_spec = planner_model.spec if planner_model else (config.planner or settings.planner or generator_spec)
+    for spec in {generator_spec, planner_spec} - {None}:
+        parsed = ModelSpec.parse(spec)  # fail fast on a bad spec, before any work
+        if parsed.provider not in PROVIDERS:
+            raise ProviderConfigError(f"unknown provider {parsed.provider!r}; known: {', '.join(sorted(PROVIDERS))}")
+    retry = RetryPolicy(max_retries=settings.max_retries, initial_s=settings.backoff_initial_s,
+                        max_s=settings.backoff_max_s)
+    started = time.monotonic()
+    request = {"handler": config.handler, "task": config.task, "templates": config.templates}
+
+    own_pool = pool is None
+    executor = ThreadPoolExecutor(max_workers=config.sandbox_workers, thread_name_prefix="itemsmith-sandbox")
+    try:
+        if pool is None:
+            pool = await asyncio.get_running_loop().run_in_executor(
+                executor, lambda: SandboxPool(config.handler, workers=config.sandbox_workers, limits=limits))
+        profile: HandlerProfile = await asyncio.get_running_loop().run_in_executor(executor, profile_handler, pool)
+
+        async def sandbox_check(source: str) -> StructureReport:
+            return await asyncio.get_running_loop().run_in_executor(
+                executor, lambda: check_structure(source, config.handler, num_samples=config.num_samples,
+                                                  seed=config.seed, limits=limits, pool=pool))
+
+        async with open_checkpointer(config.checkpoint or settings.checkpoint_url,
+                                     default_path=config.out_dir / "checkpoints.sqlite") as saver:
+            # 1. the plan (reused on resume)
+            async def planner() -> tuple[list[Brief], PlanInfo]:
+                handle = planner_model or make_model(
+                    planner_spec, settings=settings,
+                    options=ModelOptions(max_tokens=config.planner_max_tokens or min(4000, 250 * config.templates + 300)))
+                return await plan_briefs(handle, profile=profile, task=config.task, n=config.templates, retry=retry,
+                                         allow_fallback=config.allow_fallback_briefs)
+
+            plan_graph = _plan_graph(planner, saver)
+            plan_cfg = _thread(run_id, "plan")
+            existing = await plan_graph.aget_state(plan_cfg)
+            resumed = bool(existing.values.get("briefs"))
+            if resumed:
+                if existing.values.get("request") != request:
+                    raise AgentError(f"run {run_id!r} exists with different parameters: {existing.values.get('request')}")
+                values = existing.values
+            else:
+                values = await plan_graph.ainvoke({"request": request}, plan_cfg, durability="sync")
+            briefs = [Brief.model_validate(b) for b in values["briefs"]]
+            plan_info = PlanInfo.model_validate(values["info"])
+            run_dir.mkdir(parents=True, exist_ok=True)
+            (run_dir / "plan.json").write_text(json.dumps(values, indent=1))
+
+            # 2. the slots
+            slot_graph = build_slot_graph(max_rounds=config.max_rounds, checkpointer=saver)
+            states = [await slot_graph.aget_state(_thread(run_id, f"slot:{i}")) for i in range(len(briefs))]
+            results: dict[int, SlotResult] = {}
+            pending: list[int] = []
+            for i, (brief, state) in enumerate(zip(briefs, states, strict=True)):
+                if state.values.get("status") in FINAL and not state.next:
+                    results[i] = slot_result(state.values, brief, run_id=run_id, handler=config.handler,
+                                             generator=generator_spec)
+                    if results[i].status == "accepted":
+                        run.accepted_titles.append(brief.title)
+                    run.emit(_final_event(results[i]))
+                else:
+                    pending.append(i)
+                    run.emit(SlotEvent(slot=i, title=brief.title, phase="queued"))
+
+            model = generator_model
+            if pending and model is None:
+                model = make_model(generator_spec, settings=settings,
+                                   options=ModelOptions(max_tokens=config.generator_max_tokens))
+            context = None
+            if pending:
+                assert model is not None
+                context = SlotContext(
+                    model=model, prompt=build_prompt(profile, config.task, examples=config.examples),
+                    check=checker or sandbox_check, profile=profile, verifiers=tuple(verifiers), retry=retry,
+                    max_rounds=config.max_rounds, ledger=UsageLedger(), accepted_titles=lambda: list(run.accepted_titles),
+                    on_event=run.emit)
+            concurrency = min(config.slots, (model.max_concurrency if model else None) or config.slots)
+            semaphore = asyncio.Semaphore(concurrency)
+
+            async def run_slot(i: int) -> None:
+                async with semaphore:
+                    cfg = _thread(run_id, f"slot:{i}")
+                    state = states[i]
+                    payload = None if state.next else {"slot": i, "brief": briefs[i].model_dump(mode="json"),
+                                                       "round": 0, "attempts": [], "status": "running",
+                                                       "elapsed_s": 0.0}
+                    final = await slot_graph.ainvoke(payload, cfg, context=context, durability="sync")
+                    results[i] = slot_result(final, briefs[i], run_id=run_id, handler=config.handler,
+                                             generator=generator_spec)
+                    if results[i].status == "accepted":
+                        run.accepted_titles.append(briefs[i].title)
+
+            await asyncio.gather(*(run_slot(i) for i in pending))
+
+        slots = [results[i] for i in range(len(briefs))]
+        usage = plan_info.usage
+        for slot in slots:
+            usage = usage.add(slot.usage)
+        report = RunReport(run_id=run_id, handler=config.handler, task=config.task, generator=generator_spec,
+                           planner=planner_spec, max_rounds=config.max_rounds, slots=slots, plan=plan_info,
+                           wall_s=time.monotonic() - started, resumed=resumed, usage=usage)
+        write_outputs(report, run_dir)
+        return report
+    finally:
+        if own_pool and pool is not None:
+            pool.close()
+        executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _final_event(result: SlotResult) -> SlotEvent:
+    phase = result.status if result.status in FINAL else "queued"
+    return SlotEvent(slot=result.slot, title=result.brief.title, phase=phase,  # type: ignore[arg-type]
+                     round=result.rounds,
+                     input_tokens=result.usage.input_tokens, output_tokens=result.usage.output_tokens,
+                     cost_usd=result.usage.cost_usd)
+
+
+def author_sync(config: AuthorConfig, **kwargs: Any) -> RunReport:
+    """`author` for synchronous callers."""
+    return asyncio.run(author(config, **kwargs))

@@ -1,0 +1,199 @@
+"""A chat model that replays recorded replies: for tests and benchmarks, never for real runs.
+
+A script is a JSON or YAML file (or the same structure in memory)::
+
+    latency_s: 0.0            # simulated latency of every call (default 0)
+    exhausted: repeat_last    # when a reply list runs out: repeat_last | error
+    replies:                  # consumed in order by calls that match no rule
+      - "```python\\ndef question(num_samples): ...```"
+      - {error: 429}          # raise an HTTP-429-like error (transient: retried)
+      - {error: 500}          # any status code; 400 is permanent
+      - {error: timeout}      # raise TimeoutError at once
+      - {content: "...", latency_s: 5, usage: {input_tokens: 10, output_tokens: 3}}
+    rules:                    # replies chosen by a regex on the last message (own cursor each)
+      - match: "Brief: .*peak"
+        replies: [...]
+
+Rules make concurrent runs deterministic: each slot's prompt names its brief, so each slot
+gets its own sequence whatever order the calls arrive in. Usage is the reply's `usage`, else
+about one token per 4 characters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+
+
+class ScriptedHTTPError(RuntimeError):
+    """A simulated provider error with an HTTP status code (429 and 5xx are transient)."""
+
+    def __init__(self, status_code: int) -> None:
+        super().__init__(f"scripted provider error: HTTP {status_code}")
+        self.status_code = status_code
+
+
+class ScriptExhausted(RuntimeError):
+    """A reply list ran out and the script says `exhausted: error`."""
+
+
+class ScriptedReply(BaseModel):
+    """One recorded reply, error or delay."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = ""
+    error: int | Literal["timeout", "connection"] | None = None
+    latency_s: float | None = Field(None, ge=0)
+    usage: dict[str, int] | None = None
+
+    @classmethod
+    def coerce(cls, raw: Any) -> ScriptedReply:
+        return cls(content=raw) if isinstance(raw, str) else cls.model_validate(raw)
+
+
+class ScriptRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    match: str
+    replies: list[ScriptedReply]
+
+    @field_validator("replies", mode="before")
+    @classmethod
+    def _coerce(cls, value: Any) -> Any:
+        return [ScriptedReply.coerce(v) for v in value]
+
+
+class Script(BaseModel):
+    """A whole script: default replies, regex rules, latency, what to do when one runs out."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    replies: list[ScriptedReply] = Field(default_factory=list)
+    rules: list[ScriptRule] = Field(default_factory=list)
+    latency_s: float = Field(0.0, ge=0)
+    exhausted: Literal["repeat_last", "error"] = "repeat_last"
+
+    @field_validator("replies", mode="before")
+    @classmethod
+    def _coerce(cls, value: Any) -> Any:
+        return [ScriptedReply.coerce(v) for v in value]
+
+    @classmethod
+    def load(cls, source: str | Path | list[Any] | dict[str, Any]) -> Script:
+        """From a file (.json, .yaml/.yml), a list of replies, or a dict."""
+        if isinstance(source, list):
+            return cls(replies=source)
+        if isinstance(source, dict):
+            return cls.model_validate(source)
+        path = Path(source)
+        text = path.read_text()
+        if path.suffix in (".yaml", ".yml"):
+            import yaml  # noqa: PLC0415 - a dependency of langchain-core
+
+            data = yaml.safe_load(text)
+        else:
+            data = json.loads(text)
+        return cls.load(data)
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Replays a `Script`. `calls` counts every call; `prompts` keeps the last message of each."""
+
+    script: Script
+    model_name: str = "scripted"
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _cursors: dict[int, int] = PrivateAttr(default_factory=dict)
+    _rules: list[tuple[re.Pattern[str], ScriptRule]] = PrivateAttr(default_factory=list)
+    _calls: int = PrivateAttr(default=0)
+    _prompts: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def calls(self) -> int:
+        """How many calls were made (including those that raised)."""
+        return self._calls
+
+    @property
+    def prompts(self) -> list[str]:
+        """The last message of every call, in order."""
+        return list(self._prompts)
+
+    def model_post_init(self, context: Any) -> None:
+        self._rules = [(re.compile(rule.match, re.S), rule) for rule in self.script.rules]
+
+    @classmethod
+    def from_source(cls, source: str | Path | list[Any] | dict[str, Any], **kwargs: Any) -> ScriptedChatModel:
+        return cls(script=Script.load(source), **kwargs)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model_name": self.model_name}
+
+    def _next(self, messages: list[BaseMessage]) -> ScriptedReply:
+        last = str(messages[-1].content) if messages else ""
+        whole = "\n".join(str(m.content) for m in messages)
+        with self._lock:
+            self._calls += 1
+            self._prompts.append(last)
+            key, replies = -1, self.script.replies
+            for index, (pattern, rule) in enumerate(self._rules):
+                if pattern.search(whole):
+                    key, replies = index, rule.replies
+                    break
+            if not replies:
+                raise ScriptExhausted("the script has no reply for this call")
+            position = self._cursors.get(key, 0)
+            self._cursors[key] = position + 1
+        if position >= len(replies):
+            if self.script.exhausted == "error":
+                raise ScriptExhausted(f"the script ran out of replies after {len(replies)}")
+            position = len(replies) - 1
+        return replies[position]
+
+    def _result(self, reply: ScriptedReply, messages: list[BaseMessage]) -> ChatResult:
+        if reply.error == "timeout":
+            raise TimeoutError("scripted timeout")
+        if reply.error == "connection":
+            raise ConnectionError("scripted connection error")
+        if isinstance(reply.error, int):
+            raise ScriptedHTTPError(reply.error)
+        prompt_chars = sum(len(str(m.content)) for m in messages)
+        usage = reply.usage or {"input_tokens": max(1, prompt_chars // 4),
+                                "output_tokens": max(1, len(reply.content) // 4)}
+        inp, out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+        message = AIMessage(content=reply.content, usage_metadata={"input_tokens": inp, "output_tokens": out,
+                                                                    "total_tokens": inp + out},
+                            response_metadata={"model_name": self.model_name})
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _latency(self, reply: ScriptedReply) -> float:
+        return self.script.latency_s if reply.latency_s is None else reply.latency_s
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        reply = self._next(messages)
+        if self._latency(reply):
+            time.sleep(self._latency(reply))
+        return self._result(reply, messages)
+
+    async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                         run_manager: AsyncCallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        reply = self._next(messages)
+        if self._latency(reply):
+            await asyncio.sleep(self._latency(reply))
+        return self._result(reply, messages)

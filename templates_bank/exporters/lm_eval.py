@@ -1,0 +1,109 @@
+"""lm-evaluation-harness tasks: two task YAMLs over the same parquet data.
+
+- ``<task>.yaml``: ``output_type: multiple_choice`` (log-likelihood of the option letters after
+  the prompt, ``acc``), for models with log-probabilities.
+- ``<task>_gen.yaml``: ``output_type: generate_until`` with a regex filter that takes the last
+  ``Answer: X`` of the reply (``exact_match``), for chat APIs without log-probabilities.
+
+The YAMLs load the data next to them (``custom_dataset`` pointing at ``itemsmith_data.py``), so
+the folder can be moved: ``lm_eval --include_path DIR --tasks <task>,<task>_gen --model ...``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from templates_bank.exporters._options import ExportOptions
+from templates_bank.exporters._parquet import write_parquet
+from templates_bank.exporters._registry import exporter
+from templates_bank.exporters._rows import ExportRow
+from templates_bank.releases import ReleaseManifest
+from templates_bank.schema import MAX_OPTIONS
+
+__all__ = ["ANSWER_PATTERN", "task_configs", "task_name"]
+
+LETTERS = [chr(ord("A") + i) for i in range(MAX_OPTIONS)]
+ANSWER_PATTERN = r"(?i)answer\s*(?:is)?[\s*_:：'\"(\[]*([A-F])(?![A-Za-z])"
+INSTRUCTION = ("Think step by step if you need to, then end your reply with a line of the form "
+               "\"Answer: X\", where X is the letter of the correct option.")
+LOADER = '''"""Loads the parquet files next to this file for the itemsmith task YAMLs (``custom_dataset``)."""
+
+from pathlib import Path
+
+import datasets
+
+
+def load(**_: object) -> datasets.DatasetDict:
+    files = sorted(str(p) for p in (Path(__file__).parent / "data").glob("test-*.parquet"))
+    return datasets.load_dataset("parquet", data_files={"test": files})
+'''
+
+
+class _Function(str):
+    """A ``!function module.name`` reference in an lm-eval YAML."""
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
+
+
+_Dumper.add_representer(_Function, lambda dumper, value: dumper.represent_scalar("!function", str(value)))
+_Dumper.add_representer(str, _str)
+
+
+def task_name(manifest: ReleaseManifest) -> str:
+    return "itemsmith_" + re.sub(r"[^a-z0-9]+", "_", f"{manifest.bank}_r{manifest.release}")
+
+
+def task_configs(manifest: ReleaseManifest) -> dict[str, dict[str, Any]]:
+    """The two task configs by file name."""
+    name = task_name(manifest)
+    common: dict[str, Any] = {
+        "tag": ["itemsmith"],
+        "custom_dataset": _Function("itemsmith_data.load"),
+        "test_split": "test",
+    }
+    metadata = {"version": manifest.release, "release": manifest.ref, "checksum": manifest.checksum}
+    loglik = {
+        "task": name, **common,
+        "output_type": "multiple_choice",
+        "doc_to_text": "{{prompt}}\nAnswer:",
+        "doc_to_choice": "{{" + repr(LETTERS) + "[:options|length]}}",
+        "doc_to_target": "{{answer_index}}",
+        "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}],
+        "metadata": metadata,
+    }
+    generative = {
+        "task": f"{name}_gen", **common,
+        "output_type": "generate_until",
+        "doc_to_text": "{{prompt}}\n\n" + INSTRUCTION,
+        "doc_to_target": "{{answer}}",
+        "generation_kwargs": {"until": [], "do_sample": False, "temperature": 0.0, "max_gen_toks": 1024},
+        "filter_list": [{"name": "answer-letter", "filter": [
+            {"function": "regex", "regex_pattern": ANSWER_PATTERN, "group_select": -1, "fallback": "[invalid]"},
+            {"function": "take_first"},
+        ]}],
+        "metric_list": [{"metric": "exact_match", "aggregation": "mean", "higher_is_better": True,
+                         "ignore_case": True, "ignore_punctuation": True}],
+        "metadata": metadata,
+    }
+    return {f"{name}.yaml": loglik, f"{name}_gen.yaml": generative}
+
+
+@exporter("lm-eval", plots=False,
+          description="lm-evaluation-harness task YAMLs (multiple_choice and generate_until) over data/*.parquet")
+def write_lm_eval(rows: Iterator[ExportRow], manifest: ReleaseManifest, out: Path, options: ExportOptions) -> None:
+    write_parquet(rows, out / "data", manifest.counts.items, options)
+    (out / "itemsmith_data.py").write_text(LOADER, encoding="utf-8", newline="\n")
+    for filename, config in task_configs(manifest).items():
+        text = yaml.dump(config, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000)
+        (out / filename).write_text(text, encoding="utf-8", newline="\n")

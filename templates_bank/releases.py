@@ -1,0 +1,322 @@
+"""Releases: a bank state frozen into an immutable, numbered release with a manifest.
+
+`create_release` picks the bank's releasable versions (see `storage.releasable_versions`),
+regenerates every (template, seed) run in the sandbox and records the sha256 of each
+template's items, so the manifest pins the *content*: templates and versions, seeds, judge
+and student configs, IRT parameters, counts per category and a content checksum. Exporting a
+release regenerates the items from the stored sources and seeds and checks them against these
+hashes (`Release.items` raises `ReleaseIntegrityError` on any difference), so the same release
+always exports the same items and, with the same software, the same bytes.
+
+The manifest's ``checksum`` is the sha256 of the canonical JSON of the manifest without
+``release``, ``created_at``, ``created_by``, ``note`` and ``checksum``: two releases with the
+same content have the same checksum.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from sandbox import SandboxLimits
+from templates_bank.hashing import canonical_json, sha256_hex
+from templates_bank.regeneration import RunItems, TemplateRun, items_digest, regenerate
+from templates_bank.schema import IRTParameters
+from templates_bank.storage import NotFoundError, TemplateVersionPublic, get_bank, releasable_versions
+from templates_bank.storage._models import (
+    ReleaseRow,
+    ReleaseTemplateRow,
+    StudentResponseRow,
+    TemplateVersionRow,
+    VerdictRow,
+)
+from templates_bank.storage._types import utcnow
+
+__all__ = ["CategoryCount", "Release", "ReleaseCounts", "ReleaseCreate", "ReleaseError", "ReleaseIntegrityError",
+           "ReleaseManifest", "ReleaseTemplate", "create_release", "get_release", "list_releases",
+           "parse_release_ref"]
+
+_NOT_CONTENT = {"release", "created_at", "created_by", "note", "checksum"}
+
+
+class ReleaseError(RuntimeError):
+    """A release cannot be created as asked."""
+
+
+class ReleaseIntegrityError(ReleaseError):
+    """Regenerated items differ from what the release recorded."""
+
+
+class ReleaseCreate(BaseModel):
+    """What to freeze: every releasable template of ``bank`` (or the named ones), each run on
+    every seed with ``num_samples`` items per run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bank: str
+    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
+    num_samples: int = Field(5, ge=1, le=1000)
+    template_ids: list[str] | None = Field(None, description="default: every releasable template")
+    judges: list[dict[str, Any]] | None = Field(None, description="judge configs; default: the judges on record")
+    students: list[dict[str, Any]] | None = Field(None, description="student configs; default: those on record")
+    created_by: str = Field(min_length=1, max_length=200)
+    note: str = ""
+
+    @field_validator("seeds")
+    @classmethod
+    def _distinct_seeds(cls, seeds: list[int]) -> list[int]:
+        if len(set(seeds)) != len(seeds) or min(seeds) < 0:
+            raise ValueError("seeds must be distinct non-negative integers")
+        return seeds
+
+
+class ReleaseTemplate(BaseModel):
+    """One template version of a release and how its items are regenerated."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    template_id: str
+    version: str = Field(description="sha256 of the template source")
+    title: str
+    category: str
+    concepts: list[str]
+    handler: str
+    difficulty: str | None
+    seeds: list[int]
+    num_samples: int
+    items: int
+    items_sha256: str = Field(description="sha256 of the items as canonical JSON lines, seed by seed")
+    irt: IRTParameters | None = None
+
+
+def _canonical(value: Any) -> Any:
+    """Free-form JSON with keys sorted at every level (JSONB and JSON columns keep different
+    key orders; exported bytes must not depend on the backend)."""
+    return json.loads(canonical_json(value))
+
+
+class CategoryCount(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    templates: int
+    items: int
+
+
+class ReleaseCounts(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    templates: int
+    items: int
+    by_category: dict[str, CategoryCount]
+
+    @field_validator("by_category")
+    @classmethod
+    def _sorted(cls, by_category: dict[str, CategoryCount]) -> dict[str, CategoryCount]:
+        return dict(sorted(by_category.items()))
+
+
+class ReleaseManifest(BaseModel):
+    """Everything a release pins down; stored with the release and exported as manifest.json."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal["itemsmith-release/1"] = "itemsmith-release/1"
+    bank: str
+    handler: str
+    task: str
+    release: int
+    created_at: datetime
+    created_by: str
+    note: str
+    templates: list[ReleaseTemplate]
+    judges: list[dict[str, Any]]
+    students: list[dict[str, Any]]
+    counts: ReleaseCounts
+    checksum: str
+
+    @field_validator("judges", "students")
+    @classmethod
+    def _canonical_configs(cls, configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return _canonical(configs)
+
+    @property
+    def ref(self) -> str:
+        """``bank@number``."""
+        return f"{self.bank}@{self.release}"
+
+    def content_checksum(self) -> str:
+        return sha256_hex(canonical_json(self.model_dump(mode="json", exclude=_NOT_CONTENT)))
+
+
+@dataclass(frozen=True)
+class Release:
+    """A release's manifest and the template sources (by version hash) its items come from."""
+
+    manifest: ReleaseManifest
+    sources: dict[str, str]
+
+    def runs(self) -> list[TemplateRun]:
+        return _runs(self.manifest.templates, self.sources)
+
+    def items(self, *, workers: int = 1,
+              limits: SandboxLimits | None = None) -> Iterator[tuple[ReleaseTemplate, RunItems]]:
+        """Regenerate the release run by run; after each template's last run its items are
+        checked against the manifest (`ReleaseIntegrityError` if they differ)."""
+        entries = iter(self.manifest.templates)
+        entry, digest, count, seeds_left = None, hashlib.sha256(), 0, 0
+        for run_items in regenerate(self.runs(), workers=workers, limits=limits):
+            if seeds_left == 0:
+                entry, digest, count, seeds_left = next(entries), hashlib.sha256(), 0, len(run_items.run.seeds)
+            assert entry is not None
+            items_digest(digest, run_items.items)
+            count += len(run_items.items)
+            seeds_left -= 1
+            yield entry, run_items
+            if seeds_left == 0 and (digest.hexdigest() != entry.items_sha256 or count != entry.items):
+                raise ReleaseIntegrityError(
+                    f"{self.manifest.ref}: template {entry.template_id!r} regenerated {count} items with sha256 "
+                    f"{digest.hexdigest()[:12]}, the release recorded {entry.items} with {entry.items_sha256[:12]} "
+                    "(did numpy, pandas or a handler's data change?)")
+
+
+def _runs(templates: list[ReleaseTemplate], sources: dict[str, str]) -> list[TemplateRun]:
+    return [TemplateRun(template_id=t.template_id, source=sources[t.version], handler=t.handler,
+                        seeds=tuple(t.seeds), num_samples=t.num_samples) for t in templates]
+
+
+_REF = re.compile(r"^(?P<bank>[a-z0-9][a-z0-9_.-]*?)(?:@(?P<number>[0-9]+|latest))?$")
+
+
+def parse_release_ref(ref: str) -> tuple[str, int | None]:
+    """``bank@3`` -> ("bank", 3); ``bank`` or ``bank@latest`` -> ("bank", None)."""
+    match = _REF.match(ref)
+    if match is None:
+        raise ValueError(f"bad release {ref!r}; write BANK@NUMBER (e.g. curated@1) or BANK@latest")
+    number = match["number"]
+    return match["bank"], None if number in (None, "latest") else int(number)
+
+
+def _latest_payloads(session: Session, version_ids: list[int], stage: str) -> dict[int, dict[str, Any]]:
+    rows = session.execute(select(VerdictRow.template_version_id, VerdictRow.payload)
+                           .where(VerdictRow.template_version_id.in_(version_ids), VerdictRow.stage == stage)
+                           .order_by(VerdictRow.id))
+    return {version_id: payload for version_id, payload in rows}
+
+
+def _judges_on_record(session: Session, version_ids: list[int]) -> list[dict[str, Any]]:
+    names = session.scalars(select(VerdictRow.model).distinct()
+                            .where(VerdictRow.template_version_id.in_(version_ids), VerdictRow.stage == "judge",
+                                   VerdictRow.model.is_not(None)))
+    return [{"name": name} for name in sorted(n for n in names if n is not None)]
+
+
+def _students_on_record(session: Session, version_ids: list[int]) -> list[dict[str, Any]]:
+    pairs = session.execute(select(StudentResponseRow.model, StudentResponseRow.rank).distinct()
+                            .where(StudentResponseRow.template_version_id.in_(version_ids)))
+    return [{"name": name, "rank": rank} for name, rank in sorted(pairs, key=lambda p: (p[1], p[0]))]
+
+
+def _chosen_versions(session: Session, bank_id: int, request: ReleaseCreate) -> list[TemplateVersionPublic]:
+    versions = releasable_versions(session, bank_id)
+    if request.template_ids is None:
+        chosen = versions
+    else:
+        by_key = {v.template_key: v for v in versions}
+        missing = [t for t in request.template_ids if t not in by_key]
+        if missing:
+            raise ReleaseError(f"not releasable (no approved or accepted version): {', '.join(missing)}")
+        chosen = [by_key[t] for t in request.template_ids]
+    if not chosen:
+        raise ReleaseError(f"bank {request.bank!r} has no approved or accepted template version to release")
+    return chosen
+
+
+def create_release(session: Session, request: ReleaseCreate, *, workers: int = 1,
+                   limits: SandboxLimits | None = None) -> Release:
+    """Freeze the bank into its next release; regenerates every run once (in the sandbox) to
+    record item counts and hashes. Raises `ReleaseError` (nothing releasable, unknown template)
+    or `RegenerationError` (a run failed)."""
+    bank = get_bank(session, request.bank)
+    versions = _chosen_versions(session, bank.id, request)
+    version_ids = [v.id for v in versions]
+    irt = _latest_payloads(session, version_ids, "irt")
+    seeds = list(request.seeds)
+    draft = [ReleaseTemplate(template_id=v.template_key, version=v.content_hash, title=v.title, category=v.category,
+                             concepts=v.concepts, handler=v.handler or bank.handler, difficulty=v.difficulty,
+                             seeds=seeds, num_samples=request.num_samples, items=0, items_sha256="",
+                             irt=IRTParameters.model_validate(irt[v.id]) if v.id in irt else None)
+             for v in versions]
+    sources = {v.content_hash: v.source for v in versions}
+    runs = _runs(draft, sources)
+    digests = [hashlib.sha256() for _ in draft]
+    counts = [0] * len(draft)
+    position = {run.template_id: i for i, run in enumerate(runs)}
+    for run_items in regenerate(runs, workers=workers, limits=limits):
+        i = position[run_items.run.template_id]
+        items_digest(digests[i], run_items.items)
+        counts[i] += len(run_items.items)
+    templates = [t.model_copy(update={"items": n, "items_sha256": d.hexdigest()})
+                 for t, n, d in zip(draft, counts, digests, strict=True)]
+    number = (session.scalar(select(func.max(ReleaseRow.number)).where(ReleaseRow.bank_id == bank.id)) or 0) + 1
+    judges = request.judges if request.judges is not None else _judges_on_record(session, version_ids)
+    students = request.students if request.students is not None else _students_on_record(session, version_ids)
+    manifest = _manifest(bank.name, bank.handler, bank.task, number, request, templates, judges, students)
+    row = ReleaseRow(bank_id=bank.id, number=number, manifest=manifest.model_dump(mode="json"),
+                     checksum=manifest.checksum, created_by=request.created_by, created_at=manifest.created_at)
+    session.add(row)
+    session.flush()
+    session.add_all(ReleaseTemplateRow(release_id=row.id, position=i, template_version_id=v.id, seeds=t.seeds,
+                                       num_samples=t.num_samples, item_count=t.items, items_sha256=t.items_sha256)
+                    for i, (v, t) in enumerate(zip(versions, templates, strict=True)))
+    session.flush()
+    return Release(manifest=manifest, sources=sources)
+
+
+def _manifest(bank: str, handler: str, task: str, number: int, request: ReleaseCreate,
+              templates: list[ReleaseTemplate], judges: list[dict[str, Any]],
+              students: list[dict[str, Any]]) -> ReleaseManifest:
+    by_category: dict[str, CategoryCount] = {}
+    for t in templates:
+        count = by_category.get(t.category, CategoryCount(templates=0, items=0))
+        by_category[t.category] = CategoryCount(templates=count.templates + 1, items=count.items + t.items)
+    counts = ReleaseCounts(templates=len(templates), items=sum(t.items for t in templates), by_category=by_category)
+    manifest = ReleaseManifest(bank=bank, handler=handler, task=task, release=number, created_at=utcnow(),
+                               created_by=request.created_by, note=request.note, templates=templates,
+                               judges=judges, students=students, counts=counts, checksum="")
+    return manifest.model_copy(update={"checksum": manifest.content_checksum()})
+
+
+def get_release(session: Session, bank: str, number: int | None = None) -> Release:
+    """A release of the bank (the latest when ``number`` is None) with its template sources."""
+    bank_row = get_bank(session, bank)
+    query = select(ReleaseRow).where(ReleaseRow.bank_id == bank_row.id)
+    query = query.where(ReleaseRow.number == number) if number is not None else query.order_by(ReleaseRow.number.desc())
+    row = session.scalars(query.limit(1)).first()
+    if row is None:
+        which = f"release {number}" if number is not None else "a release"
+        raise NotFoundError(f"bank {bank!r} has no {which} (create one with `itemsmith release create {bank}`)")
+    manifest = ReleaseManifest.model_validate(row.manifest)
+    if manifest.content_checksum() != row.checksum:
+        raise ReleaseIntegrityError(f"{manifest.ref}: the stored manifest no longer matches its checksum")
+    rows = session.execute(select(TemplateVersionRow.content_hash, TemplateVersionRow.source)
+                           .join(ReleaseTemplateRow, ReleaseTemplateRow.template_version_id == TemplateVersionRow.id)
+                           .where(ReleaseTemplateRow.release_id == row.id))
+    sources = {content_hash: source for content_hash, source in rows}
+    return Release(manifest=manifest, sources=sources)
+
+
+def list_releases(session: Session, bank: str) -> list[ReleaseManifest]:
+    """The bank's release manifests, oldest first."""
+    bank_row = get_bank(session, bank)
+    rows = session.scalars(select(ReleaseRow.manifest).where(ReleaseRow.bank_id == bank_row.id)
+                           .order_by(ReleaseRow.number))
+    return [ReleaseManifest.model_validate(m) for m in rows]

@@ -1,0 +1,79 @@
+"""The template bank's storage: SQLAlchemy 2 models, Alembic migrations, typed functions.
+
+A SQLite file by default (``ITEMSMITH_DATABASE_URL`` or ``ITEMSMITH_DATA_DIR``, see
+`templates_bank.settings`); PostgreSQL when configured (``postgresql://...``, extra
+``postgres``). Every function takes a session (`open_session`) and returns pydantic models.
+
+Tables (created by ``upgrade()`` / ``itemsmith db upgrade``):
+
+- ``banks``: one per dataset (handler) and task.
+- ``template_versions``: immutable, keyed by the sha256 of the source within a bank; the stable
+  template id is ``template_key``; ``parent_version_id`` links a version to the one it revises.
+- ``verdicts``: every typed verdict (structure, judge, capability, irt, decision) as JSON, with
+  ``(stage, model, prompt_hash, item_hash)`` as the key of the judge-answer cache.
+- ``student_responses``: every student answer; ``(model, prompt_hash, item_hash)`` is the key of
+  the student-answer cache.
+- ``review_decisions``: approve/reject, who, when, why.
+- ``releases`` and ``release_templates``: frozen bank states (see `templates_bank.releases`).
+
+Versions, verdicts, responses, reviews and releases are append-only: the session and database
+triggers refuse updates and deletes.
+"""
+
+from templates_bank.storage._banks import (
+    add_template_version,
+    create_bank,
+    find_version,
+    get_bank,
+    get_version,
+    list_banks,
+    list_versions,
+)
+from templates_bank.storage._curated import import_curated
+from templates_bank.storage._engine import (
+    current_revision,
+    downgrade,
+    get_engine,
+    head_revision,
+    normalize_url,
+    open_session,
+    require_current_schema,
+    upgrade,
+)
+from templates_bank.storage._errors import BankExistsError, NotFoundError, StorageError, VersionConflictError
+from templates_bank.storage._models import ImmutableRecordError
+from templates_bank.storage._schemas import (
+    BankCreate,
+    BankPublic,
+    ReviewCreate,
+    ReviewPublic,
+    Stage,
+    StudentResponsePublic,
+    TemplateVersionPublic,
+    VerdictPublic,
+    VerdictRecord,
+)
+from templates_bank.storage._verdicts import (
+    VersionStatus,
+    cached_student_response,
+    cached_verdict,
+    list_reviews,
+    list_student_responses,
+    list_verdicts,
+    record_review,
+    record_student_response,
+    record_verdict,
+    releasable_versions,
+    version_statuses,
+)
+
+__all__ = [
+    "BankCreate", "BankExistsError", "BankPublic", "ImmutableRecordError", "NotFoundError", "ReviewCreate",
+    "ReviewPublic", "Stage", "StorageError", "StudentResponsePublic", "TemplateVersionPublic", "VerdictPublic",
+    "VerdictRecord", "VersionConflictError", "VersionStatus", "add_template_version", "cached_student_response",
+    "cached_verdict", "create_bank", "current_revision", "downgrade", "find_version", "get_bank", "get_engine",
+    "get_version", "head_revision", "import_curated", "list_banks", "list_reviews", "list_student_responses",
+    "list_verdicts",
+    "list_versions", "normalize_url", "open_session", "record_review", "record_student_response", "record_verdict",
+    "releasable_versions", "require_current_schema", "upgrade", "version_statuses",
+]

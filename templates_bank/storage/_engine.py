@@ -1,0 +1,109 @@
+"""Engines, sessions and schema migrations (Alembic, run in code from the installed package)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import URL, make_url
+
+from templates_bank.settings import StorageSettings
+from templates_bank.storage._errors import StorageError
+from templates_bank.storage._models import BankSession
+
+__all__ = ["MIGRATIONS_DIR", "VERSION_TABLE", "current_revision", "downgrade", "get_engine", "head_revision",
+           "normalize_url", "open_session", "require_current_schema", "upgrade"]
+
+MIGRATIONS_DIR = Path(__file__).resolve().parents[1] / "migrations"
+VERSION_TABLE = "itemsmith_alembic_version"  # not alembic_version: the database may be shared
+
+
+def normalize_url(url: str | URL | None = None) -> URL:
+    """The configured URL (`StorageSettings`) when none is given; ``postgresql://`` uses psycopg 3."""
+    parsed = make_url(url if url is not None else StorageSettings().url)
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed
+
+
+def _enable_sqlite_foreign_keys(dbapi_connection, _record) -> None:  # noqa: ANN001 - DB-API objects
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+@cache
+def _engine(url: URL) -> Engine:
+    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+        Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url)
+    if url.get_backend_name() == "sqlite":
+        event.listen(engine, "connect", _enable_sqlite_foreign_keys)
+    return engine
+
+
+def get_engine(url: str | URL | None = None) -> Engine:
+    """One shared engine per database URL."""
+    return _engine(normalize_url(url))
+
+
+@contextmanager
+def open_session(url: str | URL | Engine | None = None) -> Iterator[BankSession]:
+    """A session in a transaction: committed when the block ends, rolled back if it raises."""
+    engine = url if isinstance(url, Engine) else get_engine(url)
+    with BankSession(engine, expire_on_commit=False) as session, session.begin():
+        yield session
+
+
+def _alembic_config(connection) -> Config:  # noqa: ANN001 - sqlalchemy Connection
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.attributes["connection"] = connection
+    return config
+
+
+def upgrade(url: str | URL | Engine | None = None, revision: str = "head") -> None:
+    """Migrate the database up to ``revision`` (creating the schema on an empty database)."""
+    engine = url if isinstance(url, Engine) else get_engine(url)
+    with engine.begin() as connection:
+        command.upgrade(_alembic_config(connection), revision)
+
+
+def downgrade(url: str | URL | Engine | None = None, revision: str = "base") -> None:
+    """Migrate the database down to ``revision`` (``base`` drops every table of the bank)."""
+    engine = url if isinstance(url, Engine) else get_engine(url)
+    with engine.begin() as connection:
+        command.downgrade(_alembic_config(connection), revision)
+
+
+def current_revision(url: str | URL | Engine | None = None) -> str | None:
+    """The database's migration revision; None before the first upgrade."""
+    engine = url if isinstance(url, Engine) else get_engine(url)
+    with engine.connect() as connection:
+        return MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE}).get_current_revision()
+
+
+def head_revision() -> str:
+    """The newest migration this itemsmith ships."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    head = ScriptDirectory.from_config(config).get_current_head()
+    assert head is not None
+    return head
+
+
+def require_current_schema(url: str | URL | Engine | None = None) -> None:
+    """Raise `StorageError` unless the database is migrated to the newest revision."""
+    current, head = current_revision(url), head_revision()
+    if current != head:
+        engine = url if isinstance(url, Engine) else get_engine(url)
+        where = engine.url.render_as_string(hide_password=True)
+        raise StorageError(f"the bank database {where} is at revision {current or '(empty)'}, this itemsmith needs "
+                           f"{head}: run `itemsmith db upgrade`")

@@ -1,0 +1,42 @@
+"""`itemsmith author` end to end with scripted models."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from api.cli import app
+
+from .conftest import GOOD, fenced, plan_reply
+
+
+def test_scripted_author_command_writes_templates_and_report(handler_file: Path, tmp_path: Path) -> None:
+    gen = tmp_path / "gen.yaml"
+    gen.write_text(json.dumps({"replies": [fenced(GOOD)]}))
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps([plan_reply(["Highest level", "Peak level"])]))
+    result = CliRunner().invoke(app, ["author", "--handler", str(handler_file), "--task", "water levels",
+                                      "--templates", "2", "--generator", f"scripted:{gen}", "--planner",
+                                      f"scripted:{plan}", "--out", str(tmp_path / "out"), "--run-id", "cli",
+                                      "--no-live"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output[result.output.index("{"):result.output.rindex("}") + 1])
+    assert summary["accepted"] == 2 and summary["structure_pass_rate_r1"] == 1.0
+    run_dir = tmp_path / "out" / "cli"
+    assert len(list((run_dir / "templates").glob("*.py"))) == 2
+    assert (run_dir / "report.json").is_file() and (run_dir / "plan.json").is_file()
+    assert (tmp_path / "out" / "checkpoints.sqlite").is_file()
+
+
+def test_author_command_reports_bad_specs(handler_file: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["author", "--handler", str(handler_file), "--task", "x y z", "--generator",
+                                      "nosuch:model", "--out", str(tmp_path), "--no-live"])
+    assert result.exit_code == 2 and "unknown provider" in result.output
+
+
+def test_author_command_reports_unknown_handlers(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["author", "--handler", "no_such_handler", "--task", "x y z", "--generator",
+                                      "scripted:whatever.json", "--out", str(tmp_path), "--no-live"])
+    assert result.exit_code == 2 and "unknown handler" in result.output

@@ -1,0 +1,160 @@
+"""The authoring loop with the scripted model and the real sandbox (tiny handler file)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents.context import SlotEvent
+from agents.models import RunReport
+from agents.run import AuthorConfig, author
+from agents.verify import VerificationResult
+from sandbox import SandboxPool
+from templates_bank.schema import Decision, StructureReport
+
+from .conftest import BAD_COLUMN, BAD_RANDINT, GOOD, fenced, plan_reply, scripted
+
+TASK = "Questions about water levels"
+
+
+def run_author(pool: SandboxPool, handler_file: Path, tmp_path: Path, generator: Any, *, titles: list[str],
+               **overrides: Any) -> tuple[RunReport, Any, list[SlotEvent]]:
+    gen = scripted(generator, timeout_s=overrides.pop("timeout_s", 10.0))
+    planner = scripted([plan_reply(titles)])
+    events: list[SlotEvent] = []
+    settings = {"handler": str(handler_file), "task": TASK, "templates": len(titles), "slots": 1,
+                "out_dir": tmp_path / "out", "checkpoint": str(tmp_path / "ck.sqlite"), "run_id": "run1",
+                **overrides}
+    verifiers = settings.pop("verifiers", ())
+    report = asyncio.run(author(AuthorConfig(**settings), generator_model=gen, planner_model=planner,
+                                on_event=events.append, pool=pool, verifiers=verifiers))
+    return report, gen.model, events
+
+
+def test_scripted_template_fails_then_passes_after_feedback(pool, handler_file, tmp_path) -> None:
+    report, model, events = run_author(pool, handler_file, tmp_path, [fenced(BAD_RANDINT), fenced(GOOD)],
+                                       titles=["Highest level"])
+    slot = report.slots[0]
+    assert slot.status == "accepted" and slot.rounds == 2 and slot.structure_passed_round == 2
+    assert [a.status for a in slot.attempts] == ["error", "ok"]
+    assert "randint" in slot.attempts[0].error and "rng.integers" in slot.attempts[0].feedback
+    # the refinement prompt carries the sandbox error, the failing line and a hint
+    assert "randint" in model.prompts[1] and ">>" in model.prompts[1] and "Hint:" in model.prompts[1]
+    assert report.structure_pass_rate(1) == 0 and report.structure_pass_rate(2) == 1
+    assert slot.template is not None and slot.template.source == GOOD
+    assert slot.template.provenance.origin == "generated"
+    out = tmp_path / "out" / "run1"
+    assert [p.name for p in (out / "templates").iterdir()] == ["00_highest_level.py"]
+    saved = json.loads((out / "report.json").read_text())
+    assert saved["summary"]["accepted"] == 1 and saved["summary"]["structure_pass_rate_r2"] == 1.0
+    phases = [e.phase for e in events]
+    assert phases[0] == "queued" and "refining" in phases and phases[-1] == "accepted"
+    assert events[-1].input_tokens > 0 and events[-1].output_tokens > 0
+
+
+def test_scripted_template_discarded_after_round_limit(pool, handler_file, tmp_path) -> None:
+    report, model, _ = run_author(pool, handler_file, tmp_path, [fenced(BAD_COLUMN)], titles=["Broken"],
+                                  max_rounds=3)
+    slot = report.slots[0]
+    # rounds 2 and 3 resend the failed code: each gets one more (repeat-guard) call, still 3 rounds
+    assert slot.status == "discarded" and slot.rounds == 3 and model.calls == 5
+    assert slot.structure_passed_round is None and slot.template is None
+    assert slot.decision is not None and not slot.decision.accepted
+    assert "KeyError" in slot.attempts[-1].error and "level" in slot.attempts[-1].feedback  # real column named
+    assert not list((tmp_path / "out" / "run1" / "templates").iterdir())
+
+
+def test_round_limit_is_configurable(pool, handler_file, tmp_path) -> None:
+    report, model, _ = run_author(pool, handler_file, tmp_path, [fenced(BAD_COLUMN)], titles=["Broken"],
+                                  max_rounds=1)
+    assert report.slots[0].status == "discarded" and model.calls == 1
+
+
+def test_scripted_provider_timeout_is_retried_then_template_accepted(pool, handler_file, tmp_path) -> None:
+    report, model, _ = run_author(pool, handler_file, tmp_path,
+                                  [{"content": fenced(GOOD), "latency_s": 5}, {"error": 503}, fenced(GOOD)],
+                                  titles=["Slow"], timeout_s=0.3)
+    slot = report.slots[0]
+    assert slot.status == "accepted" and slot.rounds == 1 and model.calls == 3
+    assert slot.attempts[0].retries == 2 and report.usage.retries == 2
+
+
+def test_scripted_garbage_replies_become_feedback(pool, handler_file, tmp_path) -> None:
+    garbage = ["I'm sorry, I can't write code.", "```python\ndef question(num_samples):\n    return [\n```",
+               fenced("rng = np.random.default_rng(1)\n" + GOOD)]
+    report, model, _ = run_author(pool, handler_file, tmp_path, [*garbage, fenced(GOOD)], titles=["Garbage"],
+                                  max_rounds=4)
+    slot = report.slots[0]
+    assert slot.status == "accepted" and slot.rounds == 4
+    assert [a.status for a in slot.attempts] == ["extraction_error", "refused", "lint", "ok"]
+    assert "```python" in model.prompts[1]  # asked for the format
+    assert "SyntaxError" in slot.attempts[1].error and ">>   2 |     return [" in slot.attempts[1].feedback
+    assert "do not assign `rng`" in model.prompts[3]
+
+
+def test_scripted_empty_reply_is_feedback(pool, handler_file, tmp_path) -> None:
+    report, _, _ = run_author(pool, handler_file, tmp_path, ["", fenced(GOOD)], titles=["Empty"])
+    assert [a.status for a in report.slots[0].attempts] == ["extraction_error", "ok"]
+
+
+def test_scripted_permanent_provider_error_fails_the_slot(pool, handler_file, tmp_path) -> None:
+    report, model, _ = run_author(pool, handler_file, tmp_path, [{"error": 401}], titles=["Auth"])
+    slot = report.slots[0]
+    assert slot.status == "failed" and model.calls == 1 and "permanent" in (slot.error or "")
+
+
+def test_verifier_rejection_with_feedback_refines(pool, handler_file, tmp_path) -> None:
+    seen: list[StructureReport] = []
+
+    async def picky(source: str, report: StructureReport) -> VerificationResult:
+        seen.append(report)
+        if "highest" in source:
+            return VerificationResult(decision=Decision(accepted=False, stage="judges", reasons=["too easy"]),
+                                      feedback="Ask about the lowest level instead.")
+        return VerificationResult(decision=Decision(accepted=True, stage="judges", reasons=["fine"]))
+
+    lowest = GOOD.replace("highest", "lowest").replace("values.max()", "values.min()")
+    report, model, _ = run_author(pool, handler_file, tmp_path, [fenced(GOOD), fenced(lowest)], titles=["Judge"],
+                                  verifiers=[picky])
+    slot = report.slots[0]
+    assert slot.status == "accepted" and [a.status for a in slot.attempts] == ["verify_rejected", "ok"]
+    assert "lowest level instead" in model.prompts[1]
+    assert seen[0].passed and len(seen[0].items) == 5  # verifiers get the template's items
+    assert slot.decision is not None and slot.decision.stage == "judges"
+
+
+def test_scripted_slots_get_distinct_briefs_and_see_accepted_titles(pool, handler_file, tmp_path) -> None:
+    script = {"rules": [{"match": "Title: First", "replies": [fenced(GOOD)]},
+                        {"match": "Title: Second", "replies": [fenced(GOOD.replace("highest", "top"))]}]}
+    report, model, _ = run_author(pool, handler_file, tmp_path, script, titles=["First", "Second"])
+    assert [s.status for s in report.slots] == ["accepted", "accepted"]
+    assert "Templates already accepted" in model.prompts[1] and "- First" in model.prompts[1]
+    assert len((tmp_path / "out" / "run1" / "templates.jsonl").read_text().splitlines()) == 2
+
+
+@pytest.mark.parametrize("slots", [1, 2, 4])
+def test_scripted_slots_run_concurrently_up_to_the_bound(pool, handler_file, tmp_path, slots) -> None:
+    titles = [f"Template {i}" for i in range(4)]
+    report, model, events = run_author(pool, handler_file, tmp_path, {"replies": [fenced(GOOD)], "latency_s": 0.4},
+                                       titles=titles, slots=slots)
+    assert len(report.accepted) == 4 and model.calls == 4
+    phase: dict[int, str] = {}
+    most = 0
+    for event in events:
+        phase[event.slot] = event.phase
+        most = max(most, sum(p in ("generating", "refining", "checking", "verifying") for p in phase.values()))
+    assert most == slots
+
+
+def test_scripted_repeat_of_failed_code_is_asked_again_within_the_round(pool, handler_file, tmp_path) -> None:
+    report, model, _ = run_author(pool, handler_file, tmp_path,
+                                  [fenced(BAD_RANDINT), fenced(BAD_RANDINT), fenced(GOOD)], titles=["Stubborn"])
+    slot = report.slots[0]
+    assert slot.status == "accepted" and slot.rounds == 2 and model.calls == 3
+    assert [a.repeated for a in slot.attempts] == [False, True]
+    assert "exactly the code that already failed" in model.prompts[2]
+    assert slot.usage.calls == 3

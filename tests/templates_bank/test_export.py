@@ -1,0 +1,228 @@
+"""Exports of a curated release: byte-identical twice, and every format loads in its tool
+(parquet with pyarrow and `datasets`, lm-eval tasks through lm-eval's own TaskManager and
+evaluator, the Inspect task imported, built and evaluated with Inspect's mock model)."""
+
+from __future__ import annotations
+
+import filecmp
+import importlib.util
+import json
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from templates_bank.exporters import EXPORTERS, ExportError, ExportOptions, export_release
+from templates_bank.exporters._rows import stem
+from templates_bank.exporters.lm_eval import ANSWER_PATTERN, task_name
+from templates_bank.releases import Release, ReleaseIntegrityError, ReleaseManifest
+from templates_bank.rendering import TextFormat, render_item
+from templates_bank.schema import Item
+
+if TYPE_CHECKING:
+    from conftest import CuratedRelease
+
+FORMATS = sorted(EXPORTERS)
+
+
+@pytest.fixture(scope="module")
+def exports(curated_release: CuratedRelease, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Each format exported once (markdown series, 1 decimal; small row groups and shards)."""
+    options = ExportOptions(text_format=TextFormat.markdown, decimals=1, rows_per_group=10, rows_per_shard=25)
+    root = tmp_path_factory.mktemp("exports")
+    return {fmt: export_release(curated_release.release, fmt, root / fmt, options).out for fmt in FORMATS}
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _expected(curated_release: CuratedRelease) -> list[tuple[str, Item]]:
+    """(id, item) in release order, regenerated independently of the exporters."""
+    return [(f"{entry.template_id}-{run.seed}-{i}", item)
+            for entry, run in curated_release.release.items() for i, item in enumerate(run.items)]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_exports_are_byte_identical(fmt: str, exports: dict[str, Path], curated_release: CuratedRelease,
+                                    tmp_path: Path) -> None:
+    options = json.loads((exports[fmt] / "export.json").read_text())["options"]
+    again = export_release(curated_release.release, fmt, tmp_path / "again", ExportOptions(**options)).out
+    first = sorted(p.relative_to(exports[fmt]) for p in exports[fmt].rglob("*"))
+    assert first == sorted(p.relative_to(again) for p in again.rglob("*"))
+    _, mismatch, errors = filecmp.cmpfiles(exports[fmt], again, [str(p) for p in first if (again / p).is_file()],
+                                           shallow=False)
+    assert mismatch == [] and errors == []
+    for line in (exports[fmt] / "SHA256SUMS").read_text().splitlines():  # sha256sum -c format
+        digest, name = line.split("  ")
+        assert (exports[fmt] / name).is_file() and len(digest) == 64
+    manifest = ReleaseManifest.model_validate_json((exports[fmt] / "manifest.json").read_text())
+    assert manifest == curated_release.release.manifest
+
+
+def test_jsonl_rows(exports: dict[str, Path], curated_release: CuratedRelease) -> None:
+    rows = _jsonl(exports["jsonl"] / "data.jsonl")
+    expected = _expected(curated_release)
+    assert [r["id"] for r in rows] == [i for i, _ in expected]
+    assert list(rows[0]) == ["id", "template_id", "template_version", "seed", "sample_index", "title", "category",
+                             "concepts", "difficulty", "handler", "kind", "question", "context", "options",
+                             "answer_index", "answer", "answer_text", "rationale", "series", "metadata", "prompt"]
+    for row, (_, item) in zip(rows, expected, strict=True):
+        assert row["options"] == item.options and row["answer_index"] == item.answer_index
+        assert row["answer"] == "ABCDEF"[item.answer_index] and row["answer_text"] == item.answer
+        assert [s["values"] for s in row["series"]] == [s.values for s in item.series]  # arrays, full precision
+        assert row["prompt"] == render_item(item, TextFormat.markdown, 1)
+
+
+def test_parquet_loads_with_pyarrow_and_datasets(exports: dict[str, Path], curated_release: CuratedRelease,
+                                                 tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    files = sorted((exports["hf"] / "data").glob("*.parquet"))
+    assert [f.name for f in files] == [f"test-0000{i}-of-00003.parquet" for i in range(3)]  # 60 rows, 25 a shard
+    assert [pq.ParquetFile(f).metadata.num_rows for f in files] == [25, 25, 10]
+    assert pq.ParquetFile(files[0]).metadata.num_row_groups == 3  # 10, 10, 5: streamed in row groups
+    table = pq.read_table(files[0])
+    assert table.column("series").type.value_type.field("values").type == pa.list_(pa.float64())
+    ds = datasets.load_dataset("parquet", data_files={"test": [str(f) for f in files]}, cache_dir=str(tmp_path))["test"]
+    jsonl = _jsonl(exports["jsonl"] / "data.jsonl")
+    assert len(ds) == len(jsonl) == curated_release.release.manifest.counts.items
+    for loaded, row in zip(ds, jsonl, strict=True):
+        assert json.loads(loaded.pop("metadata")) == row.pop("metadata")
+        assert loaded == row
+
+
+def test_dataset_card(exports: dict[str, Path], curated_release: CuratedRelease) -> None:
+    card = (exports["hf"] / "README.md").read_text()
+    front = yaml.safe_load(card.split("---\n")[1])
+    assert front["configs"] == [{"config_name": "default", "data_files": [{"split": "test",
+                                                                          "path": "data/test-*.parquet"}]}]
+    assert front["license"] == "other" and front["size_categories"] == ["n<1K"]
+    manifest = json.loads(card.split("```json\n")[1].split("\n```")[0])
+    assert manifest == curated_release.release.manifest.model_dump(mode="json")
+
+
+def test_plots(curated_release: CuratedRelease, tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    options = ExportOptions(plots=True)
+    jsonl = export_release(curated_release.tiny, "jsonl", tmp_path / "jsonl", options).out
+    rows = _jsonl(jsonl / "data.jsonl")
+    assert [r["image"] for r in rows] == [f"images/{r['id']}.png" for r in rows]
+    assert all((jsonl / r["image"]).read_bytes().startswith(b"\x89PNG\r\n\x1a\n") for r in rows)
+    hf = export_release(curated_release.tiny, "hf", tmp_path / "hf", options).out
+    ds = datasets.load_dataset("parquet", data_files=str(hf / "data" / "*.parquet"), cache_dir=str(tmp_path))["train"]
+    assert type(ds.features["image"]).__name__ == "Image"
+    assert ds[0]["image"].format == "PNG" and ds[0]["image"].size == (600, 200)
+    with pytest.raises(ExportError, match="does not carry plots"):
+        export_release(curated_release.tiny, "inspect", tmp_path / "inspect", options)
+
+
+def test_lm_eval_tasks_load_and_evaluate(exports: dict[str, Path], curated_release: CuratedRelease,
+                                         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    pytest.importorskip("lm_eval")
+    import datasets
+    import lm_eval
+    from lm_eval.api.model import LM
+    from lm_eval.tasks import TaskManager
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path)
+    name = task_name(curated_release.release.manifest)
+    manager = TaskManager(include_path=str(exports["lm-eval"]), include_defaults=False)
+    assert {name, f"{name}_gen"} <= set(manager.all_tasks)
+    tasks = manager.load([name, f"{name}_gen"])["tasks"]
+    loglik, generative = tasks[name], tasks[f"{name}_gen"]
+    assert (loglik.OUTPUT_TYPE, generative.OUTPUT_TYPE) == ("multiple_choice", "generate_until")
+    expected = _expected(curated_release)
+    doc = loglik.test_docs()[0]
+    item = expected[0][1]
+    assert loglik.doc_to_text(doc) == render_item(item, TextFormat.markdown, 1) + "\nAnswer:"
+    assert loglik.doc_to_choice(doc) == list("ABCDEF"[: len(item.options)])
+    assert loglik.doc_to_target(doc) == item.answer_index
+    assert generative.doc_to_text(doc).endswith('"Answer: X", where X is the letter of the correct option.')
+    assert generative.doc_to_target(doc) == item.answer_letter
+
+    class AlwaysB(LM):
+        """Prefers option B by log-likelihood; in generation, reasons past other letters first."""
+
+        def loglikelihood(self, requests):  # noqa: ANN001, ANN202
+            return [(-1.0 if r.args[1].strip() == "B" else -2.0, False) for r in requests]
+
+        def loglikelihood_rolling(self, requests):  # noqa: ANN001, ANN202
+            raise NotImplementedError
+
+        def generate_until(self, requests):  # noqa: ANN001, ANN202
+            return ["A or C? The answer is not A.\nAnswer: **B**" for _ in requests]
+
+    results = lm_eval.simple_evaluate(model=AlwaysB(), tasks=[name, f"{name}_gen"], task_manager=manager)["results"]
+    share_b = sum(item.answer_index == 1 for _, item in expected) / len(expected)
+    assert results[name]["acc,none"] == pytest.approx(share_b)
+    assert results[f"{name}_gen"]["exact_match,answer-letter"] == pytest.approx(share_b)
+
+
+@pytest.mark.parametrize(("reply", "letter"), [
+    ("Answer: C", "C"), ("answer: b", "b"), ("The answer is (D).", "D"), ("**Answer:** *E*", "E"),
+    ("Answer: A\nWait, no.\nAnswer: B", "B"), ("Final answer: [F]", "F"), ("Answer: Because", None),
+    ("I pick C", None),
+])
+def test_generate_until_answer_regex(reply: str, letter: str | None) -> None:
+    found = re.findall(ANSWER_PATTERN, reply)
+    assert (found[-1] if found else None) == letter
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # raised inside inspect_ai's retry setup
+def test_inspect_task_imports_builds_and_scores(exports: dict[str, Path], curated_release: CuratedRelease,
+                                                tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("inspect_ai")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # Inspect's own data folder
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    spec = importlib.util.spec_from_file_location("itemsmith_exported_task", exports["inspect"] / "task.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    task = getattr(module, task_name(curated_release.release.manifest))()
+    assert isinstance(task, Task)
+    expected = _expected(curated_release)
+    assert [s.id for s in task.dataset] == [i for i, _ in expected]
+    sample, item = task.dataset[0], expected[0][1]
+    assert sample.input == stem(item, TextFormat.markdown, 1)
+    assert sample.choices == item.options and sample.target == item.answer_letter
+    assert sample.metadata["template_version"] == curated_release.release.manifest.templates[0].version
+
+    def reply(*_: object) -> ModelOutput:
+        output = ModelOutput.from_content("mockllm/model", "ANSWER: B")
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)  # no tokenizer download
+        return output
+
+    (log,) = inspect_eval(task, model=get_model("mockllm/model", custom_outputs=reply), log_dir=str(tmp_path),
+                          display="none")
+    assert log.status == "success", log.error
+    share_b = sum(item.answer_index == 1 for _, item in expected) / len(expected)
+    assert log.results.scores[0].metrics["accuracy"].value == pytest.approx(share_b)
+
+
+def test_stem_is_the_prompt_without_options(curated_release: CuratedRelease) -> None:
+    for _, run in curated_release.release.items():
+        for item in run.items:
+            options = "\n".join(f"{'ABCDEF'[i]}) {o}" for i, o in enumerate(item.options))
+            for fmt in (TextFormat.plain, TextFormat.symbol):
+                assert render_item(item, fmt, 2) == stem(item, fmt, 2) + "\n\n" + options
+
+
+def test_export_errors_leave_nothing_behind(curated_release: CuratedRelease, tmp_path: Path) -> None:
+    release = curated_release.tiny
+    with pytest.raises(ExportError, match="unknown export format 'csv'; formats: hf, inspect, jsonl, lm-eval"):
+        export_release(release, "csv", tmp_path / "x")
+    (tmp_path / "taken").mkdir()
+    with pytest.raises(ExportError, match="exists"):
+        export_release(release, "jsonl", tmp_path / "taken")
+    entry = release.manifest.templates[0].model_copy(update={"items_sha256": "0" * 64})
+    tampered = Release(manifest=release.manifest.model_copy(update={"templates": [entry]}), sources=release.sources)
+    with pytest.raises(ReleaseIntegrityError):
+        export_release(tampered, "jsonl", tmp_path / "out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]  # no partial output
+    assert export_release(release, "jsonl", tmp_path / "taken", overwrite=True).rows == 2

@@ -1,0 +1,146 @@
+"""Releases: frozen manifests (templates and versions, seeds, configs, IRT, counts, checksum),
+numbering, items regenerated exactly from sources and seeds and checked against the manifest."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING
+
+import pytest
+
+from sandbox import run_template
+from templates_bank.curated import get_curated
+from templates_bank.hashing import canonical_json
+from templates_bank.regeneration import RegenerationError
+from templates_bank.releases import (
+    Release,
+    ReleaseCreate,
+    ReleaseError,
+    ReleaseIntegrityError,
+    create_release,
+    get_release,
+    list_releases,
+    parse_release_ref,
+)
+from templates_bank.schema import Decision, IRTParameters, Item, JudgeScore, StudentResponse, Template
+from templates_bank.storage import (
+    BankCreate,
+    NotFoundError,
+    ReviewCreate,
+    add_template_version,
+    create_bank,
+    import_curated,
+    open_session,
+    record_review,
+    record_student_response,
+    record_verdict,
+)
+
+if TYPE_CHECKING:
+    from conftest import CuratedRelease
+
+
+def test_manifest_pins_templates_seeds_counts_and_checksum(curated_release: CuratedRelease) -> None:
+    manifest = curated_release.release.manifest
+    assert manifest.ref == "curated@1" and manifest.bank == "curated" and manifest.handler == "synthetic"
+    assert [t.template_id for t in manifest.templates] == list(curated_release.templates)
+    per_template = len(curated_release.seeds) * curated_release.samples
+    for entry in manifest.templates:
+        curated = get_curated(entry.template_id)
+        assert entry.version == curated.content_hash and entry.category == curated.category
+        assert entry.seeds == list(curated_release.seeds) and entry.num_samples == curated_release.samples
+        assert entry.items == per_template
+    assert manifest.counts.templates == 5 and manifest.counts.items == 5 * per_template
+    assert sum(c.items for c in manifest.counts.by_category.values()) == manifest.counts.items
+    assert list(manifest.counts.by_category) == sorted(manifest.counts.by_category)
+    assert manifest.checksum == manifest.content_checksum()
+    assert manifest.created_at.tzinfo is not None
+
+
+def test_items_hash_is_what_the_sandbox_generates(curated_release: CuratedRelease) -> None:
+    entry = curated_release.release.manifest.templates[0]
+    digest = hashlib.sha256()
+    for seed in entry.seeds:
+        result = run_template(get_curated(entry.template_id).source, "synthetic", num_samples=entry.num_samples,
+                              seed=seed)
+        for raw in result.items:
+            digest.update(canonical_json(Item.model_validate(raw).model_dump(mode="json")).encode() + b"\n")
+    assert digest.hexdigest() == entry.items_sha256
+
+
+def test_stored_release_reads_back_and_regenerates(curated_release: CuratedRelease) -> None:
+    with open_session(curated_release.url) as session:
+        stored = get_release(session, "curated", 1)
+        assert get_release(session, "curated").manifest == stored.manifest  # latest
+        assert [m.ref for m in list_releases(session, "curated")] == ["curated@1"]
+        with pytest.raises(NotFoundError, match="no release 9"):
+            get_release(session, "curated", 9)
+    assert stored == curated_release.release
+    seen = [(entry.template_id, run.seed, len(run.items)) for entry, run in stored.items()]
+    assert seen == [(t, s, curated_release.samples) for t in curated_release.templates for s in curated_release.seeds]
+
+
+def test_tampered_manifest_fails_regeneration(curated_release: CuratedRelease) -> None:
+    release = curated_release.tiny
+    entry = release.manifest.templates[0].model_copy(update={"items_sha256": "0" * 64})
+    tampered = Release(manifest=release.manifest.model_copy(update={"templates": [entry]}), sources=release.sources)
+    with pytest.raises(ReleaseIntegrityError, match="regenerated 2 items"):
+        list(tampered.items())
+
+
+def test_numbering_configs_irt_and_content_checksum(bank_url: str) -> None:
+    with open_session(bank_url) as session:
+        bank = create_bank(session, BankCreate(name="b", handler="synthetic", owner="alice"))
+        (version,) = import_curated(session, bank.id, reviewer="alice", template_ids=["feat_trend_detect_tf"])
+        irt = IRTParameters(discrimination=1.1, difficulty=0.25, discrimination_se=0.2, difficulty_se=0.1)
+        record_verdict(session, version.id, irt)
+        record_verdict(session, version.id, JudgeScore(judge="judge-b", criterion="relevance", score=8))
+        record_verdict(session, version.id, JudgeScore(judge="judge-a", criterion="relevance", score=7))
+        for student, rank in (("large", 2), ("small", 1), ("large", 2)):
+            record_student_response(session, version.id, StudentResponse(student=student, rank=rank, item_index=0,
+                                                                          raw="A"), item_hash="i" * 64)
+        request = ReleaseCreate(bank="b", seeds=[3], num_samples=2, created_by="alice", note="first")
+        first = create_release(session, request).manifest
+        second = create_release(session, request.model_copy(update={"note": "again"})).manifest
+        third = create_release(session, request.model_copy(update={"seeds": [4]})).manifest
+        judges = [{"samples": 3, "name": "a-judge-with-a-long-name", "family": "openai"}]
+        configured = create_release(session, request.model_copy(update={"judges": judges}))
+    assert (first.release, second.release, third.release, configured.manifest.release) == (1, 2, 3, 4)
+    assert first.templates[0].irt == irt
+    assert first.judges == [{"name": "judge-a"}, {"name": "judge-b"}]
+    assert first.students == [{"name": "small", "rank": 1}, {"name": "large", "rank": 2}]
+    assert first.checksum == second.checksum  # same content, another number, note and time
+    assert third.checksum != first.checksum and configured.manifest.checksum != first.checksum
+    with open_session(bank_url) as session:  # JSON round trip on both backends, key order included
+        assert get_release(session, "b", 1).manifest.model_dump_json() == first.model_dump_json()
+        assert get_release(session, "b").manifest.model_dump_json() == configured.manifest.model_dump_json()
+    assert list(configured.manifest.judges[0]) == ["family", "name", "samples"]
+
+
+def test_release_errors(bank_url: str) -> None:
+    with open_session(bank_url) as session:
+        bank = create_bank(session, BankCreate(name="b", handler="synthetic", owner="alice"))
+        with pytest.raises(ReleaseError, match="no approved or accepted"):
+            create_release(session, ReleaseCreate(bank="b", created_by="alice"))
+        import_curated(session, bank.id, reviewer="alice", template_ids=["feat_trend_detect_tf"])
+        with pytest.raises(ReleaseError, match="not releasable.*nope"):
+            create_release(session, ReleaseCreate(bank="b", created_by="alice", template_ids=["nope"]))
+        broken = Template(id="broken", source="def question(num_samples):\n    return 1 / 0\n", title="broken",
+                          category="arithmetic")
+        version = add_template_version(session, bank.id, broken, created_by="alice")
+        record_verdict(session, version.id, Decision(accepted=True, stage="capability"))
+        with pytest.raises(RegenerationError, match="broken.*ZeroDivisionError"):
+            create_release(session, ReleaseCreate(bank="b", created_by="alice"))
+        record_review(session, version.id, ReviewCreate(decision="reject", reviewer="bob"))
+        assert create_release(session, ReleaseCreate(bank="b", created_by="alice")).manifest.release == 1
+    with pytest.raises(ValueError, match="distinct"):
+        ReleaseCreate(bank="b", created_by="alice", seeds=[1, 1])
+
+
+def test_parse_release_ref() -> None:
+    assert parse_release_ref("curated@3") == ("curated", 3)
+    assert parse_release_ref("my-bank.v2@latest") == ("my-bank.v2", None)
+    assert parse_release_ref("curated") == ("curated", None)
+    for bad in ("Curated@1", "curated@", "curated@x", "@1"):
+        with pytest.raises(ValueError, match="BANK@NUMBER"):
+            parse_release_ref(bad)

@@ -1,0 +1,117 @@
+"""Capability-aligned filtering: every outcome, the blind flag, the statistic and its interval."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from scipy.stats import spearmanr
+
+from templates_bank.schema import Item, StudentResponse
+from verification.capability import CapabilityConfig, Outcome, assess, assess_all, rank_correlation
+from verification.samples import TemplateSample
+from verification.students import BlindCheck, PoolConfig, Student, StudentConfig, StudentReport, answer_template
+
+
+def report(pattern: dict[tuple[str, int], list[int]], chance: float = 0.25, blind: BlindCheck | None = None,
+           template_id: str = "t") -> StudentReport:
+    """A report from {(student, rank): [1, 0, ...]} correct patterns over the same items."""
+    n_items = len(next(iter(pattern.values())))
+    responses = [StudentResponse(student=name, rank=rank, item_index=i, raw="Answer: A", choice=0, correct=bool(c))
+                 for (name, rank), row in pattern.items() for i, c in enumerate(row)]
+    return StudentReport(template_id=template_id, responses=responses, chance=chance, n_items=n_items, blind=blind)
+
+
+def test_rising_accuracy_is_kept_with_its_statistic():
+    result = assess(report({("small", 1): [0, 0, 1, 0, 0, 1, 0, 0, 0, 0],
+                            ("medium", 2): [1, 0, 1, 1, 0, 1, 0, 1, 0, 1],
+                            ("large", 3): [1, 1, 1, 1, 1, 1, 1, 1, 1, 0]}))
+    assert result.outcome is Outcome.rising and result.decision.accepted
+    assert result.verdict.statistic == pytest.approx(1.0)
+    low, high = result.verdict.interval
+    assert 0 < low <= high <= 1
+    assert result.verdict.accuracies == {"small": 0.2, "medium": 0.6, "large": 0.9}
+    assert result.decision.stage == "capability" and "rising" in result.decision.reasons[0]
+
+
+def test_expertise_reversal_is_discarded():
+    result = assess(report({("small", 1): [1, 1, 1, 1, 1, 1],
+                            ("medium", 2): [1, 0, 1, 0, 1, 0],
+                            ("large", 3): [0, 0, 0, 0, 0, 1]}))
+    assert result.outcome is Outcome.reversal and not result.decision.accepted
+    assert result.verdict.reversal and result.verdict.statistic == pytest.approx(-1.0)
+    assert result.verdict.interval[1] < 0
+    assert "weaker students beat stronger ones" in result.verdict.reason
+
+
+def test_all_students_poor_is_kept():
+    result = assess(report({("small", 1): [1, 0, 0, 0, 0, 0], ("large", 2): [0, 0, 1, 0, 1, 0]}))
+    assert result.outcome is Outcome.all_poor and result.decision.accepted
+    assert result.verdict.statistic is None
+
+
+def test_equal_accuracy_is_flat():
+    result = assess(report({("small", 1): [1, 1, 1, 1], ("large", 2): [1, 1, 1, 1]}))
+    assert result.outcome is Outcome.flat and result.decision.accepted
+    assert "no capability signal" in result.verdict.reason
+
+
+def test_a_small_noisy_difference_is_inconclusive_not_a_reversal():
+    result = assess(report({("small", 1): [1, 1, 1, 0, 1], ("large", 2): [1, 1, 0, 1, 0]}))
+    assert result.verdict.statistic < 0  # the point estimate says "reversal" ...
+    assert result.outcome is Outcome.inconclusive and result.decision.accepted  # ... the interval does not
+    low, high = result.verdict.interval
+    assert low < 0 < high or high == 0
+
+
+def test_kept_outcomes_are_configurable():
+    noisy = report({("small", 1): [1, 1, 1, 0, 1], ("large", 2): [1, 1, 0, 1, 0]})
+    strict = CapabilityConfig(keep={Outcome.inconclusive: False})
+    assert not assess(noisy, strict).decision.accepted
+    assert strict.keep[Outcome.rising] and not strict.keep[Outcome.reversal]
+
+
+def test_blind_flag_rejects_unless_configured():
+    check = BlindCheck(accuracy_with_series=1.0, accuracy_blind=1.0, chance=0.25, n_with_series=8, n_blind=8,
+                       p_value=1e-5, flagged=True, reason="answered as well without the series")
+    flagged = report({("small", 1): [0, 1, 0, 1], ("large", 2): [1, 1, 1, 1]}, blind=check)
+    result = assess(flagged)
+    assert result.verdict.blind_flag and not result.decision.accepted
+    assert any(r.startswith("blind:") for r in result.decision.reasons)
+    assert assess(flagged, CapabilityConfig(reject_blind=False)).decision.accepted
+
+
+def test_one_capability_level_gives_no_statistic():
+    result = assess(report({("a", 1): [1, 0, 1, 1], ("b", 1): [0, 0, 1, 1]}))
+    assert result.outcome is Outcome.inconclusive and result.verdict.statistic is None
+
+
+def test_bootstrap_is_seeded():
+    data = report({("small", 1): [1, 0, 1, 0, 1, 1, 0], ("mid", 2): [1, 1, 0, 1, 1, 0, 1],
+                   ("large", 3): [1, 1, 1, 1, 0, 1, 1]})
+    assert assess(data).verdict.interval == assess(data).verdict.interval
+    assert [r.template_id for r in assess_all([data, data])] == ["t", "t"]
+
+
+def test_rank_correlation_matches_scipy_and_handles_ties():
+    rng = np.random.default_rng(0)
+    ranks = np.array([1, 2, 2, 3, 4])
+    rows = rng.integers(0, 5, size=(50, 5)) / 4
+    expected = [spearmanr(ranks, row).statistic if np.ptp(row) else 0.0 for row in rows]
+    np.testing.assert_allclose(rank_correlation(ranks, rows), expected)
+
+
+def test_scripted_reversal_end_to_end():
+    """Weak students that always find the key, a strong one that never does: discarded."""
+    items = [Item(question=f"Q{i}?", options=["up", "down", "flat", "noise"], answer_index=i % 4,
+                  series=[{"name": "v", "values": [1.0, 2.0]}]) for i in range(8)]
+    keys = ["Answer: " + "ABCD"[i % 4] for i in range(8)]
+    wrong = ["Answer: " + "ABCD"[(i + 1) % 4] for i in range(8)]
+    pool = [Student(StudentConfig(name="tiny", rank=1), FakeListChatModel(responses=keys)),
+            Student(StudentConfig(name="small", rank=2), FakeListChatModel(responses=keys)),
+            Student(StudentConfig(name="large", rank=3), FakeListChatModel(responses=wrong))]
+    students = answer_template(TemplateSample(template_id="bad", items=items), pool,
+                               PoolConfig(blind=False, max_concurrency=1))
+    result = assess(students)
+    assert result.outcome is Outcome.reversal and not result.decision.accepted
+    assert result.verdict.accuracies == {"tiny": 1.0, "small": 1.0, "large": 0.0}

@@ -1,0 +1,179 @@
+"""Template-level 2PL: recovery on simulated data, comparison with girth, SEs, flags, input checks.
+
+The full recovery grid (50/200/1000 templates x 5/10/20 students x 5 instances) with timings
+is `benchmarks/irt_vs_girth.py`; here a smaller grid with thresholds well below what it shows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from templates_bank.schema import IRTParameters
+from verification.irt import IRTConfig, calibrate, fit_2pl, to_parameters
+
+
+def simulate(a: np.ndarray, b: np.ndarray, students: int, instances: int, seed: int):
+    """Responses frame, true abilities and the students x templates x instances array."""
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(0.0, 1.0, students)
+    p = 1.0 / (1.0 + np.exp(-a[None, :] * (theta[:, None] - b[None, :])))
+    correct = rng.random((students, a.size, instances)) < p[:, :, None]
+    s, t, r = np.meshgrid(np.arange(students), np.arange(a.size), np.arange(instances), indexing="ij")
+    frame = pd.DataFrame({"template_id": [f"t{j:04d}" for j in t.ravel()], "student": [f"s{i:02d}" for i in s.ravel()],
+                          "instance": r.ravel(), "correct": correct.ravel().astype(int)})
+    return frame, theta, correct
+
+
+def true_parameters(templates: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return rng.lognormal(0.0, 0.4, templates), rng.normal(0.0, 1.0, templates)
+
+
+def corr(x, y) -> float:
+    return float(np.corrcoef(np.asarray(x, dtype=float), np.asarray(y, dtype=float))[0, 1])
+
+
+@pytest.mark.parametrize(("templates", "students", "min_r_a", "min_r_b"), [
+    (50, 5, 0.2, 0.8),
+    (200, 10, 0.4, 0.85),
+    (1000, 20, 0.6, 0.9),
+])
+def test_recovers_simulated_parameters(templates, students, min_r_a, min_r_b):
+    a, b = true_parameters(templates, seed=templates + students)
+    frame, theta, _ = simulate(a, b, students, instances=5, seed=1)
+    fit = fit_2pl(frame)
+    table = fit.templates.sort_index()
+    assert fit.converged
+    assert list(table.columns[:4]) == ["discrimination", "difficulty", "discrimination_se", "difficulty_se"]
+    assert table.index.name == "template_id" and len(table) == templates
+    assert corr(table["discrimination"], a) >= min_r_a
+    assert corr(table["difficulty"], b) >= min_r_b
+    abilities = fit.abilities.sort_index()
+    assert corr(abilities["ability"], theta) >= 0.95
+    assert (abilities["ability_se"] > 0).all() and (table["difficulty_se"] > 0).all()
+
+
+def test_standard_errors_cover_the_true_values():
+    a, b = true_parameters(300, seed=5)
+    frame, _, _ = simulate(a, b, students=10, instances=5, seed=6)
+    table = calibrate(frame).sort_index()
+    cover_b = np.mean(np.abs(table["difficulty"] - b) < 1.96 * table["difficulty_se"])
+    cover_a = np.mean(np.abs(table["discrimination"] - a) < 1.96 * table["discrimination_se"])
+    assert 0.85 <= cover_b <= 1.0
+    assert 0.85 <= cover_a <= 1.0
+
+
+def test_ability_standard_error_shrinks_with_more_templates():
+    a, b = true_parameters(400, seed=2)
+    frame, _, _ = simulate(a, b, students=8, instances=5, seed=3)
+    few = fit_2pl(frame[frame["template_id"] < "t0040"]).abilities["ability_se"]
+    many = fit_2pl(frame).abilities["ability_se"]
+    assert (many < few).all()
+
+
+def _girth_recovery(correct: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
+    """girth 2PL on each instance as an item; a template's estimate is the mean over its instances."""
+    girth = pytest.importorskip("girth")
+    students, templates, instances = correct.shape
+    items = correct.transpose(1, 2, 0).reshape(templates * instances, students).astype(int)
+    result = girth.twopl_mml(items)
+    a_hat = np.asarray(result["Discrimination"], dtype=float).reshape(templates, instances).mean(axis=1)
+    b_hat = np.asarray(result["Difficulty"], dtype=float).reshape(templates, instances).mean(axis=1)
+    return corr(a_hat, a), corr(b_hat, b), float(np.sqrt(np.mean((b_hat - b) ** 2)))
+
+
+@pytest.mark.parametrize(("templates", "students", "instances", "seeds"), [
+    (60, 20, 1, (0, 1)),  # one instance: a template is exactly one girth item
+    (20, 6, 4, (0,)),  # instances expanded to girth items
+])
+def test_at_least_as_accurate_as_girth(templates, students, instances, seeds):
+    ours, theirs = [], []
+    for seed in seeds:
+        a, b = true_parameters(templates, seed=100 + seed)
+        frame, _, correct = simulate(a, b, students, instances, seed=seed)
+        table = calibrate(frame).sort_index()
+        ours.append((corr(table["discrimination"], a), corr(table["difficulty"], b),
+                     float(np.sqrt(np.mean((table["difficulty"].to_numpy() - b) ** 2)))))
+        theirs.append(_girth_recovery(correct, a, b))
+    ours_mean, theirs_mean = np.mean(ours, axis=0), np.mean(theirs, axis=0)
+    assert ours_mean[0] >= theirs_mean[0] - 0.02  # discrimination correlation
+    assert ours_mean[1] >= theirs_mean[1]  # difficulty correlation
+    assert ours_mean[2] <= theirs_mean[2]  # difficulty RMSE
+
+
+def test_instances_are_pooled_per_template_and_the_column_is_optional():
+    a, b = true_parameters(30, seed=9)
+    frame, _, _ = simulate(a, b, students=6, instances=3, seed=9)
+    with_instance = calibrate(frame)
+    without = calibrate(frame.drop(columns="instance"))
+    pd.testing.assert_frame_equal(with_instance, without)
+    assert (with_instance["n_responses"] == 18).all() and (with_instance["n_students"] == 6).all()
+
+
+def test_missing_pairs_and_bool_answers_are_accepted():
+    a, b = true_parameters(40, seed=4)
+    frame, _, _ = simulate(a, b, students=6, instances=2, seed=4)
+    frame = frame[~((frame["student"] == "s00") & (frame["template_id"] < "t0010"))]
+    frame = frame.assign(correct=frame["correct"].astype(bool))
+    fit = fit_2pl(frame)
+    assert fit.converged and np.isfinite(fit.templates[["discrimination", "difficulty"]].to_numpy()).all()
+    assert fit.templates.loc["t0000", "n_students"] == 5
+    assert fit.abilities.loc["s00", "n_responses"] == 60
+
+
+def test_two_students_and_a_handful_of_templates_still_give_finite_estimates():
+    frame = pd.DataFrame({"template_id": ["t1", "t1", "t2", "t2", "t3", "t3"],
+                          "student": ["weak", "strong"] * 3, "correct": [0, 1, 1, 1, 0, 0]})
+    table = calibrate(frame)
+    assert np.isfinite(table[["discrimination", "difficulty", "discrimination_se", "difficulty_se"]].to_numpy()).all()
+    assert table.loc["t2", "flags"] == ["all_correct"]
+    assert table.loc["t3", "flags"] == ["all_wrong"]
+    assert table.loc["t2", "difficulty"] < table.loc["t1", "difficulty"] < table.loc["t3", "difficulty"]
+
+
+def test_flags_mis_keyed_and_saturated_templates():
+    a, b = true_parameters(120, seed=12)
+    a[:6], b[:6] = -1.5, 0.0  # mis-keyed: abler students do worse
+    frame, _, _ = simulate(a, b, students=20, instances=5, seed=13)
+    frame.loc[frame["template_id"] == "t0100", "correct"] = 1
+    frame.loc[frame["template_id"] == "t0101", "correct"] = 0
+    table = calibrate(frame).sort_index()
+    flags = table["flags"]
+    assert all("negative_discrimination" in f for f in flags.iloc[:6])
+    assert all("near_zero_discrimination" in f for f in flags.iloc[:6])
+    assert (table["slope_z"].iloc[:6] < -1.645).all()
+    assert "all_correct" in flags.loc["t0100"] and "all_wrong" in flags.loc["t0101"]
+    assert np.isnan(table.loc["t0100", "slope_z"])
+    flagged_by_mistake = sum(bool(set(f) & {"negative_discrimination", "near_zero_discrimination"})
+                             for f in flags.iloc[6:100])
+    assert flagged_by_mistake <= 3
+
+
+def test_to_parameters_gives_the_schema_records():
+    a, b = true_parameters(10, seed=1)
+    frame, _, _ = simulate(a, b, students=5, instances=3, seed=1)
+    records = to_parameters(calibrate(frame))
+    assert set(records) == {f"t{j:04d}" for j in range(10)}
+    assert all(isinstance(r, IRTParameters) and r.discrimination > 0 for r in records.values())
+
+
+def test_config_is_strict():
+    with pytest.raises(ValueError):
+        IRTConfig(quadrature_pts=11)
+    with pytest.raises(ValueError):
+        IRTConfig(difficulty_sd=0)
+
+
+@pytest.mark.parametrize(("frame", "message"), [
+    (pd.DataFrame({"template_id": ["t"], "correct": [1]}), "lack column"),
+    (pd.DataFrame({"template_id": ["t"], "student": ["s"], "correct": [2]}), "0/1"),
+    (pd.DataFrame({"template_id": ["t"], "student": ["s"], "correct": ["yes"]}), "0/1"),
+    (pd.DataFrame({"template_id": ["t", "t"], "student": ["s", "s"], "instance": [0, 0], "correct": [1, 0]}),
+     "duplicate"),
+    (pd.DataFrame({"template_id": [], "student": [], "correct": []}), "no responses"),
+])
+def test_bad_input_is_rejected_with_a_reason(frame, message):
+    with pytest.raises(ValueError, match=message):
+        calibrate(frame)

@@ -1,0 +1,418 @@
+"""The judge panel: several chat models score a template's sampled items, G-Eval style.
+
+For every judge and criterion one prompt shows the criterion, its evaluation steps and up to
+``items_per_prompt`` sampled items (series, question, options, keyed answer, the template's
+rationale); the judge reasons, then ends with ``Score: N`` (1 to 10).
+
+- A judge configured with ``logprobs=True`` is bound with ``logprobs=True, top_logprobs=k``
+  (OpenAI-compatible providers put them in ``response_metadata["logprobs"]``); its score is the
+  probability-weighted mean of the score token's alternatives that are scores themselves
+  (G-Eval's form-filling with token probabilities).
+- Otherwise, or when the reply carries no usable log-probabilities, the score is the mean of
+  ``samples`` sampled scores (the model's own temperature gives the spread).
+- A reply without a parseable score is asked again, at most ``max_retries`` times per sample;
+  a judge that never gives one is recorded with ``score=None`` and the reason, never as a zero.
+  Exceptions from the model itself (network, quota) propagate: the provider's own client
+  retries transient errors.
+
+Scores are aggregated per criterion across judges (mean and min, against per-criterion
+thresholds), agreement is Krippendorff's alpha (interval level), and every judge's rationale is
+kept in the `TemplateJudgement`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from templates_bank.rendering import TextFormat, option_letter, render_item
+from templates_bank.schema import Decision, Item, JudgeScore
+from verification.agreement import krippendorff_alpha_interval
+from verification.samples import TemplateSample
+
+__all__ = [
+    "CRITERIA", "Criterion", "CriterionAggregate", "CriterionThreshold", "Judge", "JudgeConfig", "PanelConfig",
+    "TemplateJudgement", "ajudge_template", "ajudge_templates", "judge_template", "judge_templates",
+    "judge_prompt", "krippendorff_alpha_interval", "panel_agreement", "parse_score", "weighted_score",
+]
+
+Criterion = Literal["relevance", "unambiguity", "specificity", "solvability", "needs_series"]
+
+
+@dataclass(frozen=True)
+class _CriterionSpec:
+    definition: str
+    steps: tuple[str, ...]
+
+
+CRITERIA: dict[Criterion, _CriterionSpec] = {
+    "relevance": _CriterionSpec(
+        "The questions test reasoning that matters for the task and the dataset described; they are "
+        "about this data, not generic trivia.",
+        ("Read the task and the dataset description.",
+         "Decide what a domain expert would want to test on this data.",
+         "Judge how directly the sampled questions serve that purpose.")),
+    "unambiguity": _CriterionSpec(
+        "Each question has exactly one defensible correct option; wording, units, windows and "
+        "thresholds leave no room for two readings.",
+        ("For each question, try to argue for every option that is not keyed.",
+         "Note any wording that admits two readings or any second option that is also right.",
+         "Score low if a careful expert could disagree with the key.")),
+    "specificity": _CriterionSpec(
+        "The question states precisely what is asked: which channel, which part of the series, "
+        "which quantity or property, and how it is compared.",
+        ("Check whether the question names the channel, time span and quantity it is about.",
+         "Check whether vague words (large, unusual, trend) are made concrete.",
+         "Score high only if nothing needs to be guessed.")),
+    "solvability": _CriterionSpec(
+        "A competent analyst can reach the keyed answer from the information given (the series, "
+        "the context and the question), and the key is correct.",
+        ("Work out each answer from the shown data as far as you can.",
+         "Compare with the keyed answer and the template's rationale.",
+         "Score low if the key looks wrong or needs information that is not given.")),
+    "needs_series": _CriterionSpec(
+        "The series must be read to answer: without the data the question cannot be answered "
+        "better than by guessing (10), versus answerable from the question text or world "
+        "knowledge alone (1).",
+        ("Cover the series and try to answer from the question, the options and general knowledge.",
+         "Look for options that are implausible or give the answer away on their own.",
+         "Score by how much the data is really needed.")),
+}
+
+_SYSTEM = ("You are an expert reviewer of multiple-choice exam questions about time-series data. "
+           "You evaluate one criterion at a time, carefully and strictly.")
+_FORM = ('Think through the evaluation steps, then give your score on the last line exactly as '
+         '"Score: N", where N is an integer from 1 (worst) to 10 (best).')
+_SCORE_RE = re.compile(r"score\s*(?:[:=]|is)?\s*\**\s*(\d{1,2}(?:\.\d+)?)\s*\**\s*(?:/\s*10|out\s+of\s+10)?",
+                       re.IGNORECASE)
+
+
+# --- configuration --------------------------------------------------------------------------
+
+
+class CriterionThreshold(BaseModel):
+    """A criterion passes when the judges' mean and their lowest score reach these values."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mean: float = Field(6.0, ge=1, le=10)
+    min: float = Field(4.0, ge=1, le=10)
+
+
+class JudgeConfig(BaseModel):
+    """One judge of the panel. ``family`` (e.g. the provider) is recorded so a panel can be
+    checked for mixing model families. Sampled scores only spread when the chat model was built
+    with a temperature above zero."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    family: str | None = None
+    logprobs: bool = Field(False, description="the provider returns token log-probabilities (OpenAI-compatible)")
+    top_logprobs: int = Field(10, ge=2, le=20)
+    samples: int = Field(3, ge=1, le=20, description="k sampled scores when no log-probabilities are used")
+    max_retries: int = Field(2, ge=0, le=5, description="re-asks after a reply with no parseable score")
+
+
+class PanelConfig(BaseModel):
+    """What the panel scores, how it renders items, and the thresholds it applies."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    criteria: tuple[Criterion, ...] = ("relevance", "unambiguity", "specificity", "solvability", "needs_series")
+    thresholds: dict[Criterion, CriterionThreshold] = Field(default_factory=dict)
+    min_judges: int = Field(1, ge=1, description="valid scores a criterion needs, else it fails as missing")
+    items_per_prompt: int = Field(3, ge=1, le=20)
+    text_format: TextFormat = TextFormat.plain
+    decimals: int = Field(2, ge=0, le=10)
+    max_series_points: int = Field(200, ge=2, description="values shown per channel; longer series are cut")
+    max_concurrency: int = Field(4, ge=1)
+
+    @model_validator(mode="after")
+    def _criteria_known(self) -> PanelConfig:
+        if not self.criteria or len(set(self.criteria)) != len(self.criteria):
+            raise ValueError("criteria must be a non-empty list without repeats")
+        extra = set(self.thresholds) - set(self.criteria)
+        if extra:
+            raise ValueError(f"thresholds for criteria not scored: {sorted(extra)}")
+        return self
+
+    def threshold(self, criterion: Criterion) -> CriterionThreshold:
+        return self.thresholds.get(criterion, CriterionThreshold())
+
+
+@dataclass(frozen=True)
+class Judge:
+    """A configured judge and the chat model behind it."""
+
+    config: JudgeConfig
+    model: BaseChatModel
+
+
+# --- verdict records ------------------------------------------------------------------------
+
+
+class CriterionAggregate(BaseModel):
+    """One criterion across the panel."""
+
+    criterion: Criterion
+    mean: float | None
+    min: float | None
+    n_scores: int
+    n_missing: int
+    passed: bool
+    reason: str
+
+
+class TemplateJudgement(BaseModel):
+    """The panel's verdict on one template: every judge's score and rationale per criterion,
+    the aggregates, the agreement and the decision."""
+
+    template_id: str
+    scores: list[JudgeScore]
+    aggregates: list[CriterionAggregate]
+    agreement: float | None = Field(description="Krippendorff's alpha (interval), judges x criteria")
+    decision: Decision
+
+    @property
+    def passed(self) -> bool:
+        return self.decision.accepted
+
+
+# --- prompts and parsing --------------------------------------------------------------------
+
+
+def _shown(item: Item, max_points: int) -> tuple[Item, str]:
+    """The item with each channel cut to its first ``max_points`` values, and a note when cut."""
+    cut = [s for s in item.series if len(s.values) > max_points]
+    if not cut:
+        return item, ""
+    series = [s.model_copy(update={"values": s.values[:max_points],
+                                   "timestamps": s.timestamps[:max_points] if s.timestamps else None})
+              if len(s.values) > max_points else s for s in item.series]
+    note = "; ".join(f"{s.name}: first {max_points} of {len(s.values)} values shown" for s in cut)
+    return item.model_copy(update={"series": series}), f"(Series cut for this review: {note}.)\n"
+
+
+def judge_prompt(sample: TemplateSample, criterion: Criterion, config: PanelConfig) -> list[BaseMessage]:
+    """The G-Eval prompt for one criterion on a template's sampled items."""
+    spec = CRITERIA[criterion]
+    steps = "\n".join(f"{i}. {step}" for i, step in enumerate(spec.steps, 1))
+    blocks = []
+    for number, item in enumerate(sample.items[:config.items_per_prompt], 1):
+        shown, note = _shown(item, config.max_series_points)
+        body = render_item(shown, config.text_format, config.decimals)
+        keyed = f"Keyed answer: {option_letter(item.answer_index)}) {item.answer}"
+        rationale = f"\nHow the template computed it: {item.rationale.strip()}" if item.rationale else ""
+        blocks.append(f"### Question {number}\n{note}{body}\n\n{keyed}{rationale}")
+    header = [f"Task the questions were written for: {sample.task.strip() or '(not given)'}"]
+    if sample.dataset.strip():
+        header.append(f"Dataset: {sample.dataset.strip()}")
+    text = "\n".join(header) + (
+        f"\n\nCriterion: {criterion.replace('_', ' ')}. {spec.definition}\n\nEvaluation steps:\n{steps}\n\n"
+        f"Questions sampled from one question template:\n\n" + "\n\n".join(blocks) + f"\n\n{_FORM}")
+    return [SystemMessage(_SYSTEM), HumanMessage(text)]
+
+
+def parse_score(reply: str) -> tuple[int | None, str, tuple[int, int] | None]:
+    """The last ``Score: N`` of a reply (an integer 1..10), the rationale before it, and the
+    character span of N. ``(None, reply, None)`` when there is no valid score."""
+    matches = list(_SCORE_RE.finditer(reply))
+    if not matches:
+        return None, reply.strip(), None
+    last = matches[-1]
+    number = last.group(1)
+    if "." in number or not 1 <= int(number) <= 10:
+        return None, reply.strip(), None
+    rationale = reply[:last.start()].strip() or reply.strip()
+    return int(number), rationale, last.span(1)
+
+
+def _logprob_tokens(metadata: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
+    logprobs = metadata.get("logprobs")
+    if isinstance(logprobs, Mapping):
+        logprobs = logprobs.get("content")
+    if isinstance(logprobs, list) and all(isinstance(t, Mapping) and "token" in t for t in logprobs):
+        return logprobs
+    return None
+
+
+def weighted_score(reply: str, metadata: Mapping[str, Any], span: tuple[int, int]) -> float | None:
+    """Probability-weighted score from the top log-probabilities of the token that holds the
+    score (``span`` of the digits in ``reply``); None when they are missing, do not line up with
+    the reply, or the score is split over several tokens."""
+    tokens = _logprob_tokens(metadata)
+    if not tokens or "".join(str(t["token"]) for t in tokens) != reply:
+        return None
+    offset = 0
+    for token in tokens:
+        text = str(token["token"])
+        start, end = offset, offset + len(text)
+        offset = end
+        if end <= span[0]:
+            continue
+        if start > span[0] or text.strip() != reply[span[0]:span[1]]:
+            return None
+        weights: dict[int, float] = {}
+        for alternative in token.get("top_logprobs") or []:
+            candidate = str(alternative.get("token", "")).strip()
+            if candidate.isdigit() and 1 <= int(candidate) <= 10 and int(candidate) not in weights:
+                weights[int(candidate)] = math.exp(float(alternative["logprob"]))
+        total = sum(weights.values())
+        if total <= 0:
+            return None
+        return sum(score * weight for score, weight in weights.items()) / total
+    return None
+
+
+# --- scoring --------------------------------------------------------------------------------
+
+
+@dataclass
+class _Attempt:
+    score: int | None
+    rationale: str
+    message: AIMessage | None
+    span: tuple[int, int] | None
+    raw: str
+
+
+async def _ask(model: Any, messages: list[BaseMessage], retries: int, limit: asyncio.Semaphore) -> tuple[_Attempt, int]:
+    """One score from the model, re-asking after malformed replies; returns it and the calls made."""
+    attempt = _Attempt(None, "", None, None, "")
+    for call in range(1, retries + 2):
+        async with limit:
+            message = await model.ainvoke(messages)
+        raw = message.text if isinstance(message, BaseMessage) else str(message)
+        score, rationale, span = parse_score(raw)
+        attempt = _Attempt(score, rationale, message if isinstance(message, AIMessage) else None, span, raw)
+        if score is not None:
+            return attempt, call
+    return attempt, retries + 1
+
+
+def _missing(judge: JudgeConfig, criterion: Criterion, attempt: _Attempt, calls: int,
+             method: Literal["logprobs", "samples"]) -> JudgeScore:
+    tail = attempt.raw.strip()[-300:] or "(empty reply)"
+    return JudgeScore(judge=judge.name, criterion=criterion, score=None, rationale=attempt.rationale,
+                      method=method, attempts=calls,
+                      error=f"no parseable 'Score: N' (1..10) after {calls} call(s); last reply ends: {tail}")
+
+
+async def _score(judge: Judge, sample: TemplateSample, criterion: Criterion, config: PanelConfig,
+                 limit: asyncio.Semaphore) -> JudgeScore:
+    cfg, messages = judge.config, judge_prompt(sample, criterion, config)
+    calls = 0
+    first: _Attempt | None = None
+    if cfg.logprobs:
+        bound = judge.model.bind(logprobs=True, top_logprobs=cfg.top_logprobs)
+        first, calls = await _ask(bound, messages, cfg.max_retries, limit)
+        if first.score is None:
+            return _missing(cfg, criterion, first, calls, "logprobs")
+        metadata = first.message.response_metadata if first.message is not None else {}
+        weighted = weighted_score(first.raw, metadata, first.span) if first.span else None
+        if weighted is not None:
+            return JudgeScore(judge=cfg.name, criterion=criterion, score=weighted, rationale=first.rationale,
+                              samples=[float(first.score)], method="logprobs", attempts=calls)
+    # mean of k sampled scores (a logprobs reply that parsed but had no usable logprobs is the first)
+    attempts = [first] if first is not None else []
+    for _ in range(cfg.samples - len(attempts)):
+        attempt, used = await _ask(judge.model, messages, cfg.max_retries, limit)
+        attempts.append(attempt)
+        calls += used
+    valid = [a for a in attempts if a.score is not None]
+    samples = [float(a.score) for a in valid]
+    if not valid:
+        return _missing(cfg, criterion, attempts[-1], calls, "samples")
+    return JudgeScore(judge=cfg.name, criterion=criterion, score=float(np.mean(samples)),
+                      rationale=valid[0].rationale, samples=samples, method="samples", attempts=calls)
+
+
+def _aggregate(criterion: Criterion, scores: list[JudgeScore], config: PanelConfig) -> CriterionAggregate:
+    values = [s.score for s in scores if s.score is not None]
+    threshold = config.threshold(criterion)
+    mean = float(np.mean(values)) if values else None
+    low = float(min(values)) if values else None
+    if len(values) < config.min_judges:
+        reason = f"{criterion}: only {len(values)} of {len(scores)} judges gave a score (need {config.min_judges})"
+        passed = False
+    elif mean is not None and low is not None and mean >= threshold.mean and low >= threshold.min:
+        reason = f"{criterion}: mean {mean:.2f} >= {threshold.mean}, min {low:.2f} >= {threshold.min}"
+        passed = True
+    else:
+        reason = (f"{criterion}: mean {mean:.2f} (needs {threshold.mean}), min {low:.2f} (needs {threshold.min})")
+        passed = False
+    return CriterionAggregate(criterion=criterion, mean=mean, min=low, n_scores=len(values),
+                              n_missing=len(scores) - len(values), passed=passed, reason=reason)
+
+
+async def _judge(sample: TemplateSample, judges: Sequence[Judge], config: PanelConfig,
+                 limit: asyncio.Semaphore) -> TemplateJudgement:
+    tasks = [_score(judge, sample, criterion, config, limit) for criterion in config.criteria for judge in judges]
+    scores = list(await asyncio.gather(*tasks))
+    aggregates = [_aggregate(c, [s for s in scores if s.criterion == c], config) for c in config.criteria]
+    by_key = {(s.judge, s.criterion): s.score for s in scores}
+    matrix = np.array([[np.nan if by_key[(j.config.name, c)] is None else by_key[(j.config.name, c)]
+                        for c in config.criteria] for j in judges], dtype=float)
+    failed = [a.reason for a in aggregates if not a.passed]
+    decision = Decision(accepted=not failed, stage="judges", reasons=failed or ["every criterion passed"])
+    return TemplateJudgement(template_id=sample.template_id, scores=scores, aggregates=aggregates,
+                             agreement=krippendorff_alpha_interval(matrix), decision=decision)
+
+
+def _checked(judges: Sequence[Judge], config: PanelConfig | None) -> PanelConfig:
+    if not judges:
+        raise ValueError("the panel has no judges")
+    names = [j.config.name for j in judges]
+    if len(set(names)) != len(names):
+        raise ValueError(f"judge names must be unique, got {names}")
+    return config or PanelConfig()
+
+
+async def ajudge_template(sample: TemplateSample, judges: Sequence[Judge],
+                          config: PanelConfig | None = None) -> TemplateJudgement:
+    """Score one template with every judge on every criterion and decide (async)."""
+    config = _checked(judges, config)
+    return await _judge(sample, judges, config, asyncio.Semaphore(config.max_concurrency))
+
+
+async def ajudge_templates(samples: Sequence[TemplateSample], judges: Sequence[Judge],
+                           config: PanelConfig | None = None) -> list[TemplateJudgement]:
+    """`ajudge_template` for several templates, sharing one concurrency limit; results in order."""
+    config = _checked(judges, config)
+    limit = asyncio.Semaphore(config.max_concurrency)
+    return list(await asyncio.gather(*(_judge(sample, judges, config, limit) for sample in samples)))
+
+
+def judge_template(sample: TemplateSample, judges: Sequence[Judge],
+                   config: PanelConfig | None = None) -> TemplateJudgement:
+    """Synchronous `ajudge_template` (not from inside a running event loop)."""
+    return asyncio.run(ajudge_template(sample, judges, config))
+
+
+def judge_templates(samples: Sequence[TemplateSample], judges: Sequence[Judge],
+                    config: PanelConfig | None = None) -> list[TemplateJudgement]:
+    """Synchronous `ajudge_templates` (not from inside a running event loop)."""
+    return asyncio.run(ajudge_templates(samples, judges, config))
+
+
+def panel_agreement(judgements: Sequence[TemplateJudgement]) -> float | None:
+    """Krippendorff's alpha (interval) of the panel over every (template, criterion) unit."""
+    judges = sorted({s.judge for j in judgements for s in j.scores})
+    units = [(j.template_id, c) for j in judgements for c in dict.fromkeys(s.criterion for s in j.scores)]
+    column = {unit: i for i, unit in enumerate(units)}
+    matrix = np.full((len(judges), len(units)), np.nan)
+    for j in judgements:
+        for s in j.scores:
+            if s.score is not None:
+                matrix[judges.index(s.judge), column[(j.template_id, s.criterion)]] = s.score
+    return krippendorff_alpha_interval(matrix)

@@ -1,0 +1,275 @@
+"""The student pool: models of declared capability answer every sampled item.
+
+Each student is a `StudentConfig` (model spec, capability rank, text format, vision) and the
+model behind it, either
+
+- a LangChain chat model (``chat`` mode): it gets a fixed prompt (the item rendered in the
+  student's text format, plus a plot of the series for vision students) and its reply is parsed
+  to one final letter by `verification.answer_parsing.parse_answer` (letters only, never option
+  texts); an unparsed reply is recorded with ``choice=None`` and counts as wrong; or
+- a `LetterScorer` (``loglik`` mode, for local models): it returns the log-probability of each
+  option letter after the prompt, and the student's choice is the most likely letter.
+
+With ``blind=True`` every student also answers every item with the series removed. A template
+whose items are answered about as well blind as with the series, and clearly above chance
+blind, is flagged: its data is not needed (`BlindCheck`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import math
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol, cast, runtime_checkable
+
+import pandas as pd
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, ConfigDict, Field
+from scipy.stats import binomtest
+
+from templates_bank.plotting import plot_item
+from templates_bank.rendering import TextFormat, option_letter, render_item
+from templates_bank.schema import Item, StudentResponse
+from verification.answer_parsing import parse_answer
+from verification.samples import TemplateSample
+
+__all__ = [
+    "BlindCheck", "LetterScorer", "PoolConfig", "Student", "StudentConfig", "StudentReport", "aanswer_template",
+    "aanswer_templates", "answer_template", "answer_templates", "responses_frame", "student_prompt",
+]
+
+STUDENT_SYSTEM = ("You are taking a multiple-choice exam about time-series data. Read the data and the "
+                  "question, choose the single best option, and end your reply with a line "
+                  "'Answer: X', where X is the option's letter.")
+_BLIND_NOTE = "(The data for this question is not shown. Answer as well as you can.)"
+
+AnswerMode = Literal["chat", "loglik"]
+
+
+@runtime_checkable
+class LetterScorer(Protocol):
+    """A local model that scores option letters: the log-probability of each letter as the next
+    token after ``prompt`` (which ends with ``"Answer:"``). A llama.cpp model implements this
+    with one forward pass; missing or non-finite values mean "no score"."""
+
+    def score_letters(self, prompt: str, letters: Sequence[str]) -> Mapping[str, float]: ...
+
+
+class StudentConfig(BaseModel):
+    """One student: the model spec it was built from, its declared capability rank (larger is
+    more capable; equal ranks are allowed) and how it is shown items."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    rank: int
+    model: str | None = Field(None, description="provider spec the model was built from, for the record")
+    text_format: TextFormat = TextFormat.plain
+    decimals: int = Field(2, ge=0, le=10)
+    vision: bool = Field(False, description="also send a PNG plot of the series (chat mode only)")
+
+
+class PoolConfig(BaseModel):
+    """The blind condition and how it is judged, and the concurrency limit."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    blind: bool = True
+    blind_margin: float = Field(0.1, ge=0, le=1,
+                                description="blind accuracy this close to with-series accuracy counts as 'as well'")
+    blind_alpha: float = Field(0.05, gt=0, lt=1, description="one-sided binomial test: blind accuracy above chance")
+    max_concurrency: int = Field(4, ge=1)
+
+
+@dataclass(frozen=True)
+class Student:
+    """A configured student and its model (a chat model or a `LetterScorer`)."""
+
+    config: StudentConfig
+    model: BaseChatModel | LetterScorer
+
+    @property
+    def mode(self) -> AnswerMode:
+        if isinstance(self.model, BaseChatModel):
+            return "chat"
+        if isinstance(self.model, LetterScorer):
+            return "loglik"
+        raise TypeError(f"student {self.config.name!r}: the model must be a LangChain chat model or a "
+                        f"LetterScorer, got {type(self.model).__name__}")
+
+
+class BlindCheck(BaseModel):
+    """Accuracy with and without the series, pooled over students."""
+
+    accuracy_with_series: float
+    accuracy_blind: float
+    chance: float
+    n_with_series: int
+    n_blind: int
+    p_value: float = Field(description="one-sided binomial test that blind accuracy exceeds chance")
+    flagged: bool
+    reason: str
+
+
+class StudentReport(BaseModel):
+    """Every student's response to every sampled item of one template (and the blind check)."""
+
+    template_id: str
+    responses: list[StudentResponse]
+    chance: float = Field(description="mean of 1 / number of options over the items")
+    n_items: int
+    blind: BlindCheck | None = None
+
+    def accuracies(self, blind: bool = False) -> dict[str, float]:
+        """Accuracy per student (unparsed replies count as wrong)."""
+        out: dict[str, list[bool]] = {}
+        for r in self.responses:
+            if r.blind == blind:
+                out.setdefault(r.student, []).append(r.correct)
+        return {student: sum(v) / len(v) for student, v in out.items()}
+
+
+# --- prompts --------------------------------------------------------------------------------
+
+
+def student_prompt(item: Item, config: StudentConfig, blind: bool = False) -> str:
+    """The fixed prompt text for one item (without the system instruction)."""
+    body = render_item(item, config.text_format, config.decimals, include_series=not blind)
+    note = f"{_BLIND_NOTE}\n\n" if blind and item.series else ""
+    return f"{note}{body}\n\nEnd with 'Answer: X', X being one of {', '.join(_letters(item))}."
+
+
+def _letters(item: Item) -> list[str]:
+    return [option_letter(i) for i in range(len(item.options))]
+
+
+def _chat_messages(item: Item, config: StudentConfig, blind: bool) -> list[BaseMessage]:
+    text = student_prompt(item, config, blind)
+    if config.vision and item.series and not blind:
+        image = base64.b64encode(plot_item(item, fmt="png")).decode("ascii")
+        content: list[str | dict] = [{"type": "text", "text": text},
+                                     {"type": "image", "base64": image, "mime_type": "image/png"}]
+        return [SystemMessage(STUDENT_SYSTEM), HumanMessage(content=content)]
+    return [SystemMessage(STUDENT_SYSTEM), HumanMessage(text)]
+
+
+# --- answering, one function per mode -------------------------------------------------------
+
+
+async def _answer_chat(student: Student, item: Item, blind: bool) -> tuple[str, int | None]:
+    message = await cast(BaseChatModel, student.model).ainvoke(_chat_messages(item, student.config, blind))
+    raw = message.text
+    parsed = parse_answer(raw, len(item.options))
+    return raw, parsed.index
+
+
+async def _answer_loglik(student: Student, item: Item, blind: bool) -> tuple[str, int | None]:
+    scorer = cast(LetterScorer, student.model)
+    prompt = f"{STUDENT_SYSTEM}\n\n{student_prompt(item, student.config, blind)}\n\nAnswer:"
+    letters = _letters(item)
+    scores = await asyncio.to_thread(scorer.score_letters, prompt, letters)
+    usable = {letter: float(scores[letter]) for letter in letters
+              if letter in scores and math.isfinite(float(scores[letter]))}
+    raw = "letter log-probabilities: " + ", ".join(f"{k}={v:.4f}" for k, v in usable.items())
+    if len(usable) != len(letters):
+        missing = [letter for letter in letters if letter not in usable]
+        return f"{raw}; no score for {', '.join(missing)}", None
+    best = max(usable, key=lambda letter: usable[letter])
+    if sum(1 for v in usable.values() if v == usable[best]) > 1:
+        return f"{raw}; tie for the best letter", None
+    return raw, letters.index(best)
+
+
+_ANSWERERS: dict[AnswerMode, Callable[[Student, Item, bool], Awaitable[tuple[str, int | None]]]] = {
+    "chat": _answer_chat,
+    "loglik": _answer_loglik,
+}
+
+
+async def _respond(student: Student, item: Item, index: int, blind: bool, limit: asyncio.Semaphore) -> StudentResponse:
+    async with limit:
+        raw, choice = await _ANSWERERS[student.mode](student, item, blind)
+    return StudentResponse(student=student.config.name, rank=student.config.rank, item_index=index, blind=blind,
+                           raw=raw, choice=choice, correct=choice == item.answer_index)
+
+
+def _blind_check(responses: list[StudentResponse], chance: float, config: PoolConfig) -> BlindCheck:
+    seen = [r for r in responses if not r.blind]
+    blind = [r for r in responses if r.blind]
+    k_blind = sum(r.correct for r in blind)
+    acc_with = sum(r.correct for r in seen) / len(seen)
+    acc_blind = k_blind / len(blind)
+    p_value = float(binomtest(k_blind, len(blind), chance, alternative="greater").pvalue)
+    as_well = acc_blind >= acc_with - config.blind_margin
+    above_chance = p_value < config.blind_alpha
+    flagged = as_well and above_chance
+    if flagged:
+        reason = (f"answered as well without the series ({acc_blind:.2f}) as with it ({acc_with:.2f}), above "
+                  f"chance {chance:.2f} (p={p_value:.3f}): the data is not needed")
+    elif not above_chance:
+        reason = f"blind accuracy {acc_blind:.2f} is not above chance {chance:.2f} (p={p_value:.3f})"
+    else:
+        reason = f"the series helps: {acc_with:.2f} with it, {acc_blind:.2f} without"
+    return BlindCheck(accuracy_with_series=acc_with, accuracy_blind=acc_blind, chance=chance,
+                      n_with_series=len(seen), n_blind=len(blind), p_value=p_value, flagged=flagged, reason=reason)
+
+
+def _checked(students: Sequence[Student], config: PoolConfig | None) -> PoolConfig:
+    if not students:
+        raise ValueError("the student pool is empty")
+    names = [s.config.name for s in students]
+    if len(set(names)) != len(names):
+        raise ValueError(f"student names must be unique, got {names}")
+    for s in students:
+        _ = s.mode  # raises for a model of neither kind
+    return config or PoolConfig()
+
+
+async def _answer(sample: TemplateSample, students: Sequence[Student], config: PoolConfig,
+                  limit: asyncio.Semaphore) -> StudentReport:
+    conditions = (False, True) if config.blind else (False,)
+    tasks = [_respond(student, item, index, blind, limit)
+             for blind in conditions for student in students for index, item in enumerate(sample.items)]
+    responses = list(await asyncio.gather(*tasks))
+    chance = sum(1 / len(item.options) for item in sample.items) / len(sample.items)
+    check = _blind_check(responses, chance, config) if config.blind else None
+    return StudentReport(template_id=sample.template_id, responses=responses, chance=chance,
+                         n_items=len(sample.items), blind=check)
+
+
+async def aanswer_template(sample: TemplateSample, students: Sequence[Student],
+                           config: PoolConfig | None = None) -> StudentReport:
+    """Every student answers every item of one template (and blind, if configured); async."""
+    config = _checked(students, config)
+    return await _answer(sample, students, config, asyncio.Semaphore(config.max_concurrency))
+
+
+async def aanswer_templates(samples: Sequence[TemplateSample], students: Sequence[Student],
+                            config: PoolConfig | None = None) -> list[StudentReport]:
+    """`aanswer_template` for several templates, sharing one concurrency limit; results in order."""
+    config = _checked(students, config)
+    limit = asyncio.Semaphore(config.max_concurrency)
+    return list(await asyncio.gather(*(_answer(sample, students, config, limit) for sample in samples)))
+
+
+def answer_template(sample: TemplateSample, students: Sequence[Student],
+                    config: PoolConfig | None = None) -> StudentReport:
+    """Synchronous `aanswer_template` (not from inside a running event loop)."""
+    return asyncio.run(aanswer_template(sample, students, config))
+
+
+def answer_templates(samples: Sequence[TemplateSample], students: Sequence[Student],
+                     config: PoolConfig | None = None) -> list[StudentReport]:
+    """Synchronous `aanswer_templates` (not from inside a running event loop)."""
+    return asyncio.run(aanswer_templates(samples, students, config))
+
+
+def responses_frame(reports: Sequence[StudentReport]) -> pd.DataFrame:
+    """The with-series responses as the table `verification.irt.calibrate` reads:
+    ``template_id``, ``student``, ``instance`` (the item index), ``correct`` (0/1)."""
+    rows = [{"template_id": report.template_id, "student": r.student, "instance": r.item_index,
+             "correct": int(r.correct)} for report in reports for r in report.responses if not r.blind]
+    return pd.DataFrame(rows, columns=["template_id", "student", "instance", "correct"])
