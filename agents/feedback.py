@@ -26,10 +26,20 @@ def _columns(profile: HandlerProfile | None) -> str:
 
 
 def _index_key_hint(key: str, profile: HandlerProfile | None) -> str | None:
-    if profile is None or not profile.series or key != profile.series[0].index_name:
+    """Where a missing key really lives: the series' index, a records() column, or a series channel."""
+    if profile is None:
         return None
-    return (f"`{key}` is the index of handler.series(rid), not a column: use frame.index, e.g. "
-            f"dates = list(frame.index.strftime(\"%Y-%m-%d\")) (same positions as the values).")
+    if profile.series and key == profile.series[0].index_name:
+        return (f"`{key}` is the index of handler.series(rid), not a column: use frame.index, e.g. "
+                f"dates = list(frame.index.strftime(\"%Y-%m-%d\")) (same positions as the values).")
+    if key in profile.record_columns and key not in profile.channels:
+        return (f"`{key}` is a column of handler.records() (one row per record), not of handler.series(rid): "
+                f"row = handler.records().set_index(\"record_id\").loc[rid]; value = row[\"{key}\"]. "
+                f"series() columns: {', '.join(profile.channels)}.")
+    if key in profile.channels and key not in profile.record_columns:
+        return (f"`{key}` is a column of handler.series(rid), not of handler.records(): "
+                f"frame = handler.series(rid); values = frame[\"{key}\"].to_numpy(dtype=float).")
+    return None
 
 
 HINTS: list[tuple[re.Pattern[str], Hint]] = [
@@ -57,6 +67,9 @@ HINTS: list[tuple[re.Pattern[str], Hint]] = [
     (re.compile(r"has no attribute '(\w+)'"),
      lambda m, p: f"`{m.group(1)}` does not exist on that object." + _columns(p)
                   + " Index a column with frame[\"name\"], not frame.name."),
+    (re.compile(r"'float' object cannot be interpreted as an integer"),
+     lambda m, p: "round(x, 1) takes the number of decimals (an int), not a step: round(x, 0.1) is wrong; "
+                  "range() and list indices need ints too: int(...)."),
     (re.compile(r"returned 0 items|returned (\d+) items?; expected"),
      lambda m, p: "your loop skipped every record (or stopped early): a `continue` condition is always true or the "
                   "loop ends too soon. Relax the condition (check it against the value ranges above) and keep "
@@ -292,6 +305,13 @@ def specific_hints(error: str, source: str | None, examples: str = "") -> list[s
             hints.append(f"`{text_answer}` is text (a date or a label), so numeric offsets do not apply. Pick other "
                          "real values instead, e.g. picks = rng.choice(len(dates), size=6, replace=False); "
                          f"wrong = [dates[int(j)] for j in picks if dates[int(j)] != {text_answer}][:3]")
+    line = _line_number(error)
+    statement = source.splitlines()[line - 1] if line and 0 < line <= len(source.splitlines()) else ""
+    if "series(" in statement and re.search(r"could not convert string to float|is not iterable|"
+                                             r"object of type '\w+' has no len", error):
+        hints.append("series(values, name=..., timestamps=..., unit=...) takes the whole series: `values` is a list "
+                     "or array of numbers (e.g. frame[\"col\"].to_numpy(dtype=float)), and dates go in "
+                     "`timestamps=` (same length). Do not pass a single number or a list of dates as values.")
     if re.search(r"returned \d+ items?; expected", error):
         skips = _skip_conditions(source)
         if skips:
@@ -307,7 +327,8 @@ def specific_hints(error: str, source: str | None, examples: str = "") -> list[s
     missing = re.search(r"NameError: name '(\w+)' is not defined", error)
     if missing and examples:
         name = missing.group(1)
-        definition = re.search(rf"^{re.escape(name)} = .*?(?=^\S|\Z)", examples, re.M | re.S)
+        definition = re.search(rf"^(?:{re.escape(name)} = |def {re.escape(name)}\().*?(?=^\S|\Z)", examples,
+                               re.M | re.S)
         if definition:
             hints.append(f"`{name}` is defined at the top of an example; copy its definition too:\n"
                          + definition.group(0).strip())

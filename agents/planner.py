@@ -23,7 +23,14 @@ from agents.errors import EmptyReplyError, PlanningError, ProviderCallError
 from agents.inference import ModelHandle, RetryPolicy, complete, reply_text
 from agents.models import Brief, PlanInfo
 from agents.profile import HandlerProfile
-from agents.prompts import PLANNER_SYSTEM, describe_profile, planner_retry, planner_task
+from agents.prompts import (
+    PLANNER_SYSTEM,
+    numeric_channel,
+    describe_profile,
+    planner_example,
+    planner_retry,
+    planner_task,
+)
 from agents.taxonomy import CATEGORIES, CATEGORY_HINTS, coverage_plan
 from agents.usage import UsageLedger
 
@@ -87,8 +94,9 @@ def parse_briefs(text: str, profile: HandlerProfile, categories: Sequence[str]) 
     return briefs, errors
 
 
-def _dedupe(briefs: Sequence[Brief], taken: Sequence[Brief] = ()) -> list[Brief]:
-    seen = {_normal(b.title) for b in taken} | {_normal(b.question) for b in taken}
+def _dedupe(briefs: Sequence[Brief], taken: Sequence[Brief] = (), banned: Sequence[str] = ()) -> list[Brief]:
+    """Briefs whose title and question are new (not in `taken`, not one of the `banned` texts)."""
+    seen = {_normal(b.title) for b in taken} | {_normal(b.question) for b in taken} | {_normal(t) for t in banned}
     kept: list[Brief] = []
     for brief in briefs:
         keys = {_normal(brief.title), _normal(brief.question)}
@@ -158,6 +166,8 @@ async def plan_briefs(handle: ModelHandle, *, profile: HandlerProfile, task: str
         HumanMessage(planner_task(profile_text=describe_profile(profile), task=task, categories=categories,
                                   profile=profile)),
     ]
+    example = planner_example(numeric_channel(profile))
+    banned = [str(example["title"]), str(example["question"])]  # small models copy the example
     local = UsageLedger()
     briefs: list[Brief] = []
     errors: list[str] = []
@@ -172,7 +182,11 @@ async def plan_briefs(handle: ModelHandle, *, profile: HandlerProfile, task: str
         text = reply_text(reply)
         found, problems = parse_briefs(text, profile, categories[len(briefs):])
         errors += problems
-        briefs += _dedupe(found, briefs)
+        fresh = _dedupe(found, briefs, banned)
+        if len(fresh) < len(found):
+            problems = [*problems, f"{len(found) - len(fresh)} object(s) repeated another one or the example"]
+            errors.append(problems[-1])
+        briefs += fresh
         if len(briefs) >= n or attempt == follow_ups:
             break
         messages += [AIMessage(text), HumanMessage(planner_retry(problems or ["duplicates"], n - len(briefs)))]

@@ -14,6 +14,7 @@ Design (it matters most for small local models):
 
 from __future__ import annotations
 
+import ast
 import inspect
 import json
 from collections.abc import Sequence
@@ -64,7 +65,7 @@ Never index a list with a timestamp (idxmax() returns a timestamp, not a positio
 index: use positions from np.argmax."""
 
 
-def _numeric_channel(profile: HandlerProfile | None) -> str:
+def numeric_channel(profile: HandlerProfile | None) -> str:
     """The channel the skeleton uses: the most common numeric one across sampled records."""
     if profile is None or not profile.series:
         return "value"
@@ -97,7 +98,7 @@ def _label_column(profile: HandlerProfile | None) -> str:
 
 def skeleton(profile: HandlerProfile | None = None) -> str:
     labels, labels_line = _labels(profile)
-    channel = _numeric_channel(profile)
+    channel = numeric_channel(profile)
     guard = ""
     if profile is not None and profile.varying_channels:
         guard = f'\n        if "{channel}" not in frame.columns:   # records differ in their channels\n            continue'
@@ -106,7 +107,7 @@ def skeleton(profile: HandlerProfile | None = None) -> str:
 
 def cookbook(profile: HandlerProfile | None = None) -> str:
     labels, labels_line = _labels(profile)
-    return COOKBOOK.format(channel=_numeric_channel(profile), labels=labels, labels_line=labels_line.split("  #")[0],
+    return COOKBOOK.format(channel=numeric_channel(profile), labels=labels, labels_line=labels_line.split("  #")[0],
                            label=_label_column(profile))
 
 
@@ -256,12 +257,31 @@ def matching_example(brief: dict[str, object], handler_name: str, *, exclude: Se
     return best
 
 
+def top_level_names(source: str) -> list[str]:
+    """Constants a template defines at the top level (outside `question`)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    names = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            names += [t.id for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.FunctionDef) and node.name != "question":
+            names.append(node.name)
+    return names
+
+
 def describe_examples(examples: Sequence[Template]) -> str:
     if not examples:
         return ""
     blocks = ["## Working templates for this kind of data (follow their style; do not copy their question)"]
     for template in examples:
         blocks.append(f"# {template.title}\n```python\n{template.source.strip()}\n```")
+    constants = sorted({n for t in examples for n in top_level_names(t.source)})
+    if constants:
+        blocks.append(f"Note: these examples define {', '.join(constants)} above `question`. If your code uses one, "
+                      "copy its definition too.")
     return "\n\n".join(blocks)
 
 
@@ -285,8 +305,11 @@ def generator_task(*, profile_text: str, examples_text: str, task: str, brief: d
     if examples_text:
         parts.append(examples_text)
     if matching is not None:
+        constants = top_level_names(matching.source)
+        note = (f"\nIt defines {', '.join(constants)} above `question`; copy the definition if you use it."
+                if constants else "")
         parts.append(f"## The working template closest to your brief\n# {matching.title}\n```python\n"
-                     f"{matching.source.strip()}\n```")
+                     f"{matching.source.strip()}\n```{note}")
     parts.append(f"## Benchmark task\n{task.strip()}")
     if accepted_titles:
         parts.append("## Templates already accepted (write a different one)\n"
@@ -330,7 +353,8 @@ Each element of the JSON array is an object with exactly these keys:
   "answer_from": how the program computes the correct answer (which column, which calculation),
   "columns": the column names it needs (from records() or series()).
 Use the real column names above. The only placeholder allowed is <record>. The data is historical: never refer \
-to today or the current date. Each question must be answerable from one or a few records' series.
+to today or the current date. Each question must need the values of one or a few records' series (not only their \
+dates or labels), and the questions must differ from each other.
 Example element (do not repeat it):
 {example}
 Reply with the JSON array of {n} objects."""
@@ -343,7 +367,7 @@ def planner_example(channel: str) -> dict[str, object]:
         "concept": "arithmetic",
         "kind": "mc",
         "question": f"What was the highest {channel} in record <record>?",
-        "answer_from": f"max of the {channel} column of series(record_id), rounded to 0.1",
+        "answer_from": f"max of the {channel} column of series(record_id), rounded to 1 decimal",
         "columns": [channel],
     }
 
@@ -355,7 +379,7 @@ def planner_task(*, profile_text: str, task: str, categories: Sequence[str],
     return PLANNER_TASK.format(
         profile=profile_text, task=task.strip(), categories=described, concepts=", ".join(CONCEPTS),
         kinds=", ".join(TASK_KINDS), n=len(categories), slots=slots,
-        example=json.dumps(planner_example(_numeric_channel(profile))))
+        example=json.dumps(planner_example(numeric_channel(profile))))
 
 
 def planner_retry(errors: Sequence[str], missing: int) -> str:

@@ -121,3 +121,16 @@ def test_text_answers_get_date_distractors_not_offsets() -> None:
     source = "def question(n):\n    day = dates[3]\n    wrong = [day + d for d in (-3, 3)]\n    return []\n"
     text = build_feedback("TypeError: can only concatenate str (not \"int\") to str (template line 3: x)", source)
     assert "Hint: `day` is text" in text and "rng.choice(len(dates)" in text and "convert with float" not in text
+
+
+def test_hints_say_which_frame_holds_a_column_and_how_series_is_called() -> None:
+    assert "column of handler.records()" in hint_for("KeyError: 'label'", PROFILE)
+    assert "column of handler.series(rid)" in hint_for("KeyError: 'level'", PROFILE)
+    assert "number of decimals" in hint_for("TypeError: 'float' object cannot be interpreted as an integer")
+    source = "def question(n):\n    dates = ['2024-01-01']\n    s = series(dates, name='d')\n    return []\n"
+    text = build_feedback("ValueError: could not convert string to float: '2024-01-01' (template line 3: s = ...)",
+                          source)
+    assert "takes the whole series" in text
+    examples = "```python\ndef no_split(part):\n    return True\n\n\ndef question(n):\n    pass\n```"
+    text = build_feedback("NameError: name 'no_split' is not defined (template line 2: x)", source, examples=examples)
+    assert "def no_split(part):\n    return True" in text

@@ -72,3 +72,13 @@ def test_titles_copied_from_category_descriptions_are_replaced() -> None:
                        brief("arithmetic: Count of high readings")])
     briefs, _ = parse_briefs(text, PROFILE, ["anomaly_detection", "arithmetic"])
     assert [b.title for b in briefs] == ["Which day has the largest spike in level", "Count of high readings"]
+
+
+def test_scripted_planner_rejects_copies_of_its_example() -> None:
+    copied = {"title": "Highest level of a record", "category": "arithmetic", "kind": "mc",
+              "question": "What was the highest level in record <record>?", "answer_from": "max of level",
+              "columns": ["level"]}
+    handle = scripted([json.dumps([copied, brief("Own idea")]), json.dumps([brief("Another idea")])])
+    briefs, info = asyncio.run(plan_briefs(handle, profile=PROFILE, task="levels", n=2, retry=FAST))
+    assert [b.title for b in briefs] == ["Own idea", "Another idea"] and info.from_planner == 2
+    assert "repeated another one or the example" in " ".join(info.errors)
