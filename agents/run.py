@@ -180,6 +180,9 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
         parsed = ModelSpec.parse(spec)  # fail fast on a bad spec, before any work
         if parsed.provider not in PROVIDERS:
             raise ProviderConfigError(f"unknown provider {parsed.provider!r}; known: {', '.join(sorted(PROVIDERS))}")
+    if generator_model is None:  # a missing key, extra or model file fails here, not after planning
+        generator_model = make_model(generator_spec, settings=settings,
+                                     options=ModelOptions(max_tokens=config.generator_max_tokens))
     retry = RetryPolicy(max_retries=settings.max_retries, initial_s=settings.backoff_initial_s,
                         max_s=settings.backoff_max_s)
     started = time.monotonic()
@@ -240,9 +243,6 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
                     run.emit(SlotEvent(slot=i, title=brief.title, phase="queued"))
 
             model = generator_model
-            if pending and model is None:
-                model = make_model(generator_spec, settings=settings,
-                                   options=ModelOptions(max_tokens=config.generator_max_tokens))
             context = None
             if pending:
                 assert model is not None

@@ -37,6 +37,15 @@ def test_author_command_reports_bad_specs(handler_file: Path, tmp_path: Path) ->
 
 
 def test_author_command_reports_unknown_handlers(tmp_path: Path) -> None:
+    script = tmp_path / "gen.json"
+    script.write_text(json.dumps([fenced(GOOD)]))
     result = CliRunner().invoke(app, ["author", "--handler", "no_such_handler", "--task", "x y z", "--generator",
-                                      "scripted:whatever.json", "--out", str(tmp_path), "--no-live"])
+                                      f"scripted:{script}", "--out", str(tmp_path), "--no-live"])
     assert result.exit_code == 2 and "unknown handler" in result.output
+
+
+def test_author_command_fails_fast_without_a_key(handler_file: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["author", "--handler", str(handler_file), "--task", "x y z", "--generator",
+                                      "openai:gpt-4o", "--out", str(tmp_path), "--no-live"])
+    assert result.exit_code == 2 and "OPENAI_API_KEY" in result.output
+    assert not (tmp_path / "checkpoints.sqlite").exists()  # nothing started
