@@ -204,6 +204,16 @@ def _strip_str(expr: ast.expr) -> ast.expr:
     return expr
 
 
+def _fixed_length(value: ast.expr) -> int | None:
+    """The length of a list display, or of a comprehension over a literal tuple/list without a filter."""
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return len(value.elts)
+    if (isinstance(value, ast.ListComp) and len(value.generators) == 1 and not value.generators[0].ifs
+            and isinstance(value.generators[0].iter, (ast.List, ast.Tuple))):
+        return len(value.generators[0].iter.elts)
+    return None
+
+
 def _skip_conditions(source: str) -> list[tuple[int, str, list[str]]]:
     """(line, condition, assignments of the names it reads) of every `if COND: continue`."""
     try:
@@ -213,9 +223,11 @@ def _skip_conditions(source: str) -> list[tuple[int, str, list[str]]]:
     assignments: dict[str, list[tuple[int, str]]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
+            size = _fixed_length(node.value)
+            note = f" (always {size} element{'s' if size != 1 else ''})" if size is not None else ""
             for target in node.targets:
                 if isinstance(target, ast.Name):
-                    assignments.setdefault(target.id, []).append((node.lineno, ast.unparse(node)))
+                    assignments.setdefault(target.id, []).append((node.lineno, ast.unparse(node) + note))
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and node.body and isinstance(node.body[0], ast.Continue):

@@ -18,6 +18,10 @@ rationale); the judge reasons, then ends with ``Score: N`` (1 to 10).
 Scores are aggregated per criterion across judges (mean and min, against per-criterion
 thresholds), agreement is Krippendorff's alpha (interval level), and every judge's rationale is
 kept in the `TemplateJudgement`.
+
+A `ScoreCache` passed to the panel is asked before each (judge, criterion) prompt is sent: a
+stored score for the same `JudgeCall` is reused and no model is called; a freshly drawn score
+is handed to it to store (see `verification.reverification`).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
@@ -40,9 +44,10 @@ from verification.agreement import krippendorff_alpha_interval
 from verification.samples import TemplateSample
 
 __all__ = [
-    "CRITERIA", "Criterion", "CriterionAggregate", "CriterionThreshold", "Judge", "JudgeConfig", "PanelConfig",
-    "TemplateJudgement", "ajudge_template", "ajudge_templates", "judge_template", "judge_templates",
-    "judge_prompt", "krippendorff_alpha_interval", "panel_agreement", "parse_score", "weighted_score",
+    "CRITERIA", "Criterion", "CriterionAggregate", "CriterionThreshold", "Judge", "JudgeCall", "JudgeConfig",
+    "PanelConfig", "ScoreCache", "TemplateJudgement", "ajudge_template", "ajudge_templates", "judge_template",
+    "judge_templates", "judge_prompt", "judgement_from_scores", "krippendorff_alpha_interval", "panel_agreement",
+    "parse_score", "weighted_score",
 ]
 
 Criterion = Literal["relevance", "unambiguity", "specificity", "solvability", "needs_series"]
@@ -156,6 +161,26 @@ class Judge:
 
     config: JudgeConfig
     model: BaseChatModel
+
+
+@dataclass(frozen=True)
+class JudgeCall:
+    """One judge asked about one criterion of one template: what a cached score must match."""
+
+    judge: JudgeConfig
+    criterion: Criterion
+    template_id: str
+    messages: list[BaseMessage]
+    items: list[Item]  # the items the prompt shows
+
+
+class ScoreCache(Protocol):
+    """Stored judge scores. `get` returns a stored score for the same call (the model is then not
+    called), or None; `put` receives every freshly drawn score."""
+
+    def get(self, call: JudgeCall) -> JudgeScore | None: ...
+
+    def put(self, call: JudgeCall, score: JudgeScore) -> None: ...
 
 
 # --- verdict records ------------------------------------------------------------------------
@@ -308,9 +333,9 @@ def _missing(judge: JudgeConfig, criterion: Criterion, attempt: _Attempt, calls:
                       error=f"no parseable 'Score: N' (1..10) after {calls} call(s); last reply ends: {tail}")
 
 
-async def _score(judge: Judge, sample: TemplateSample, criterion: Criterion, config: PanelConfig,
-                 limit: asyncio.Semaphore) -> JudgeScore:
-    cfg, messages = judge.config, judge_prompt(sample, criterion, config)
+async def _draw(judge: Judge, messages: list[BaseMessage], criterion: Criterion,
+                limit: asyncio.Semaphore) -> JudgeScore:
+    cfg = judge.config
     calls = 0
     first: _Attempt | None = None
     if cfg.logprobs:
@@ -337,6 +362,20 @@ async def _score(judge: Judge, sample: TemplateSample, criterion: Criterion, con
                       rationale=valid[0].rationale, samples=samples, method="samples", attempts=calls)
 
 
+async def _score(judge: Judge, sample: TemplateSample, criterion: Criterion, config: PanelConfig,
+                 limit: asyncio.Semaphore, cache: ScoreCache | None) -> JudgeScore:
+    messages = judge_prompt(sample, criterion, config)
+    if cache is None:
+        return await _draw(judge, messages, criterion, limit)
+    call = JudgeCall(judge.config, criterion, sample.template_id, messages, sample.items[:config.items_per_prompt])
+    stored = cache.get(call)
+    if stored is not None:
+        return stored
+    score = await _draw(judge, messages, criterion, limit)
+    cache.put(call, score)
+    return score
+
+
 def _aggregate(criterion: Criterion, scores: list[JudgeScore], config: PanelConfig) -> CriterionAggregate:
     values = [s.score for s in scores if s.score is not None]
     threshold = config.threshold(criterion)
@@ -355,18 +394,26 @@ def _aggregate(criterion: Criterion, scores: list[JudgeScore], config: PanelConf
                               n_missing=len(scores) - len(values), passed=passed, reason=reason)
 
 
-async def _judge(sample: TemplateSample, judges: Sequence[Judge], config: PanelConfig,
-                 limit: asyncio.Semaphore) -> TemplateJudgement:
-    tasks = [_score(judge, sample, criterion, config, limit) for criterion in config.criteria for judge in judges]
-    scores = list(await asyncio.gather(*tasks))
+def judgement_from_scores(template_id: str, scores: Sequence[JudgeScore], config: PanelConfig) -> TemplateJudgement:
+    """The panel's aggregates, agreement and decision from its scores (scores on criteria the
+    config does not list are ignored; a criterion without scores fails as missing)."""
+    scores = [s for s in scores if s.criterion in config.criteria]
     aggregates = [_aggregate(c, [s for s in scores if s.criterion == c], config) for c in config.criteria]
     by_key = {(s.judge, s.criterion): s.score for s in scores}
-    matrix = np.array([[np.nan if by_key[(j.config.name, c)] is None else by_key[(j.config.name, c)]
-                        for c in config.criteria] for j in judges], dtype=float)
+    judges = dict.fromkeys(s.judge for s in scores)
+    matrix = np.array([[np.nan if by_key.get((j, c)) is None else by_key[(j, c)] for c in config.criteria]
+                       for j in judges], dtype=float).reshape(len(judges), len(config.criteria))
     failed = [a.reason for a in aggregates if not a.passed]
     decision = Decision(accepted=not failed, stage="judges", reasons=failed or ["every criterion passed"])
-    return TemplateJudgement(template_id=sample.template_id, scores=scores, aggregates=aggregates,
+    return TemplateJudgement(template_id=template_id, scores=scores, aggregates=aggregates,
                              agreement=krippendorff_alpha_interval(matrix), decision=decision)
+
+
+async def _judge(sample: TemplateSample, judges: Sequence[Judge], config: PanelConfig, limit: asyncio.Semaphore,
+                 cache: ScoreCache | None) -> TemplateJudgement:
+    tasks = [_score(judge, sample, criterion, config, limit, cache)
+             for criterion in config.criteria for judge in judges]
+    return judgement_from_scores(sample.template_id, await asyncio.gather(*tasks), config)
 
 
 def _checked(judges: Sequence[Judge], config: PanelConfig | None) -> PanelConfig:
@@ -378,31 +425,32 @@ def _checked(judges: Sequence[Judge], config: PanelConfig | None) -> PanelConfig
     return config or PanelConfig()
 
 
-async def ajudge_template(sample: TemplateSample, judges: Sequence[Judge],
-                          config: PanelConfig | None = None) -> TemplateJudgement:
+async def ajudge_template(sample: TemplateSample, judges: Sequence[Judge], config: PanelConfig | None = None, *,
+                          cache: ScoreCache | None = None) -> TemplateJudgement:
     """Score one template with every judge on every criterion and decide (async)."""
     config = _checked(judges, config)
-    return await _judge(sample, judges, config, asyncio.Semaphore(config.max_concurrency))
+    return await _judge(sample, judges, config, asyncio.Semaphore(config.max_concurrency), cache)
 
 
 async def ajudge_templates(samples: Sequence[TemplateSample], judges: Sequence[Judge],
-                           config: PanelConfig | None = None) -> list[TemplateJudgement]:
+                           config: PanelConfig | None = None, *,
+                           cache: ScoreCache | None = None) -> list[TemplateJudgement]:
     """`ajudge_template` for several templates, sharing one concurrency limit; results in order."""
     config = _checked(judges, config)
     limit = asyncio.Semaphore(config.max_concurrency)
-    return list(await asyncio.gather(*(_judge(sample, judges, config, limit) for sample in samples)))
+    return list(await asyncio.gather(*(_judge(sample, judges, config, limit, cache) for sample in samples)))
 
 
-def judge_template(sample: TemplateSample, judges: Sequence[Judge],
-                   config: PanelConfig | None = None) -> TemplateJudgement:
+def judge_template(sample: TemplateSample, judges: Sequence[Judge], config: PanelConfig | None = None, *,
+                   cache: ScoreCache | None = None) -> TemplateJudgement:
     """Synchronous `ajudge_template` (not from inside a running event loop)."""
-    return asyncio.run(ajudge_template(sample, judges, config))
+    return asyncio.run(ajudge_template(sample, judges, config, cache=cache))
 
 
-def judge_templates(samples: Sequence[TemplateSample], judges: Sequence[Judge],
-                    config: PanelConfig | None = None) -> list[TemplateJudgement]:
+def judge_templates(samples: Sequence[TemplateSample], judges: Sequence[Judge], config: PanelConfig | None = None,
+                    *, cache: ScoreCache | None = None) -> list[TemplateJudgement]:
     """Synchronous `ajudge_templates` (not from inside a running event loop)."""
-    return asyncio.run(ajudge_templates(samples, judges, config))
+    return asyncio.run(ajudge_templates(samples, judges, config, cache=cache))
 
 
 def panel_agreement(judgements: Sequence[TemplateJudgement]) -> float | None:

@@ -13,6 +13,10 @@ model behind it, either
 With ``blind=True`` every student also answers every item with the series removed. A template
 whose items are answered about as well blind as with the series, and clearly above chance
 blind, is flagged: its data is not needed (`BlindCheck`).
+
+An `AnswerCache` passed to the pool is asked before each item is put to a student: a stored
+response to the same `StudentCall` is reused and no model is called; a fresh response is handed
+to it to store (see `verification.reverification`).
 """
 
 from __future__ import annotations
@@ -37,8 +41,9 @@ from verification.answer_parsing import parse_answer
 from verification.samples import TemplateSample
 
 __all__ = [
-    "BlindCheck", "LetterScorer", "PoolConfig", "Student", "StudentConfig", "StudentReport", "aanswer_template",
-    "aanswer_templates", "answer_template", "answer_templates", "responses_frame", "student_prompt",
+    "AnswerCache", "BlindCheck", "LetterScorer", "PoolConfig", "Student", "StudentCall", "StudentConfig",
+    "StudentReport", "aanswer_template", "aanswer_templates", "answer_template", "answer_templates",
+    "responses_frame", "student_prompt",
 ]
 
 STUDENT_SYSTEM = ("You are taking a multiple-choice exam about time-series data. Read the data and the "
@@ -99,6 +104,30 @@ class Student:
             return "loglik"
         raise TypeError(f"student {self.config.name!r}: the model must be a LangChain chat model or a "
                         f"LetterScorer, got {type(self.model).__name__}")
+
+
+@dataclass(frozen=True)
+class StudentCall:
+    """One item put to one student: what a cached response must match. ``prompt`` is the text
+    the model reads (system instruction and item); a vision student also gets the plot, which
+    follows from the item."""
+
+    student: StudentConfig
+    mode: AnswerMode
+    template_id: str
+    item: Item
+    item_index: int
+    blind: bool
+    prompt: str
+
+
+class AnswerCache(Protocol):
+    """Stored student responses. `get` returns a stored response to the same call (the model is
+    then not called), or None; `put` receives every fresh response."""
+
+    def get(self, call: StudentCall) -> StudentResponse | None: ...
+
+    def put(self, call: StudentCall, response: StudentResponse) -> None: ...
 
 
 class BlindCheck(BaseModel):
@@ -196,6 +225,20 @@ async def _respond(student: Student, item: Item, index: int, blind: bool, limit:
                            raw=raw, choice=choice, correct=choice == item.answer_index)
 
 
+async def _cached_respond(student: Student, template_id: str, item: Item, index: int, blind: bool,
+                          limit: asyncio.Semaphore, cache: AnswerCache | None) -> StudentResponse:
+    if cache is None:
+        return await _respond(student, item, index, blind, limit)
+    call = StudentCall(student.config, student.mode, template_id, item, index, blind,
+                       f"{STUDENT_SYSTEM}\n\n{student_prompt(item, student.config, blind)}")
+    stored = cache.get(call)
+    if stored is not None:
+        return stored
+    response = await _respond(student, item, index, blind, limit)
+    cache.put(call, response)
+    return response
+
+
 def _blind_check(responses: list[StudentResponse], chance: float, config: PoolConfig) -> BlindCheck:
     seen = [r for r in responses if not r.blind]
     blind = [r for r in responses if r.blind]
@@ -229,9 +272,9 @@ def _checked(students: Sequence[Student], config: PoolConfig | None) -> PoolConf
 
 
 async def _answer(sample: TemplateSample, students: Sequence[Student], config: PoolConfig,
-                  limit: asyncio.Semaphore) -> StudentReport:
+                  limit: asyncio.Semaphore, cache: AnswerCache | None) -> StudentReport:
     conditions = (False, True) if config.blind else (False,)
-    tasks = [_respond(student, item, index, blind, limit)
+    tasks = [_cached_respond(student, sample.template_id, item, index, blind, limit, cache)
              for blind in conditions for student in students for index, item in enumerate(sample.items)]
     responses = list(await asyncio.gather(*tasks))
     chance = sum(1 / len(item.options) for item in sample.items) / len(sample.items)
@@ -240,31 +283,32 @@ async def _answer(sample: TemplateSample, students: Sequence[Student], config: P
                          n_items=len(sample.items), blind=check)
 
 
-async def aanswer_template(sample: TemplateSample, students: Sequence[Student],
-                           config: PoolConfig | None = None) -> StudentReport:
+async def aanswer_template(sample: TemplateSample, students: Sequence[Student], config: PoolConfig | None = None,
+                           *, cache: AnswerCache | None = None) -> StudentReport:
     """Every student answers every item of one template (and blind, if configured); async."""
     config = _checked(students, config)
-    return await _answer(sample, students, config, asyncio.Semaphore(config.max_concurrency))
+    return await _answer(sample, students, config, asyncio.Semaphore(config.max_concurrency), cache)
 
 
 async def aanswer_templates(samples: Sequence[TemplateSample], students: Sequence[Student],
-                            config: PoolConfig | None = None) -> list[StudentReport]:
+                            config: PoolConfig | None = None, *,
+                            cache: AnswerCache | None = None) -> list[StudentReport]:
     """`aanswer_template` for several templates, sharing one concurrency limit; results in order."""
     config = _checked(students, config)
     limit = asyncio.Semaphore(config.max_concurrency)
-    return list(await asyncio.gather(*(_answer(sample, students, config, limit) for sample in samples)))
+    return list(await asyncio.gather(*(_answer(sample, students, config, limit, cache) for sample in samples)))
 
 
-def answer_template(sample: TemplateSample, students: Sequence[Student],
-                    config: PoolConfig | None = None) -> StudentReport:
+def answer_template(sample: TemplateSample, students: Sequence[Student], config: PoolConfig | None = None, *,
+                    cache: AnswerCache | None = None) -> StudentReport:
     """Synchronous `aanswer_template` (not from inside a running event loop)."""
-    return asyncio.run(aanswer_template(sample, students, config))
+    return asyncio.run(aanswer_template(sample, students, config, cache=cache))
 
 
 def answer_templates(samples: Sequence[TemplateSample], students: Sequence[Student],
-                     config: PoolConfig | None = None) -> list[StudentReport]:
+                     config: PoolConfig | None = None, *, cache: AnswerCache | None = None) -> list[StudentReport]:
     """Synchronous `aanswer_templates` (not from inside a running event loop)."""
-    return asyncio.run(aanswer_templates(samples, students, config))
+    return asyncio.run(aanswer_templates(samples, students, config, cache=cache))
 
 
 def responses_frame(reports: Sequence[StudentReport]) -> pd.DataFrame:

@@ -28,7 +28,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from templates_bank.storage._types import JSONType, UTCDateTime, utcnow
 
 __all__ = [
-    "APPEND_ONLY_TABLES", "Base", "BankRow", "BankSession", "ImmutableRecordError", "ReleaseRow", "ReleaseTemplateRow",
+    "APPEND_ONLY_TABLES", "ApiKeyRow", "Base", "BankRow", "JobEventRow", "JobRow", "BankSession", "ImmutableRecordError", "ReleaseRow", "ReleaseTemplateRow",
     "ReviewDecisionRow", "StudentResponseRow", "TemplateVersionRow", "VerdictRow",
 ]
 
@@ -178,6 +178,63 @@ class ReleaseTemplateRow(Base):
     num_samples: Mapped[int] = mapped_column(Integer)
     item_count: Mapped[int] = mapped_column(Integer)
     items_sha256: Mapped[str] = mapped_column(String(64))
+
+
+class ApiKeyRow(Base):
+    """An API key of the service: only the sha256 of the key is stored; ``owner`` is the principal
+    whose banks the key sees (several keys may share an owner)."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    owner: Mapped[str] = mapped_column(String(200), index=True)
+    name: Mapped[str] = mapped_column(String(200), default="")
+    prefix: Mapped[str] = mapped_column(String(16))
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    revoked_at: Mapped[datetime | None]
+
+
+class JobRow(Base):
+    """A long-running job (authoring, re-verification, evaluation). ``request`` is the job's
+    input as JSON, ``result`` its output; ``lease_until`` is how long the worker that claimed it
+    holds it (an expired lease means the worker died and the job may be claimed again)."""
+
+    __tablename__ = "jobs"
+    __table_args__ = (
+        CheckConstraint("status IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')", name="status"),
+        Index("ix_jobs_owner_created_at", "owner", "created_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(30))
+    owner: Mapped[str] = mapped_column(String(200))
+    bank_id: Mapped[int | None] = mapped_column(ForeignKey("banks.id"))
+    status: Mapped[str] = mapped_column(String(12), default="queued")
+    request: Mapped[dict[str, Any]]
+    result: Mapped[dict[str, Any] | None]
+    error: Mapped[str | None] = mapped_column(Text)
+    progress: Mapped[dict[str, Any]]
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    worker: Mapped[str | None] = mapped_column(String(200))
+    lease_until: Mapped[datetime | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class JobEventRow(Base):
+    """One progress event of a job, numbered from 1 within the job (the server-sent-event id)."""
+
+    __tablename__ = "job_events"
+    __table_args__ = (UniqueConstraint("job_id", "seq", name="uq_job_events_job_id_seq"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id"))
+    seq: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(30))
+    payload: Mapped[dict[str, Any]]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 APPEND_ONLY = (TemplateVersionRow, VerdictRow, StudentResponseRow, ReviewDecisionRow, ReleaseRow, ReleaseTemplateRow)

@@ -32,13 +32,9 @@ def config(handler_file: Path, tmp_path: Path, checkpoint: str | None = None, ru
                         **extra)
 
 
-BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.skipif(
-    not os.environ.get("ITEMSMITH_TEST_POSTGRES_URL"), reason="set ITEMSMITH_TEST_POSTGRES_URL to test PostgreSQL"))]
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_scripted_resume_after_interrupted_run(pool, handler_file, tmp_path, backend) -> None:
-    checkpoint = os.environ["ITEMSMITH_TEST_POSTGRES_URL"] if backend == "postgres" else None
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_scripted_resume_after_interrupted_run(pool, handler_file, tmp_path, backend, request) -> None:
+    checkpoint = request.getfixturevalue("postgres_url") if backend == "postgres" else None
     run_id = f"resumable-{uuid.uuid4().hex[:8]}"
     out = tmp_path / "out" / run_id
     first_script = {"exhausted": "error", "rules": [

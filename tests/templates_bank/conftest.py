@@ -1,52 +1,22 @@
 """Fixtures of the storage, release and export tests: bank databases on SQLite and on the
-local PostgreSQL (a database of its own per test session, dropped at the end even on failure),
-and a release of curated templates as a realistic export fixture."""
+local PostgreSQL (`postgres_url`, tests/conftest.py), and a release of curated templates as a
+realistic export fixture."""
 
 from __future__ import annotations
 
-import os
-import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from templates_bank.releases import Release, ReleaseCreate, create_release
-from templates_bank.storage import BankCreate, create_bank, downgrade, get_engine, import_curated, open_session, upgrade
+from templates_bank.storage import BankCreate, create_bank, downgrade, import_curated, open_session, upgrade
 
-POSTGRES_ADMIN_URL = os.environ.get("ITEMSMITH_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 # Five curated templates on the synthetic handler: one handler, one sandbox pool.
 RELEASE_TEMPLATES = ["exam_trend_direction", "exam_granger_direction", "feat_seasonality_classify",
                      "tsaqa_puzzle_trend_season", "exam_pure_noise_tf"]
 RELEASE_SEEDS = [0, 1, 2]
 RELEASE_SAMPLES = 4
-
-
-@pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
-    """A fresh PostgreSQL database for this test session. Skipped when no server answers,
-    except under CI, where a missing server fails the tests that need it."""
-    psycopg = pytest.importorskip("psycopg")
-    from sqlalchemy.engine import make_url
-
-    admin = make_url(POSTGRES_ADMIN_URL)
-    conninfo = admin.set(drivername="postgresql").render_as_string(hide_password=False)
-    try:
-        connection = psycopg.connect(conninfo, autocommit=True, connect_timeout=3)
-    except psycopg.OperationalError as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"PostgreSQL at {POSTGRES_ADMIN_URL} is required under CI: {exc}")
-        pytest.skip(f"no PostgreSQL at {POSTGRES_ADMIN_URL}: {exc}")
-    name = f"itemsmith_test_{uuid.uuid4().hex[:12]}"
-    with connection:
-        connection.execute(f'CREATE DATABASE "{name}"')
-        url = admin.set(database=name).render_as_string(hide_password=False)
-        try:
-            yield url
-        finally:
-            get_engine(url).dispose()
-            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

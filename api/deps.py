@@ -1,0 +1,50 @@
+"""Request dependencies: a database session per request, the caller's API key."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request, Security, status
+from fastapi.security import APIKeyCookie, APIKeyHeader
+from sqlalchemy.orm import Session
+
+from api.auth import Principal, authenticate
+from api.settings import ApiSettings
+from templates_bank.storage import open_session
+
+__all__ = ["PrincipalDep", "SessionDep", "SettingsDep"]
+
+_api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False,
+                               description="An API key from `itemsmith keys create OWNER`.")
+# the review page keeps the key in an HttpOnly cookie after its login form
+_api_key_cookie = APIKeyCookie(name="itemsmith_key", auto_error=False, description="The review page's login cookie.")
+
+
+def get_settings(request: Request) -> ApiSettings:
+    return request.app.state.settings
+
+
+def get_session(request: Request) -> Iterator[Session]:
+    """A session in a transaction, committed after the route returns, rolled back if it raises."""
+    with open_session(request.app.state.engine) as session:
+        yield session
+
+
+def get_principal(session: Annotated[Session, Depends(get_session)],
+                  header_key: Annotated[str | None, Security(_api_key_header)],
+                  cookie_key: Annotated[str | None, Security(_api_key_cookie)]) -> Principal:
+    key = header_key or cookie_key
+    if not key:
+        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "missing API key: send it in the X-API-Key header",
+                            headers={"WWW-Authenticate": "APIKey"})
+    principal = authenticate(session, key)
+    if principal is None:
+        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "unknown or revoked API key",
+                            headers={"WWW-Authenticate": "APIKey"})
+    return principal
+
+
+SettingsDep = Annotated[ApiSettings, Depends(get_settings)]
+SessionDep = Annotated[Session, Depends(get_session)]
+PrincipalDep = Annotated[Principal, Depends(get_principal)]

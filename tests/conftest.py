@@ -1,0 +1,39 @@
+"""Fixtures shared by every test package."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from templates_bank.storage import get_engine
+
+POSTGRES_ADMIN_URL = os.environ.get("ITEMSMITH_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A fresh PostgreSQL database for this test session. Skipped when no server answers,
+    except under CI, where a missing server fails the tests that need it."""
+    psycopg = pytest.importorskip("psycopg")
+    from sqlalchemy.engine import make_url
+
+    admin = make_url(POSTGRES_ADMIN_URL)
+    conninfo = admin.set(drivername="postgresql").render_as_string(hide_password=False)
+    try:
+        connection = psycopg.connect(conninfo, autocommit=True, connect_timeout=3)
+    except psycopg.OperationalError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"PostgreSQL at {POSTGRES_ADMIN_URL} is required under CI: {exc}")
+        pytest.skip(f"no PostgreSQL at {POSTGRES_ADMIN_URL}: {exc}")
+    name = f"itemsmith_test_{uuid.uuid4().hex[:12]}"
+    with connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
+        url = admin.set(database=name).render_as_string(hide_password=False)
+        try:
+            yield url
+        finally:
+            get_engine(url).dispose()
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
