@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,9 +23,9 @@ def test_sqlite_checkpointer_is_the_default(tmp_path: Path) -> None:
     assert (tmp_path / "sub" / "ck.sqlite").is_file()
 
 
-@pytest.mark.skipif(importlib.util.find_spec("langgraph.checkpoint.postgres") is not None,
-                    reason="the postgres extra is installed")
-def test_postgres_without_the_extra_says_how_to_install() -> None:
+def test_postgres_without_the_extra_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a None entry in sys.modules makes the import fail as if the extra were not installed
+    monkeypatch.setitem(sys.modules, "langgraph.checkpoint.postgres.aio", None)
     async def open_pg() -> None:
         async with open_checkpointer("postgresql://u@localhost/db", default_path=Path("x")):
             pass
