@@ -24,6 +24,9 @@ posterior variance of the complete-data score), inverted per template; the SE of
 the delta-method SE of ``log a`` times ``a``. Abilities are EAP estimates with their
 posterior standard deviations.
 
+`estimate_ability` scores one new respondent (a model under evaluation) against templates whose
+parameters are already fixed: the EAP ability and its posterior SD on the same N(0, 1) scale.
+
 Flags (a template can carry several):
 
 - ``all_correct`` / ``all_wrong``: every response to the template is correct (wrong); its
@@ -39,6 +42,7 @@ Flags (a template can carry several):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,7 +53,7 @@ from scipy.special import logsumexp
 
 from templates_bank.schema import IRTParameters
 
-__all__ = ["Calibration", "IRTConfig", "calibrate", "fit_2pl", "to_parameters"]
+__all__ = ["Calibration", "IRTConfig", "calibrate", "estimate_ability", "fit_2pl", "to_parameters"]
 
 _FLAGS = ("negative_discrimination", "near_zero_discrimination", "all_correct", "all_wrong",
           "information_not_positive_definite")
@@ -424,3 +428,53 @@ def to_parameters(table: pd.DataFrame) -> dict[str, IRTParameters]:
         )
         for template_id, row in table.iterrows()
     }
+
+
+# --- one new respondent, parameters fixed ----------------------------------------------------
+
+
+def _grid_posterior(grid: np.ndarray, k: np.ndarray, n: np.ndarray, a: np.ndarray,
+                    b: np.ndarray) -> tuple[float, float]:
+    """Posterior mean and SD of theta on ``grid``: N(0, 1) prior times the binomial likelihood."""
+    z = a * (grid[:, None] - b)
+    softplus = np.logaddexp(0.0, z)
+    log_posterior = (k * z - n * softplus).sum(axis=1) - 0.5 * grid**2
+    weights = np.exp(log_posterior - log_posterior.max())
+    weights /= weights.sum()
+    mean = float(weights @ grid)
+    return mean, float(np.sqrt(max(float(weights @ (grid - mean) ** 2), 0.0)))
+
+
+def estimate_ability(responses: pd.DataFrame, parameters: Mapping[str, IRTParameters],
+                     grid_points: int = 201) -> tuple[float, float]:
+    """EAP ability of one respondent and its posterior SD, template parameters held fixed.
+
+    ``responses`` has columns ``template_id`` and ``correct`` (0/1 or bool), one row per answered
+    instance; a template's instances pool into one binomial count, as in `fit_2pl`, and the prior
+    is the calibration's N(0, 1) ability scale. The posterior is integrated on a grid over
+    [-8, 8], then twice more on grids spanning 8 posterior SDs (at least 4 steps of the previous
+    grid) either side of the last mean, so a sharp posterior from thousands of responses is
+    integrated as accurately as a wide one. Raises ValueError for a template without parameters.
+    """
+    missing_columns = {"template_id", "correct"} - set(responses.columns)
+    if missing_columns:
+        raise ValueError(f"responses lack column(s) {sorted(missing_columns)}; need template_id and correct")
+    if responses.empty:
+        raise ValueError("no responses to estimate an ability from")
+    correct = pd.to_numeric(responses["correct"], errors="coerce")
+    if correct.isna().any() or not correct.isin([0, 1]).all():
+        raise ValueError("'correct' must be 0/1 (or bool) for every response")
+    counts = correct.astype(float).groupby(responses["template_id"].astype(str)).agg(["sum", "count"])
+    unknown = [t for t in counts.index if t not in parameters]
+    if unknown:
+        raise ValueError(f"no IRT parameters for template(s) {unknown[:5]}{' ...' if len(unknown) > 5 else ''}")
+    a = np.array([parameters[t].discrimination for t in counts.index])
+    b = np.array([parameters[t].difficulty for t in counts.index])
+    k, n = counts["sum"].to_numpy(), counts["count"].to_numpy(dtype=float)
+    grid = np.linspace(-8.0, 8.0, grid_points)
+    mean, sd = _grid_posterior(grid, k, n, a, b)
+    for _ in range(2):
+        half_width = max(8 * sd, 4 * (grid[1] - grid[0]))
+        grid = np.linspace(mean - half_width, mean + half_width, grid_points)
+        mean, sd = _grid_posterior(grid, k, n, a, b)
+    return mean, sd

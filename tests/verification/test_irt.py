@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from templates_bank.schema import IRTParameters
-from verification.irt import IRTConfig, calibrate, fit_2pl, to_parameters
+from verification.irt import IRTConfig, calibrate, estimate_ability, fit_2pl, to_parameters
 
 
 def simulate(a: np.ndarray, b: np.ndarray, students: int, instances: int, seed: int):
@@ -177,3 +177,73 @@ def test_config_is_strict():
 def test_bad_input_is_rejected_with_a_reason(frame, message):
     with pytest.raises(ValueError, match=message):
         calibrate(frame)
+
+
+# --- ability of one new respondent, parameters fixed -----------------------------------------
+
+
+def one_respondent(theta: float, a: np.ndarray, b: np.ndarray, instances: int, seed: int):
+    """Responses of one respondent of ability ``theta`` and the parameters as schema records."""
+    rng = np.random.default_rng(seed)
+    p = 1.0 / (1.0 + np.exp(-a * (theta - b)))
+    correct = rng.random((instances, a.size)) < p
+    ids = [f"t{j:04d}" for j in range(a.size)]
+    frame = pd.DataFrame({"template_id": ids * instances, "correct": correct.ravel().astype(int)})
+    parameters = {t: IRTParameters(discrimination=float(a_), difficulty=float(b_), discrimination_se=0.1,
+                                   difficulty_se=0.1) for t, a_, b_ in zip(ids, a, b)}
+    return frame, parameters
+
+
+def brute_force_posterior(frame: pd.DataFrame, parameters: dict[str, IRTParameters]) -> tuple[float, float]:
+    """Posterior mean and SD on one dense fixed grid (no refinement)."""
+    grid = np.linspace(-8, 8, 160_001)
+    log_post = -0.5 * grid**2
+    for template_id, correct in frame.groupby("template_id")["correct"]:
+        par = parameters[str(template_id)]
+        z = par.discrimination * (grid - par.difficulty)
+        k, n = int(correct.sum()), len(correct)
+        log_post += -k * np.logaddexp(0.0, -z) - (n - k) * np.logaddexp(0.0, z)
+    w = np.exp(log_post - log_post.max())
+    w /= w.sum()
+    mean = float(w @ grid)
+    return mean, float(np.sqrt(w @ (grid - mean) ** 2))
+
+
+@pytest.mark.parametrize(("templates", "instances"), [(3, 2), (40, 5), (300, 30)])
+def test_estimate_ability_matches_the_exact_posterior(templates, instances):
+    a, b = true_parameters(templates, seed=templates)
+    frame, parameters = one_respondent(0.7, a, b, instances, seed=1)
+    theta, se = estimate_ability(frame, parameters)
+    exact_theta, exact_se = brute_force_posterior(frame, parameters)
+    assert theta == pytest.approx(exact_theta, abs=1e-4 + 1e-3 * exact_se)
+    assert se == pytest.approx(exact_se, rel=1e-3)
+
+
+def test_estimate_ability_recovers_the_respondent_and_orders_respondents():
+    a, b = true_parameters(200, seed=3)
+    estimates = []
+    for theta in (-1.0, 0.0, 1.5):
+        frame, parameters = one_respondent(theta, a, b, instances=5, seed=4)
+        estimate, se = estimate_ability(frame.assign(correct=frame["correct"].astype(bool)), parameters)
+        assert abs(estimate - theta) < 3 * se and 0 < se < 0.2
+        estimates.append(estimate)
+    assert estimates == sorted(estimates)
+
+
+def test_estimate_ability_of_a_perfect_respondent_is_finite_and_above_an_imperfect_one():
+    a, b = true_parameters(20, seed=5)
+    frame, parameters = one_respondent(0.0, a, b, instances=3, seed=5)
+    perfect = estimate_ability(frame.assign(correct=1), parameters)
+    assert np.isfinite(perfect).all() and perfect[0] > estimate_ability(frame, parameters)[0]
+
+
+@pytest.mark.parametrize(("frame", "message"), [
+    (pd.DataFrame({"template_id": ["t0000"]}), "lack column"),
+    (pd.DataFrame({"template_id": ["t0000"], "correct": [2]}), "0/1"),
+    (pd.DataFrame({"template_id": [], "correct": []}), "no responses"),
+    (pd.DataFrame({"template_id": ["elsewhere"], "correct": [1]}), "no IRT parameters"),
+])
+def test_estimate_ability_rejects_bad_input_with_a_reason(frame, message):
+    _, parameters = one_respondent(0.0, *true_parameters(2, seed=0), instances=1, seed=0)
+    with pytest.raises(ValueError, match=message):
+        estimate_ability(frame, parameters)
