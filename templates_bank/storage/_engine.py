@@ -90,8 +90,9 @@ def current_revision(url: str | URL | Engine | None = None) -> str | None:
         return MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE}).get_current_revision()
 
 
+@cache
 def head_revision() -> str:
-    """The newest migration this itemsmith ships."""
+    """The newest migration this itemsmith ships (read once: the scripts ship with the package)."""
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     head = ScriptDirectory.from_config(config).get_current_head()
