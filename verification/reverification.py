@@ -356,7 +356,8 @@ async def areverify_release(session: Session, release: Release, judges: Sequence
         sample = TemplateSample(template_id=template_id, items=items, task=manifest.task, dataset=dataset)
         version_id = versions[template_id]
         new = await ajudge_template(sample, judges, config, cache=judge_cache)
-        record_verdict(session, version_id, new.decision, run_id=run_id)
+        if not any(v.run_id == run_id for v in list_verdicts(session, version_id, "decision")):
+            record_verdict(session, version_id, new.decision, run_id=run_id)  # once per run, also when resumed
         old = _old_judgement(session, version_id, template_id, manifest.created_at, config)
         old_means, new_means = _means(old), _means(new)
         shifts = []

@@ -172,6 +172,10 @@ def test_scripted_rerun_with_identical_models_makes_zero_model_calls(url: str) -
     assert len(rows["judge"]) == judged  # nothing asked, nothing new to store
     assert sorted(v.run_id for v in rows["decision"]) == sorted([first.run_id, again.run_id] * len(TEMPLATES))
 
+    with open_session(url) as session:  # the same run resumed (a re-run job) records no second decision
+        reverify_release(session, release, new_panel(), run_id=again.run_id)
+    assert len(verdict_rows(url, release)["decision"]) == len(rows["decision"])
+
 
 def test_scripted_changed_prompt_or_model_misses_the_cache(url: str) -> None:
     release = make_release(url)
