@@ -31,7 +31,8 @@ def find_handler_class_name(source: str, class_name: str | None = None) -> str:
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
-        raise HandlerSourceError(f"handler source has a syntax error at line {exc.lineno}: {exc.msg}") from None
+        where = f" at line {exc.lineno}" if exc.lineno else ""
+        raise HandlerSourceError(f"handler source has a syntax error{where}: {exc.msg}") from None
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
     if class_name is not None:
         chosen = [n for n in classes if n.name == class_name]
