@@ -30,7 +30,7 @@ from agents.feedback import build_feedback
 from agents.generator import first_message, generate, messages_for, shown_reply
 from agents.models import Attempt
 from agents.state import SlotState
-from agents.verify import VerificationResult, pass_through
+from agents.verify import run_stages
 
 
 def _emit(ctx: SlotContext, state: SlotState, phase: Phase, *, round_: int | None = None,
@@ -124,22 +124,17 @@ async def verify_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict[s
     _emit(ctx, state, "verifying", extra=[state.get("current") or {}])
     report = StructureReport.model_validate(state["report"])
     source = state["source"] or ""
-    result = VerificationResult(decision=Decision(accepted=True, stage="structure"))
-    for verifier in ctx.verifiers or (pass_through,):
-        result = await verifier(source, report)
-        if not result.decision.accepted:
-            break
-    attempt = Attempt.model_validate(state["current"])
+    decision, feedback, results = await run_stages(ctx.verifiers, source, report)
+    attempt = Attempt.model_validate(state["current"]).model_copy(update={"verification": results})
     compact = report.model_dump(mode="json", exclude={"items"}) | {"n_items": len(report.items)}
-    update: dict[str, Any] = {"decision": result.decision.model_dump(mode="json"), "report": compact, "current": {}}
-    if result.decision.accepted:
+    update: dict[str, Any] = {"decision": decision.model_dump(mode="json"), "report": compact, "current": {}}
+    if decision.accepted:
         attempt = attempt.model_copy(update={"status": "ok"})
     else:
-        reasons = "; ".join(result.decision.reasons) or f"rejected at {result.decision.stage}"
-        feedback = result.feedback or None
+        reasons = "; ".join(decision.reasons) or f"rejected at {decision.stage}"
         attempt = attempt.model_copy(update={"status": "verify_rejected", "error": reasons, "feedback": feedback})
         update["feedback"] = feedback
-    return {**update, "attempts": [attempt.model_dump()], "elapsed_s": time.monotonic() - started}
+    return {**update, "attempts": [attempt.model_dump(mode="json")], "elapsed_s": time.monotonic() - started}
 
 
 async def accept_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""An in-process llama.cpp chat model (``llama-cpp-python``, the ``local`` extra).
+"""In-process llama.cpp models (``llama-cpp-python``, the ``local`` extra): a chat model and a
+letter scorer for log-likelihood students.
 
 One `Llama` per model file is loaded lazily and shared by every chat model that uses the file
 (a planner and a generator share the weights); calls to one `Llama` are serialized by a lock.
@@ -9,8 +10,10 @@ own token counts. Greedy or seeded sampling gives the same text for the same pro
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -128,3 +131,59 @@ class LlamaCppChatModel(BaseChatModel):
         except asyncio.CancelledError:
             cancel.set()  # the worker thread stops at the next token and releases the model
             raise
+
+
+class LlamaCppLetterScorer:
+    """A `verification.students.LetterScorer` on a GGUF model: the log-probability of each option
+    letter as the next token after a plain-text prompt, from one forward pass.
+
+    It shares the loaded `Llama` (and its lock) with any chat model of the same file, so the two
+    never interleave. A letter's score is the log of the probability mass of its single-token
+    spellings ("A" and " A"): tokenizers differ in whether the space after "Answer:" is part of
+    the letter's token. The longest prefix already in llama.cpp's cache is not evaluated again
+    (student prompts share the instruction).
+    """
+
+    def __init__(self, model_path: Path, model_name: str, *, n_ctx: int = 8192, n_threads: int = 1) -> None:
+        self.model_path = Path(model_path)
+        self.model_name = model_name
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+
+    def count_tokens(self, prompt: str) -> int:
+        llama, _ = _load(str(self.model_path), self.n_ctx, self.n_threads)
+        return len(llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=False))
+
+    def score_letters(self, prompt: str, letters: Sequence[str]) -> dict[str, float]:
+        import numpy as np  # noqa: PLC0415
+        from llama_cpp import llama_get_logits_ith  # noqa: PLC0415
+
+        llama, lock = _load(str(self.model_path), self.n_ctx, self.n_threads)
+        tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
+        if len(tokens) >= llama.n_ctx():
+            raise ValueError(f"{self.model_name}: the prompt has {len(tokens)} tokens, more than the context "
+                             f"window of {llama.n_ctx()} (ITEMSMITH_LOCAL_N_CTX)")
+        spellings = {letter: _single_tokens(llama, letter) for letter in letters}
+        with lock:
+            cached = 0
+            limit = min(llama.n_tokens, len(tokens) - 1)  # the last token is always evaluated: its logits are needed
+            while cached < limit and llama.input_ids[cached] == tokens[cached]:
+                cached += 1
+            llama.n_tokens = cached
+            llama.eval(tokens[cached:])
+            logits = np.array(np.ctypeslib.as_array(llama_get_logits_ith(llama.ctx, -1), shape=(llama.n_vocab(),)),
+                              dtype=np.float64)
+        top = logits.max()
+        log_total = top + math.log(float(np.exp(logits - top).sum()))
+        return {letter: float(np.logaddexp.reduce(logits[ids]) - log_total)
+                for letter, ids in spellings.items() if ids}
+
+
+def _single_tokens(llama: Any, letter: str) -> list[int]:
+    """Token ids that spell `letter` alone, with or without a leading space."""
+    ids = set()
+    for text in (letter, f" {letter}"):
+        encoded = llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        if len(encoded) == 1:
+            ids.add(encoded[0])
+    return sorted(ids)

@@ -8,9 +8,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from templates_bank.schema import Decision, Template
+from verification.judges import panel_agreement
 
 from agents.taxonomy import CATEGORIES, CONCEPTS, TASK_KINDS
 from agents.usage import UsageTotals
+from agents.verify import VerificationResult
 
 SlotStatus = Literal["pending", "running", "accepted", "discarded", "failed"]
 
@@ -72,6 +74,7 @@ class Attempt(BaseModel):
     check_s: float = 0.0
     retries: int = 0
     repeated: bool = False  # the model first resent failed code and was asked again (one extra call)
+    verification: list[VerificationResult] = Field(default_factory=list)  # the stages run, in order
 
 
 class SlotResult(BaseModel):
@@ -140,4 +143,67 @@ class RunReport(BaseModel):
             "output_tokens": total.output_tokens, "cost_usd": total.cost_usd,
             "tokens_per_accepted": round(total.total_tokens / len(accepted)) if accepted else None,
             "wall_s_per_accepted": round(self.wall_s / len(accepted), 1) if accepted else None,
+            "verification": self.verification_summary(),
         }
+
+    def verification_summary(self) -> dict[str, object]:
+        """Over every candidate that reached the sandbox: how many each stage checked and passed,
+        the judges' agreement (Krippendorff's alpha over candidate x criterion) and mean score per
+        criterion, the students' accuracy per capability rank (with and without the series), the
+        capability outcomes and what the verification calls cost."""
+        attempts = [(slot.slot, a) for slot in self.slots for a in slot.attempts]
+        checked = [a for _, a in attempts if a.status in SANDBOX_STATUSES]
+        stages = {"structure": _rate(len(checked), sum(a.status in ("ok", "verify_rejected") for a in checked))}
+        results = [(slot, a.round, r) for slot, a in attempts for r in a.verification]
+        for stage in ("judges", "students"):
+            ran = [r for *_, r in results if r.decision.stage == stage]
+            stages[stage] = _rate(len(ran), sum(r.decision.accepted for r in ran))
+        judgements = [r.judgement.model_copy(update={"template_id": f"{slot}:{round_}"})
+                      for slot, round_, r in results if r.judgement is not None]
+        scores: dict[str, list[float]] = {}
+        for judgement in judgements:
+            for score in judgement.scores:
+                scores.setdefault(score.criterion, [])
+                if score.score is not None:
+                    scores[score.criterion].append(score.score)
+        names: dict[int, set[str]] = {}
+        correct: dict[tuple[int, bool], list[bool]] = {}  # (rank, blind) -> correct flags
+        outcomes: dict[str, int] = {}
+        usage = UsageTotals()
+        for *_, r in results:
+            usage = usage.add(r.usage)
+            if r.capability is not None:
+                outcomes[r.capability.outcome.value] = outcomes.get(r.capability.outcome.value, 0) + 1
+            for response in r.students.responses if r.students is not None else []:
+                names.setdefault(response.rank, set()).add(response.student)
+                correct.setdefault((response.rank, response.blind), []).append(response.correct)
+        return {
+            "acceptance_by_stage": stages,
+            "judge_agreement_alpha": _round(panel_agreement(judgements)) if judgements else None,
+            "judge_criterion_mean": {c: _round(sum(v) / len(v)) if v else None for c, v in scores.items()},
+            "judge_missing_scores": sum(s.score is None for j in judgements for s in j.scores),
+            "student_accuracy_by_rank": {
+                str(rank): {"students": sorted(students), "n": len(correct.get((rank, False), [])),
+                            "accuracy": _mean(correct.get((rank, False), [])),
+                            "blind_accuracy": _mean(correct.get((rank, True), []))}
+                for rank, students in sorted(names.items())},
+            "capability_outcomes": outcomes,
+            "stage_errors": sum(len(r.errors) for *_, r in results),
+            "calls": usage.calls, "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+            "cost_usd": usage.cost_usd,
+        }
+
+
+SANDBOX_STATUSES = frozenset({"ok", "refused", "error", "killed", "rejected", "verify_rejected"})
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+def _mean(flags: list[bool]) -> float | None:
+    return round(sum(flags) / len(flags), 3) if flags else None
+
+
+def _rate(checked: int, passed: int) -> dict[str, object]:
+    return {"checked": checked, "passed": passed, "rate": round(passed / checked, 3) if checked else None}

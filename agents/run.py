@@ -30,8 +30,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from sandbox import SandboxLimits, SandboxPool
+from templates_bank.rendering import TextFormat
 from templates_bank.schema import Decision, Provenance, StructureReport, Template
+from verification.capability import CapabilityConfig
+from verification.judges import PanelConfig
 from verification.structure import check_structure
+from verification.students import PoolConfig
 
 from agents.checkpoint import open_checkpointer
 from agents.context import SlotContext, SlotEvent
@@ -45,6 +49,13 @@ from agents.profile import HandlerProfile, profile_handler
 from agents.providers import PROVIDERS, ModelOptions, ModelSpec, make_model
 from agents.settings import AgentSettings, get_settings
 from agents.usage import UsageLedger, UsageTotals
+from agents.verification_stages import (
+    JudgePanelVerifier,
+    StudentPoolVerifier,
+    StudentSpec,
+    build_judges,
+    build_students,
+)
 from agents.verify import Verifier
 
 FINAL = ("accepted", "discarded", "failed")
@@ -72,6 +83,14 @@ class AuthorConfig(BaseModel):
     allow_fallback_briefs: bool = True
     generator_max_tokens: int | None = None
     planner_max_tokens: int | None = None
+    judges: list[str] = Field(default_factory=list, description="judge model specs; none: no judge panel")
+    judge_samples: int = Field(1, ge=1, le=20, description="sampled scores per judge and criterion")
+    panel: PanelConfig = Field(default_factory=PanelConfig, description="criteria, thresholds, item rendering")
+    students: list[StudentSpec] = Field(default_factory=list, description="SPEC@RANK; none: no student pool")
+    student_format: TextFormat = Field(TextFormat.plain, description="how students are shown items")
+    pool: PoolConfig = Field(default_factory=PoolConfig, description="the blind condition")
+    capability: CapabilityConfig = Field(default_factory=CapabilityConfig, description="which outcomes keep a template")
+    review_max_tokens: int = Field(512, ge=16, le=8192, description="reply cap of judges and chat-mode students")
 
 
 def new_run_id() -> str:
@@ -168,7 +187,9 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
 
     `generator_model` / `planner_model` override the specs (tests pass scripted models);
     `checker` overrides the sandbox structure check (an async `source -> StructureReport`);
-    `pool` reuses a running `SandboxPool` for `config.handler` (left open).
+    `pool` reuses a running `SandboxPool` for `config.handler` (left open). `verifiers` replace the
+    stages configured by `config.judges` / `config.students` (none of either: every template that
+    passes the structure check is accepted).
     """
     settings = settings or get_settings()
     run = _Run(config, settings, on_event)
@@ -183,6 +204,12 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
     if generator_model is None:  # a missing key, extra or model file fails here, not after planning
         generator_model = make_model(generator_spec, settings=settings,
                                      options=ModelOptions(max_tokens=config.generator_max_tokens))
+    if verifiers and (config.judges or config.students):
+        raise AgentError("pass verifiers or configure judges/students, not both")
+    judges = build_judges(config.judges, samples=config.judge_samples, max_tokens=config.review_max_tokens,
+                          settings=settings)
+    students = build_students(config.students, text_format=config.student_format,
+                              max_tokens=config.review_max_tokens, settings=settings)
     retry = RetryPolicy(max_retries=settings.max_retries, initial_s=settings.backoff_initial_s,
                         max_s=settings.backoff_max_s)
     started = time.monotonic()
@@ -195,6 +222,13 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
             pool = await asyncio.get_running_loop().run_in_executor(
                 executor, lambda: SandboxPool(config.handler, workers=config.sandbox_workers, limits=limits))
         profile: HandlerProfile = await asyncio.get_running_loop().run_in_executor(executor, profile_handler, pool)
+        stages: list[Verifier] = list(verifiers)
+        if judges:
+            stages.append(JudgePanelVerifier(judges, config.panel, task=config.task, dataset=profile.description,
+                                             retry=retry))
+        if students:
+            stages.append(StudentPoolVerifier(students, config.pool, config.capability, task=config.task,
+                                              dataset=profile.description, retry=retry))
 
         async def sandbox_check(source: str) -> StructureReport:
             return await asyncio.get_running_loop().run_in_executor(
@@ -248,7 +282,7 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
                 assert model is not None
                 context = SlotContext(
                     model=model, prompt=build_prompt(profile, config.task, examples=config.examples),
-                    check=checker or sandbox_check, profile=profile, verifiers=tuple(verifiers), retry=retry,
+                    check=checker or sandbox_check, profile=profile, verifiers=tuple(stages), retry=retry,
                     max_rounds=config.max_rounds, ledger=UsageLedger(), accepted_titles=lambda: list(run.accepted_titles),
                     on_event=run.emit)
             concurrency = min(config.slots, (model.max_concurrency if model else None) or config.slots)

@@ -1,26 +1,40 @@
-"""The verification stages after the structure check (judge panel, student pool, capability filter).
+"""The verification stages after the structure check, as the authoring graph runs them.
 
-A later issue fills them in. The interface is fixed here: a `Verifier` takes the template source
-and its structure report and returns a `Decision` (with reasons) plus optional feedback for the
-generator; the graph runs the configured verifiers in order and stops at the first rejection.
-For now the only stage is `pass_through`, which accepts every template that passed the
-structure check.
+A `Verifier` takes the template source and its (passed) structure report and returns a
+`VerificationResult`: the stage's `Decision`, feedback for the generator when it rejects, and
+the stage's typed verdicts (the judge panel's `TemplateJudgement`, the student pool's
+`StudentReport`, the `CapabilityReport`), kept on the slot's attempt so the run report and the
+bank keep them. `run_stages` runs the configured verifiers in order and stops at the first
+rejection. With none configured the only stage is `pass_through`, which accepts every template
+that passed the structure check. The real stages are built in `agents.verification_stages`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from templates_bank.schema import Decision, StructureReport
+from verification.capability import CapabilityReport
+from verification.judges import TemplateJudgement
+from verification.students import StudentReport
+
+from agents.usage import UsageTotals
 
 
 class VerificationResult(BaseModel):
-    """A stage's decision, and feedback for a refinement round when it rejects."""
+    """A stage's decision, feedback for a refinement round when it rejects, and its verdicts."""
 
     decision: Decision
     feedback: str | None = None
+    judgement: TemplateJudgement | None = None
+    students: StudentReport | None = None
+    capability: CapabilityReport | None = None
+    errors: list[str] = Field(default_factory=list, description="model calls that failed during the stage")
+    usage: UsageTotals = Field(default_factory=UsageTotals)
+    elapsed_s: float = 0.0
 
 
 class Verifier(Protocol):
@@ -28,7 +42,7 @@ class Verifier(Protocol):
 
 
 async def pass_through(source: str, report: StructureReport) -> VerificationResult:
-    """Accepts any template whose structure check passed (the later stages are not configured yet)."""
+    """Accepts any template whose structure check passed (no content stage configured)."""
     if not report.passed:
         return VerificationResult(decision=Decision(accepted=False, stage="structure",
                                                     reasons=[report.error or "structure check failed"]))
@@ -36,3 +50,20 @@ async def pass_through(source: str, report: StructureReport) -> VerificationResu
         accepted=True, stage="structure",
         reasons=[f"structure check passed ({len(report.items)} items, deterministic, varied)",
                  "content and capability verification not configured"]))
+
+
+async def run_stages(verifiers: Sequence[Verifier], source: str,
+                     report: StructureReport) -> tuple[Decision, str | None, list[VerificationResult]]:
+    """Run `verifiers` (default: `pass_through`) in order, stopping at the first rejection.
+
+    Returns the overall decision (the rejecting stage's, or an acceptance carrying every stage's
+    reasons), the rejecting stage's feedback, and every stage's result in order.
+    """
+    results: list[VerificationResult] = []
+    for verifier in verifiers or (pass_through,):
+        result = await verifier(source, report)
+        results.append(result)
+        if not result.decision.accepted:
+            return result.decision, result.feedback, results
+    reasons = [f"{r.decision.stage}: {reason}" for r in results for reason in r.decision.reasons]
+    return Decision(accepted=True, stage=results[-1].decision.stage, reasons=reasons), None, results

@@ -198,10 +198,18 @@ def author(
         "--checkpoint", help="SQLite file or postgresql:// URL (default OUT/checkpoints.sqlite).")] = None,
     run_id: Annotated[str | None, typer.Option("--run-id", help="Resume this run (or name a new one).")] = None,
     seed: SeedOpt = 0,
+    judge: Annotated[list[str] | None, typer.Option(
+        "--judge", help="Judge model spec (repeat for a panel); none: no judge panel.")] = None,
+    student: Annotated[list[str] | None, typer.Option(
+        "--student", help="Student as SPEC@RANK, larger rank = more capable (repeat for a pool); local models "
+                          "answer by letter log-likelihood. None: no student pool.")] = None,
     no_live: Annotated[bool, typer.Option("--no-live", help="Plain log lines instead of a live table.")] = False,
 ) -> None:
-    """Author item templates for a handler: plan, generate, check in the sandbox, refine. Resumable."""
+    """Author item templates for a handler: plan, generate, check in the sandbox, judge, test on students,
+    refine. Resumable."""
     import asyncio
+
+    from pydantic import ValidationError
 
     from agents.errors import AgentError
     from agents.progress import ProgressTable
@@ -210,9 +218,13 @@ def author(
     from agents.run import author as run_author
 
     run_id = run_id or new_run_id()
-    config = AuthorConfig(handler=handler, task=task, templates=templates, generator=generator, planner=planner,
-                          max_rounds=rounds, slots=slots, sandbox_workers=sandbox_workers, out_dir=out,
-                          checkpoint=checkpoint, run_id=run_id, seed=seed)
+    try:
+        config = AuthorConfig(handler=handler, task=task, templates=templates, generator=generator, planner=planner,
+                              max_rounds=rounds, slots=slots, sandbox_workers=sandbox_workers, out_dir=out,
+                              checkpoint=checkpoint, run_id=run_id, seed=seed, judges=judge or [],
+                              students=student or [])
+    except ValidationError as exc:
+        raise _fail("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
     typer.echo(f"run {run_id} (if it stops, resume with --run-id {run_id})", err=True)
     try:
         with ProgressTable(max_rounds=rounds, live=not no_live and sys.stderr.isatty()) as progress:
@@ -420,3 +432,255 @@ def export(
     except (ExportError, ReleaseError, RegenerationError) as exc:
         raise _fail(str(exc)) from None
     typer.echo(f"exported {frozen.manifest.ref} as {fmt}: {report.rows} items in {out}")
+
+
+# --- evaluation of a model on a release --------------------------------------------------------
+
+
+@app.command("evaluate")
+def evaluate(
+    release: Annotated[str, typer.Argument(help="BANK@NUMBER or BANK@latest.")],
+    model: Annotated[str, typer.Option(
+        "--model", "-m", help="Model under test: openai:gpt-4o, anthropic:..., openai_compatible:NAME@URL, "
+                              "local:qwen2.5-coder-1.5b, scripted:FILE.")],
+    formats: Annotated[list[TextFormat] | None, typer.Option(
+        "--format", help="Text format of the series (repeatable: items are answered in each; default plain).")] = None,
+    decimals: Annotated[int, typer.Option(min=0, max=10, help="Series decimals in prompts.")] = 2,
+    fresh_seed: Annotated[bool, typer.Option(
+        "--fresh-seed", help="New instances of the same templates, on seeds the release never used.")] = False,
+    seed: Annotated[int | None, typer.Option(
+        "--seed", min=0, help="With --fresh-seed: the seed the new seeds are drawn from (default random; "
+                              "recorded in the report).")] = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, max=256, help="Model calls in flight.")] = 4,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole report as one JSON object.")] = False,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Also write the whole report (JSON) here.")] = None,
+    workers: WorkersOpt = 1,
+    db: DbOpt = None,
+) -> None:
+    """Evaluate a model on a release: accuracy overall, per category, dataset, text format, series
+    length and queried position, and its IRT ability."""
+    import secrets
+
+    from langchain_core.language_models import BaseChatModel
+
+    from agents.errors import AgentError
+    from agents.providers import ModelSpec, make_model
+    from agents.settings import get_settings
+    from agents.verification_stages import make_letter_scorer
+    from templates_bank.regeneration import RegenerationError
+    from templates_bank.releases import ReleaseError
+    from verification.evaluation import evaluate_release, report_table
+    from verification.students import LetterScorer, Student, StudentConfig
+
+    if seed is not None and not fresh_seed:
+        raise _fail("--seed only applies with --fresh-seed")
+    if out is not None and out.is_dir():
+        raise _fail(f"--out {str(out)!r} is a folder; give a file name")
+    frozen = _load_release(release, db)
+    # a local model answers by letter log-likelihood (one forward pass, nothing left unparsed), others in chat
+    answerer: BaseChatModel | LetterScorer
+    try:
+        if ModelSpec.parse(model).provider == "local":
+            answerer, limit = make_letter_scorer(model, get_settings()), 1
+        else:
+            handle = make_model(model)
+            answerer, limit = handle.model, min(concurrency, handle.max_concurrency or concurrency)
+    except AgentError as exc:
+        raise _fail(str(exc)) from None
+    student = Student(StudentConfig(name=model, rank=0, model=model, decimals=decimals), answerer)
+    drawn = (seed if seed is not None else secrets.randbits(31)) if fresh_seed else None
+    try:
+        report = evaluate_release(frozen, student, formats=formats or [TextFormat.plain], fresh_seed=drawn,
+                                  max_concurrency=limit, workers=workers)
+    except (ReleaseError, RegenerationError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    if out is not None:
+        out.write_text(report.model_dump_json(indent=1) + "\n")
+    if as_json:
+        sys.stdout.write(report.model_dump_json() + "\n")
+    else:
+        typer.echo(report_table(report))
+        if out is not None:
+            typer.echo(f"\nfull report with every response: {out}")
+
+
+# --- re-verification of a release with a new judge panel ---------------------------------------
+
+
+def _reverify_students(specs: list[str]) -> list[tuple[str, int]]:
+    """``SPEC@RANK`` -> (spec, rank); the rank follows the last ``@`` (a spec may hold one)."""
+    parsed = []
+    for text in specs:
+        spec, at, rank = text.rpartition("@")
+        if not at or not spec or not rank.lstrip("-").isdigit():
+            raise _fail(f"--students {text!r}: write SPEC@RANK, e.g. openai:gpt-4o-mini@1 (larger rank: more capable)")
+        parsed.append((spec, int(rank)))
+    return parsed
+
+
+@app.command("reverify")
+def reverify(
+    release: Annotated[str, typer.Argument(help="BANK@NUMBER or BANK@latest.")],
+    judge: Annotated[list[str], typer.Option(
+        "--judge", help="Judge model spec of the new panel (repeatable), e.g. openai:gpt-4o, scripted:FILE.")],
+    students: Annotated[list[str] | None, typer.Option(
+        "--students", help="Student model spec with its capability rank, SPEC@RANK (repeatable).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole report as one JSON object.")] = False,
+    workers: WorkersOpt = 1,
+    db: DbOpt = None,
+) -> None:
+    """Judge a release again with a new panel: the new verdicts are stored beside the old ones (answers
+    already in the bank for the same model, prompt and item are reused, not asked again), and the
+    difference is printed. A template the new panel rejects is declined for the next release unless a
+    person approved it."""
+    from sqlalchemy.orm import Session
+
+    from agents.errors import AgentError
+    from agents.providers import make_model
+    from templates_bank.regeneration import RegenerationError
+    from templates_bank.releases import ReleaseError
+    from templates_bank.storage import StorageError, get_engine
+    from verification.judges import Judge, JudgeConfig
+    from verification.reverification import reverify_release
+    from verification.students import Student, StudentConfig
+
+    frozen = _load_release(release, db)
+    ranked = _reverify_students(students or [])
+    try:
+        handles = {spec: make_model(spec) for spec in dict.fromkeys([*judge, *(spec for spec, _ in ranked)])}
+    except AgentError as exc:
+        raise _fail(str(exc)) from None
+    panel = [Judge(JudgeConfig(name=spec, family=handles[spec].provider), handles[spec].model) for spec in judge]
+    pool = [Student(StudentConfig(name=spec, rank=rank, model=spec), handles[spec].model) for spec, rank in ranked]
+    try:
+        # A plain session, committed after each template, so answers already paid for survive a failure.
+        with Session(get_engine(db), expire_on_commit=False) as session:
+            report = reverify_release(session, frozen, panel, students=pool, workers=workers, commit=True)
+    except (StorageError, ReleaseError, RegenerationError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        sys.stdout.write(report.model_dump_json() + "\n")
+        return
+    typer.echo(f"{report.release} re-verified by {', '.join(report.judges)} (run {report.run_id})")
+    for t in report.templates:
+        old = "-" if t.old_decision is None else ("accepted" if t.old_decision.accepted else "rejected")
+        new = "accepted" if t.new_decision.accepted else "rejected"
+        typer.echo(f"{t.template_id:40} {old:9} -> {new:9} {t.change.replace('_', ' ')}")
+        if t.change == "now_rejected":
+            typer.echo(f"{'':40} {'; '.join(t.new_decision.reasons)}")
+        for s in t.students:
+            before = "-" if s.old_accuracy is None else f"{s.old_accuracy:.2f}"
+            typer.echo(f"{'':40} student {s.student}: accuracy {before} -> {s.new_accuracy:.2f}")
+    shifts = ", ".join(f"{c.criterion} {c.shift:+.2f}" for c in report.criteria if c.shift is not None)
+    typer.echo(f"score shifts (new - old mean): {shifts or 'no template scored by both panels'}")
+    alpha = "n/a" if report.agreement is None else f"{report.agreement:.3f}"
+    typer.echo(f"agreement old vs new panel (Krippendorff's alpha, interval): {alpha}")
+    calls = report.judge_calls
+    typer.echo(f"judges: {calls.calls} model calls, {calls.fresh} scores drawn, {calls.cached} reused from the bank")
+    if report.student_calls is not None:
+        calls = report.student_calls
+        typer.echo(f"students: {calls.calls} model calls, {calls.cached} answers reused from the bank")
+
+
+# --- API keys of the service -----------------------------------------------------------------
+
+keys_app = typer.Typer(help="API keys of the service (stored as hashes; a key is shown once).", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
+
+
+@keys_app.command("create")
+def keys_create(owner: Annotated[str, typer.Argument(help="Whose banks the key sees.")],
+                name: Annotated[str, typer.Option("--name", help="A label, e.g. the person or machine.")] = "",
+                db: DbOpt = None) -> None:
+    """Create an API key for OWNER and print it (it is not stored and cannot be shown again)."""
+    from api.auth import create_key
+
+    try:
+        with _session(db) as session:
+            key, record = create_key(session, owner, name)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    typer.echo(f"API key {record.id} for {record.owner!r} (store it now: it is not shown again):", err=True)
+    typer.echo(key)
+
+
+@keys_app.command("list")
+def keys_list(owner: Annotated[str | None, typer.Option("--owner", help="Only this owner's keys.")] = None,
+              db: DbOpt = None) -> None:
+    """List API keys (id, owner, name, prefix, created, revoked); never the keys themselves."""
+    from api.auth import list_keys
+
+    with _session(db) as session:
+        keys = list_keys(session, owner)
+    for key in keys:
+        revoked = f"revoked {key.revoked_at:%Y-%m-%d %H:%M}" if key.revoked_at else "active"
+        typer.echo(f"{key.id:5} {key.owner:24} {key.name:20} {key.prefix}…  {key.created_at:%Y-%m-%d %H:%M}  {revoked}")
+
+
+@keys_app.command("revoke")
+def keys_revoke(key_id: Annotated[int, typer.Argument(help="The key's id (see `keys list`).")],
+                db: DbOpt = None) -> None:
+    """Revoke an API key: requests with it are refused from now on."""
+    from api.auth import revoke_key
+    from templates_bank.storage import NotFoundError
+
+    try:
+        with _session(db) as session:
+            record = revoke_key(session, key_id)
+    except NotFoundError as exc:
+        raise _fail(str(exc)) from None
+    typer.echo(f"revoked API key {record.id} of {record.owner!r}")
+
+
+# --- the service -------------------------------------------------------------------------------
+
+
+@app.command()
+def serve(host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
+          port: Annotated[int, typer.Option("--port", min=1, max=65535, help="TCP port.")] = 8000,
+          db: DbOpt = None) -> None:
+    """Run the REST API and review page (migrating the database first); jobs run in this process
+    unless ITEMSMITH_API_JOB_RUNNER=celery."""
+    import uvicorn
+
+    from api.app import create_app
+    from api.settings import ApiSettings
+    from templates_bank.storage import current_revision, upgrade
+
+    settings = ApiSettings(database_url=db) if db is not None else ApiSettings()
+    upgrade(settings.database_url)
+    typer.echo(f"database at revision {current_revision(settings.database_url)}; serving on http://{host}:{port}",
+               err=True)
+    uvicorn.run(create_app(settings), host=host, port=port)
+
+
+# --- job workers (Celery) ----------------------------------------------------------------------
+
+
+@app.command()
+def worker(
+    concurrency: Annotated[int, typer.Option("--concurrency", "-c", min=1, max=64,
+                                             help="Jobs this worker runs at once.")] = 2,
+    pool: Annotated[str, typer.Option("--pool", help="Celery execution pool: threads, prefork or solo.")] = "threads",
+    loglevel: Annotated[str, typer.Option("--loglevel", help="Log level: DEBUG, INFO, WARNING, ERROR.")] = "INFO",
+) -> None:
+    """Run a Celery worker for jobs (broker ITEMSMITH_API_REDIS_URL, database ITEMSMITH_API_DATABASE_URL).
+    The API sends jobs here when ITEMSMITH_API_JOB_RUNNER=celery. Start as many as you like; a job
+    whose worker is killed is resumed by another one once its lease (ITEMSMITH_API_JOB_LEASE_S) expires."""
+    import os
+
+    from api.settings import ApiSettings
+    from templates_bank.storage import StorageError, require_current_schema
+
+    if pool not in ("threads", "prefork", "solo"):
+        raise _fail(f"--pool {pool!r}: use threads, prefork or solo")
+    try:
+        from api.jobs.celery_app import app as celery_app
+    except ImportError as exc:
+        raise _fail(f"workers need Celery ({exc.name} is missing): pip install 'itemsmith[workers]'") from None
+    try:
+        require_current_schema(ApiSettings().database_url)
+    except StorageError as exc:
+        raise _fail(str(exc)) from None
+    celery_app.worker_main(["worker", f"--concurrency={concurrency}", f"--pool={pool}", f"--loglevel={loglevel}",
+                            f"--hostname=itemsmith-{os.getpid()}@%h", "--without-gossip", "--without-mingle"])

@@ -29,4 +29,8 @@ class ApiSettings(BaseSettings):
     redis_url: str = Field("redis://127.0.0.1:6379/0", description="Celery broker and result backend")
     max_upload_bytes: int = Field(50 * 1024 * 1024, ge=1, description="cap on one POST /banks request's files")
     max_handler_source_bytes: int = Field(256 * 1024, ge=1)
+    model_providers: list[str] = Field(
+        ["openai", "anthropic", "openai_compatible", "local"],
+        description="providers a request may name; `scripted` (recorded replies read from a server file) is for "
+                    "tests only")
     job_lease_s: float = Field(60.0, gt=0, description="a running job's lease; renewed while its worker lives")

@@ -1,4 +1,3 @@
-import pandas as pd
 import pytest
 
 from handlers import DatasetHandler, HandlerContractError, HandlerSourceError, load_handler_source

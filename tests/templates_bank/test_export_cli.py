@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from api.cli import app
+from templates_bank.storage import head_revision
 
 
 @pytest.fixture
@@ -27,7 +28,7 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 - a ru
 
 def test_release_and_export_from_the_command_line(run, tmp_path: Path) -> None:  # noqa: ANN001
     assert "itemsmith db upgrade" in run("bank", "status", code=2)  # not migrated yet: told what to do
-    assert "at revision 0001" in run("db", "upgrade")
+    assert f"at revision {head_revision()}" in run("db", "upgrade")
     run("bank", "create", "trends", "--handler", "synthetic", "--owner", "alice", "--task", "trend questions")
     assert "exists already" in run("bank", "create", "trends", "--handler", "synthetic", "--owner", "a", code=2)
     run("bank", "import-curated", "trends", "--reviewer", "alice", "-t", "feat_trend_detect_tf",

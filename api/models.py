@@ -1,0 +1,203 @@
+"""Request and response models of the REST API, one family per resource (``XCreate``, ``XPublic``).
+
+Requests name models by spec only (``openai:gpt-4o``): provider keys come from the server's
+environment and never travel in a request or a response.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+from urllib.parse import urlsplit
+
+from fastapi import Path
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+
+from agents.errors import ProviderConfigError
+from agents.providers import PROVIDERS, ModelSpec
+from api.jobs import JobPublic
+from api.settings import ApiSettings
+from templates_bank.releases import ReleaseManifest
+from templates_bank.rendering import TextFormat
+from templates_bank.schema import IRTParameters, Item
+from templates_bank.storage import (
+    BankPublic,
+    ReviewPublic,
+    StudentResponsePublic,
+    TemplateVersionPublic,
+    VerdictPublic,
+    VersionStatus,
+)
+
+__all__ = [
+    "BankCreated", "BankSettings", "DecisionStage", "EvaluationCreate", "ModelSpecText", "RecordId",
+    "ReleaseCreateRequest", "ReleasePublic", "ReverifyCreate", "ReviewRequest", "StudentText", "TemplateDetail",
+    "TemplateEdit", "TemplateEdited", "TemplatePage", "TemplateSummary", "check_model_spec", "check_student",
+    "validation_message",
+]
+
+RecordId = Annotated[int, Path(ge=1, le=2**31 - 1, description="a record's id")]
+DecisionStage = Literal["structure", "judges", "students", "capability", "review"]
+
+
+def check_model_spec(spec: str) -> str:
+    """A model spec of a known provider, with no credentials in an OpenAI-compatible URL."""
+    try:
+        parsed = ModelSpec.parse(spec)
+    except ProviderConfigError as exc:
+        raise ValueError(str(exc)) from None
+    if parsed.provider not in PROVIDERS:
+        raise ValueError(f"unknown provider {parsed.provider!r}; known: {', '.join(sorted(PROVIDERS))}")
+    enabled = ApiSettings().model_providers
+    if parsed.provider not in enabled:
+        raise ValueError(f"provider {parsed.provider!r} is not enabled on this server (enabled: {', '.join(enabled)}; "
+                         "ITEMSMITH_API_MODEL_PROVIDERS)")
+    if parsed.base_url is not None:
+        url = urlsplit(parsed.base_url)
+        if url.username or url.password or url.query:
+            raise ValueError("a model's base_url must not carry credentials or a query string: provider keys "
+                             "come from the server's environment")
+    return str(parsed)
+
+
+def check_student(value: str) -> str:
+    """A student as ``SPEC@RANK`` (larger rank: more capable); the rank follows the last ``@``."""
+    spec, at, rank = value.strip().rpartition("@")
+    if not at or not rank.isdigit() or int(rank) > 1000:
+        raise ValueError(f"student {value!r} is not SPEC@RANK with a rank from 0 to 1000 (e.g. openai:gpt-4o-mini@1)")
+    return f"{check_model_spec(spec)}@{int(rank)}"
+
+
+ModelSpecText = Annotated[str, Field(min_length=3, max_length=500, description="model spec, e.g. openai:gpt-4o"),
+                          AfterValidator(check_model_spec)]
+StudentText = Annotated[str, Field(min_length=5, max_length=500, description="SPEC@RANK, larger rank: more capable"),
+                        AfterValidator(check_student)]
+Panel = Annotated[list[ModelSpecText], Field(max_length=10, description="judge model specs")]
+StudentPool = Annotated[list[StudentText], Field(max_length=10, description="students as SPEC@RANK")]
+
+
+def validation_message(exc: ValidationError) -> str:
+    """The errors of a model as one line, without echoing the input (it may hold a secret)."""
+    return "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'value'}: {err['msg']}" for err in exc.errors())
+
+
+class BankSettings(BaseModel):
+    """Run settings of a bank's authoring job (the ``settings`` JSON field of ``POST /banks``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    templates: int = Field(5, ge=1, le=1000, description="template slots to fill")
+    generator: ModelSpecText | None = Field(None, description="default: the server's default generator")
+    judges: Panel = Field(default_factory=list)
+    students: StudentPool = Field(default_factory=list)
+    rounds: int = Field(3, ge=1, le=20, description="generate/refine rounds per slot")
+    seed: int = Field(0, ge=0, le=2**31 - 1)
+
+
+class BankCreated(BaseModel):
+    """A new bank and the authoring job filling it."""
+
+    bank: BankPublic
+    job: JobPublic
+
+
+class TemplateSummary(BaseModel):
+    """One template version in the review listing."""
+
+    id: int = Field(description="the version id")
+    template_key: str
+    title: str
+    category: str
+    status: VersionStatus
+    decision_stage: DecisionStage | None = Field(description="the stage of the pipeline's latest decision")
+    judge_score: float | None = Field(description="mean of the judges' scores (1 to 10) over criteria and judges")
+    parent_version_id: int | None
+    created_at: datetime
+
+
+class TemplatePage(BaseModel):
+    total: int = Field(description="versions matching the filters")
+    limit: int
+    offset: int
+    items: list[TemplateSummary]
+
+
+class TemplateDetail(BaseModel):
+    """A template version with everything said about it and a few items regenerated in the sandbox."""
+
+    version: TemplateVersionPublic
+    status: VersionStatus
+    verdicts: list[VerdictPublic]
+    responses: list[StudentResponsePublic] = Field(description="every student answer to its items")
+    reviews: list[ReviewPublic]
+    irt: IRTParameters | None
+    samples: list[Item]
+    samples_seed: int
+    samples_error: str | None = Field(description="why no sample items could be regenerated")
+
+
+class ReviewRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Literal["approve", "reject"]
+    note: str = Field("", max_length=10_000)
+
+
+class TemplateEdit(BaseModel):
+    """A reviewer's revision of a template's source: a new version, verified again. The panel
+    defaults to the one of the bank's latest authoring job."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field(min_length=1, max_length=256 * 1024)
+    title: str | None = Field(None, min_length=1, max_length=500, description="default: the parent's title")
+    judges: Panel | None = None
+    students: StudentPool | None = None
+
+
+class TemplateEdited(BaseModel):
+    version: TemplateVersionPublic
+    job: JobPublic
+
+
+class ReleaseCreateRequest(BaseModel):
+    """What to freeze: every releasable template (or the named ones) on every seed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seeds: list[Annotated[int, Field(ge=0, le=2**31 - 1)]] = Field(default_factory=lambda: [0], min_length=1,
+                                                                   max_length=1000)
+    num_samples: int = Field(5, ge=1, le=1000)
+    template_ids: list[Annotated[str, Field(max_length=200)]] | None = Field(
+        None, min_length=1, max_length=10_000, description="default: every releasable template")
+    note: str = Field("", max_length=10_000)
+
+
+class ReleasePublic(BaseModel):
+    id: int
+    bank_id: int
+    number: int
+    ref: str = Field(description="bank@number")
+    checksum: str
+    created_at: datetime
+    manifest: ReleaseManifest
+
+
+class ReverifyCreate(BaseModel):
+    """Judge a release again with a new panel (and optionally a new student pool)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judges: Panel = Field(min_length=1)
+    students: StudentPool = Field(default_factory=list)
+
+
+class EvaluationCreate(BaseModel):
+    """Answer every item of a release with one model."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: ModelSpecText
+    formats: list[TextFormat] = Field(default_factory=lambda: [TextFormat.plain], min_length=1, max_length=9)
+    fresh_seed: int | None = Field(None, ge=0, le=2**31 - 1, description="evaluate on new instances drawn from this "
+                                                                         "seed (a contamination check)")

@@ -1,0 +1,49 @@
+"""Sample items of a template version for the review page, run in the sandbox (never in this
+process) and kept in a small in-memory cache: a version's source is immutable and the same seed
+gives the same items, so the page and its plot requests share one sandbox run."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import BaseModel
+
+from sandbox import SandboxError, get_pool
+from templates_bank.plotting import plot_item
+from templates_bank.schema import Item
+
+__all__ = ["SAMPLE_COUNT", "SAMPLE_SEED", "Samples", "plot_png", "sample_items"]
+
+SAMPLE_COUNT = 3
+SAMPLE_SEED = 0
+
+
+class Samples(BaseModel):
+    """A run's items, or why there are none (the sandbox's one-line error)."""
+
+    items: list[Item] = []
+    error: str | None = None
+
+
+@lru_cache(maxsize=128)
+def _run(source: str, handler: str) -> Samples:
+    result = get_pool(handler).run(source, num_samples=SAMPLE_COUNT, seed=SAMPLE_SEED)
+    if not result.ok:
+        return Samples(error=f"{result.status.value}: {result.error}")
+    return Samples(items=[Item.model_validate(raw) for raw in result.items])
+
+
+def sample_items(source: str, handler: str) -> Samples:
+    """`SAMPLE_COUNT` items of the template on seed `SAMPLE_SEED` with the given handler. A worker
+    that fails to start is reported but not cached (it may start next time)."""
+    try:
+        return _run(source, handler)
+    except SandboxError as exc:
+        return Samples(error=str(exc))
+
+
+def plot_png(samples: Samples, index: int) -> bytes | None:
+    """Item ``index``'s series as a PNG; None when there is no such item or it has no series."""
+    if not 0 <= index < len(samples.items) or not samples.items[index].series:
+        return None
+    return plot_item(samples.items[index], fmt="png")

@@ -1,0 +1,214 @@
+"""The judge panel and the student pool as stages of the authoring loop, with scripted models."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agents.inference import ModelHandle, RetryPolicy
+from agents.run import AuthorConfig, author
+from agents.scripted import ScriptedChatModel
+from agents.verification_stages import JudgePanelVerifier, StudentPoolVerifier, StudentSpec
+from api.cli import app
+from templates_bank.schema import Item, RunStatus, StructureReport
+from verification.capability import CapabilityConfig, Outcome
+from verification.judges import JudgeConfig, PanelConfig
+from verification.students import PoolConfig, StudentConfig
+
+from .conftest import GOOD, fenced, plan_reply, scripted
+
+LOWEST = GOOD.replace("highest", "lowest").replace("values.max()", "values.min()")
+AMBIGUOUS = "Two options round to the same level, so two answers are defensible"
+FAST = RetryPolicy(max_retries=1, initial_s=0.0, max_s=0.0)
+
+
+def judge_script(path: Path, low: int, high: int) -> str:
+    """A judge that scores questions about the highest level `low` (with a rationale) and others `high`."""
+    path.write_text(json.dumps({"rules": [
+        {"match": "highest water level", "replies": [f"{AMBIGUOUS}.\nScore: {low}"]},
+        {"match": ".", "replies": [f"Clear and answerable from the data.\nScore: {high}"]}]}))
+    return f"scripted:{path}"
+
+
+def test_scripted_judge_rejection_feeds_rationale_back_and_next_round_is_accepted(pool, handler_file,
+                                                                                  tmp_path) -> None:
+    generator = scripted([fenced(GOOD), fenced(LOWEST)])
+    judges = [judge_script(tmp_path / "strict.json", 2, 9), judge_script(tmp_path / "lenient.json", 3, 8)]
+    config = AuthorConfig(handler=str(handler_file), task="Questions about water levels", templates=1, slots=1,
+                          out_dir=tmp_path / "out", checkpoint="memory", run_id="judged", judges=judges)
+    report = asyncio.run(author(config, generator_model=generator, planner_model=scripted([plan_reply(["Level"])]),
+                                pool=pool))
+    slot = report.slots[0]
+    assert slot.status == "accepted" and [a.status for a in slot.attempts] == ["verify_rejected", "ok"]
+    rejected = slot.attempts[0].verification[0]
+    assert rejected.decision.stage == "judges" and not rejected.decision.accepted
+    assert any(reason.startswith("unambiguity: mean 2.50") for reason in rejected.decision.reasons)
+    assert len(rejected.judgement.scores) == 10 and rejected.usage.calls == 10
+    # the failing criteria's rationales went back to the generator
+    assert AMBIGUOUS in generator.model.prompts[1] and "review panel rejected" in generator.model.prompts[1]
+    accepted = slot.attempts[1].verification[0]
+    assert accepted.decision.accepted and accepted.judgement.aggregates[0].mean == 8.5
+    summary = report.summary()["verification"]
+    assert summary["acceptance_by_stage"]["structure"] == {"checked": 2, "passed": 2, "rate": 1.0}
+    assert summary["acceptance_by_stage"]["judges"] == {"checked": 2, "passed": 1, "rate": 0.5}
+    assert summary["judge_criterion_mean"]["relevance"] == pytest.approx((2 + 3 + 9 + 8) / 4, abs=1e-3)
+    assert summary["judge_agreement_alpha"] > 0.8  # the two judges move together across the two candidates
+    saved = json.loads((tmp_path / "out" / "judged" / "report.json").read_text())
+    stored = saved["slots"][0]["attempts"][0]["verification"][0]["judgement"]["scores"]
+    assert {s["judge"] for s in stored} == set(judges)  # every judge's score and rationale kept
+
+
+class ScriptedScorer:
+    """A scripted `LetterScorer`: the letter `choose(prompt)` gets log-probability 0, others -5."""
+
+    def __init__(self, choose: Callable[[str], str]) -> None:
+        self.choose = choose
+        self.prompts: list[str] = []
+
+    def score_letters(self, prompt: str, letters: Sequence[str]) -> dict[str, float]:
+        self.prompts.append(prompt)
+        pick = self.choose(prompt)
+        return {letter: 0.0 if letter == pick else -5.0 for letter in letters}
+
+
+KEYS = "ABCDA"
+
+
+def items() -> list[Item]:
+    return [Item(question=f"Question {i}: which way does the level go?", options=["up", "down", "flat", "wave"],
+                 answer_index="ABCD".index(KEYS[i]), series=[{"name": "level", "values": [1.0, 2.0, 3.0]}])
+            for i in range(len(KEYS))]
+
+
+def key_of(prompt: str) -> str:
+    return KEYS[int(re.search(r"Question (\d)", prompt).group(1))]
+
+
+def wrong_of(prompt: str) -> str:
+    return "ABCD"[("ABCD".index(key_of(prompt)) + 1) % 4]
+
+
+def blind(prompt: str) -> bool:
+    return "data for this question is not shown" in prompt
+
+
+PASSED = StructureReport(status=RunStatus.ok, items=items())
+
+
+def pool_verifier(students: list[tuple[StudentConfig, Any]]) -> StudentPoolVerifier:
+    return StudentPoolVerifier(students, PoolConfig(), CapabilityConfig(bootstrap=500), task="levels",
+                               dataset="water levels", retry=FAST)
+
+
+def test_scripted_expertise_reversal_rejects_with_the_statistic() -> None:
+    weak = ScriptedScorer(lambda p: wrong_of(p) if blind(p) else key_of(p))
+    middle = ScriptedScorer(lambda p: key_of(p) if "Question 0" in p or "Question 1" in p else wrong_of(p))
+    strong = ScriptedScorer(wrong_of)
+    verifier = pool_verifier([(StudentConfig(name="weak", rank=1), weak),
+                              (StudentConfig(name="middle", rank=2), middle),
+                              (StudentConfig(name="strong", rank=3), strong)])
+    result = asyncio.run(verifier("source", PASSED))
+    assert not result.decision.accepted and result.decision.stage == "students"
+    assert result.capability.outcome is Outcome.reversal and result.capability.verdict.statistic == pytest.approx(-1.0)
+    assert "reversal: weaker students beat stronger ones: rho -1.00" in result.decision.reasons[0]
+    assert "Expertise reversal" in result.feedback and "rho -1.00" in result.feedback
+    assert "weak 1.00, middle 0.40, strong 0.00" in result.feedback
+    assert len(result.students.responses) == 3 * 5 * 2 and len(weak.prompts) == 10
+    assert result.usage.calls == 30 and not result.errors
+
+
+def chat_student(rule_blind: str) -> ModelHandle:
+    """A scripted chat student that answers every item right with the series, and `rule_blind` without it."""
+    rules = [{"match": f"not shown.*Question {i}\\b", "replies": [f"Answer: {rule_blind or KEYS[i]}"]}
+             for i in range(len(KEYS))]
+    rules += [{"match": f"Question {i}\\b", "replies": [f"The level rises.\nAnswer: {KEYS[i]}"]}
+              for i in range(len(KEYS))]
+    return ModelHandle(ScriptedChatModel.from_source({"rules": rules}), "scripted", "student", 5.0)
+
+
+def test_scripted_blind_flag_rejects() -> None:
+    verifier = pool_verifier([(StudentConfig(name="small", rank=1), chat_student("")),
+                              (StudentConfig(name="large", rank=2), chat_student(""))])
+    result = asyncio.run(verifier("source", PASSED))
+    assert not result.decision.accepted and result.capability.verdict.blind_flag
+    assert result.capability.outcome is Outcome.flat  # kept on its own: only the blind flag rejects
+    assert any(r.startswith("blind: answered as well without the series (1.00)") for r in result.decision.reasons)
+    assert "Blind check" in result.feedback and "p=0.000" in result.feedback
+    assert all(r.choice is not None for r in result.students.responses)
+
+
+def test_scripted_pool_whose_series_helps_is_accepted() -> None:
+    verifier = pool_verifier([(StudentConfig(name="small", rank=1), chat_student("D")),
+                              (StudentConfig(name="large", rank=2), ScriptedScorer(lambda p: "D" if blind(p)
+                                                                                    else key_of(p)))])
+    result = asyncio.run(verifier("source", PASSED))
+    assert result.decision.accepted and result.feedback is None
+    assert not result.capability.verdict.blind_flag and result.students.blind.accuracy_blind == pytest.approx(0.2)  # "D" is right once
+
+
+def test_scripted_judge_model_failure_is_a_missing_score_not_a_crash() -> None:
+    broken = ModelHandle(ScriptedChatModel.from_source([{"error": 401}]), "scripted", "broken", 5.0)
+    working = ModelHandle(ScriptedChatModel.from_source(["Clear.\nScore: 9"]), "scripted", "working", 5.0)
+    verifier = JudgePanelVerifier([(JudgeConfig(name="broken", samples=1, max_retries=1), broken),
+                                   (JudgeConfig(name="working", samples=1), working)],
+                                  PanelConfig(), task="levels", dataset="water levels", retry=FAST)
+    result = asyncio.run(verifier("source", PASSED))
+    missing = [s for s in result.judgement.scores if s.judge == "broken"]
+    assert len(missing) == 5 and all(s.score is None and "HTTP 401" in s.error for s in missing)
+    assert all(a.n_missing == 1 and a.n_scores == 1 for a in result.judgement.aggregates)
+    assert result.decision.accepted  # one judge is enough by default (min_judges=1)
+    assert len(result.errors) == 10 and "permanent error" in result.errors[0]  # 5 criteria x 2 calls each
+    assert broken.model.calls == 10 and result.usage.calls == 5  # failed calls are not metered as replies
+
+
+def test_scripted_judge_panel_rejects_when_every_judge_fails() -> None:
+    broken = ModelHandle(ScriptedChatModel.from_source([{"error": 401}]), "scripted", "broken", 5.0)
+    verifier = JudgePanelVerifier([(JudgeConfig(name="broken", samples=1, max_retries=0), broken)], PanelConfig(),
+                                  task="levels", dataset="water levels", retry=FAST)
+    result = asyncio.run(verifier("source", PASSED))
+    assert not result.decision.accepted and "only 0 of 1 judges gave a score" in result.decision.reasons[0]
+
+
+def test_student_specs_parse_and_bad_ones_are_clear() -> None:
+    spec = StudentSpec.model_validate("openai_compatible:qwen@http://127.0.0.1:8000/v1@3")
+    assert (spec.spec, spec.rank, spec.resolved_mode, spec.name) == (
+        "openai_compatible:qwen@http://127.0.0.1:8000/v1", 3, "chat", "qwen")
+    assert StudentSpec.model_validate("local:smollm2-135m@1").resolved_mode == "loglik"
+    with pytest.raises(ValueError, match="not SPEC@RANK"):
+        StudentSpec.model_validate("local:smollm2-135m")
+
+
+def test_scripted_author_cli_takes_judges_and_students(handler_file: Path, tmp_path: Path) -> None:
+    gen = tmp_path / "gen.json"
+    gen.write_text(json.dumps([fenced(GOOD)]))
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps([plan_reply(["Highest level"])]))
+    judge = judge_script(tmp_path / "judge.json", 8, 8)
+    rules = [{"match": "not shown", "replies": ["I cannot tell without the data."]},  # unparsed: wrong
+             {"match": ".", "replies": ["Answer: B"]}]  # the same letter for both students: no reversal
+    students = []
+    for rank in (1, 2):
+        path = tmp_path / f"student{rank}.json"
+        path.write_text(json.dumps({"rules": rules}))
+        students += ["--student", f"scripted:{path}@{rank}"]
+    result = CliRunner().invoke(app, ["author", "--handler", str(handler_file), "--task", "water levels",
+                                      "--templates", "1", "--generator", f"scripted:{gen}", "--planner",
+                                      f"scripted:{plan}", "--out", str(tmp_path / "out"), "--run-id", "cli",
+                                      "--no-live", "--judge", judge, *students])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output[result.output.index("{"):result.output.rindex("}") + 1])
+    stages = summary["verification"]["acceptance_by_stage"]
+    assert stages["judges"]["checked"] == 1 and stages["students"]["checked"] == 1
+    assert set(summary["verification"]["student_accuracy_by_rank"]) == {"1", "2"}
+
+    bad = CliRunner().invoke(app, ["author", "--handler", str(handler_file), "--task", "water levels",
+                                   "--generator", f"scripted:{gen}", "--out", str(tmp_path / "out2"), "--no-live",
+                                   "--student", "scripted:x.json@first"])
+    assert bad.exit_code == 2 and "not SPEC@RANK" in bad.output
