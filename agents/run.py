@@ -85,6 +85,7 @@ class AuthorConfig(BaseModel):
     planner_max_tokens: int | None = None
     judges: list[str] = Field(default_factory=list, description="judge model specs; none: no judge panel")
     judge_samples: int = Field(1, ge=1, le=20, description="sampled scores per judge and criterion")
+    judge_retries: int = Field(2, ge=0, le=5, description="re-asks after a judge reply without a parseable score")
     panel: PanelConfig = Field(default_factory=PanelConfig, description="criteria, thresholds, item rendering")
     students: list[StudentSpec] = Field(default_factory=list, description="SPEC@RANK; none: no student pool")
     student_format: TextFormat = Field(TextFormat.plain, description="how students are shown items")
@@ -206,8 +207,8 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
                                      options=ModelOptions(max_tokens=config.generator_max_tokens))
     if verifiers and (config.judges or config.students):
         raise AgentError("pass verifiers or configure judges/students, not both")
-    judges = build_judges(config.judges, samples=config.judge_samples, max_tokens=config.review_max_tokens,
-                          settings=settings)
+    judges = build_judges(config.judges, samples=config.judge_samples, retries=config.judge_retries,
+                          max_tokens=config.review_max_tokens, settings=settings)
     students = build_students(config.students, text_format=config.student_format,
                               max_tokens=config.review_max_tokens, settings=settings)
     retry = RetryPolicy(max_retries=settings.max_retries, initial_s=settings.backoff_initial_s,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -47,6 +48,8 @@ from agents.verify import VerificationResult
 
 StudentMode = Literal["auto", "chat", "loglik"]
 RATIONALE_CHARS = 400
+# a "rationale" that is only the score (terse judges reply just "Score: N")
+_BARE_SCORE = re.compile(r"^\W*score\W*\d+(?:\.\d+)?(?:\s*/\s*10)?\W*$", re.IGNORECASE)
 
 
 class StudentSpec(BaseModel):
@@ -177,10 +180,11 @@ def judge_feedback(judgement: TemplateJudgement) -> str:
         scored = sorted((s for s in judgement.scores if s.criterion == aggregate.criterion and s.score is not None),
                         key=lambda s: s.score or 0)
         for score in scored[:2]:
-            rationale = " ".join(score.rationale.split())
+            rationale = " ".join(_BARE_SCORE.sub("", score.rationale).split())
             if len(rationale) > RATIONALE_CHARS:
                 rationale = rationale[:RATIONALE_CHARS] + "..."
-            lines.append(f"  Judge {score.judge} gave {score.score:.1f}/10: {rationale}")
+            lines.append(f"  Judge {score.judge} gave {score.score:.1f}/10"
+                         + (f": {rationale}" if rationale else " (no reason given)"))
     lines.append("Change the question text, the options or how the answer is computed so that these criteria hold.")
     return "\n".join(lines)
 
@@ -279,7 +283,7 @@ def make_letter_scorer(spec: str, settings: AgentSettings) -> LetterScorer:
                                 n_ctx=settings.local_n_ctx, n_threads=settings.local_n_threads)
 
 
-def build_judges(specs: Sequence[str], *, samples: int, max_tokens: int,
+def build_judges(specs: Sequence[str], *, samples: int, max_tokens: int, retries: int = 2,
                  settings: AgentSettings) -> list[tuple[JudgeConfig, ModelHandle]]:
     """One judge per spec (named by its spec, its provider as the family)."""
     if len(set(specs)) != len(specs):
@@ -287,12 +291,13 @@ def build_judges(specs: Sequence[str], *, samples: int, max_tokens: int,
     judges = []
     for spec in specs:
         handle = make_model(spec, options=ModelOptions(max_tokens=max_tokens), settings=settings)
-        judges.append((JudgeConfig(name=spec, family=handle.provider, samples=samples), handle))
+        judges.append((JudgeConfig(name=spec, family=handle.provider, samples=samples, max_retries=retries), handle))
     return judges
 
 
-def build_students(specs: Sequence[StudentSpec], *, text_format: TextFormat, max_tokens: int,
-                   settings: AgentSettings) -> list[tuple[StudentConfig, ModelHandle | LetterScorer]]:
+def build_students(specs: Sequence[StudentSpec], *, max_tokens: int, settings: AgentSettings,
+                   text_format: TextFormat = TextFormat.plain,
+                   ) -> list[tuple[StudentConfig, ModelHandle | LetterScorer]]:
     """One student per spec, named by its model, shown items in `text_format`, answering in its
     resolved mode."""
     names = [s.name for s in specs]

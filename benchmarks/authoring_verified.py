@@ -76,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--students", nargs="+", default=STUDENTS, help="SPEC@RANK, larger rank = more capable")
     parser.add_argument("--criteria", nargs="+", default=list(CRITERIA), choices=list(CRITERIA))
     parser.add_argument("--judge-samples", type=int, default=1, help="seeded local judges repeat themselves")
+    parser.add_argument("--judge-retries", type=int, default=2, help="re-asks after a reply without a score")
     parser.add_argument("--items-per-prompt", type=int, default=2, help="items a judge sees per criterion")
     parser.add_argument("--max-series-points", type=int, default=60, help="values a judge sees per channel")
     parser.add_argument("--format", default=TextFormat.plain.value, choices=[f.value for f in TextFormat],
@@ -99,16 +100,16 @@ def main(argv: list[str] | None = None) -> int:
     run_id = args.run_id or f"verified-{args.handler}-{time.strftime('%Y%m%d-%H%M%S')}"
     config = AuthorConfig(handler=args.handler, task=args.task, templates=args.templates, generator=args.generator,
                           max_rounds=args.rounds, slots=1, num_samples=args.num_samples, seed=args.seed,
-                          out_dir=args.out, run_id=run_id,
-                          judges=args.judges, judge_samples=args.judge_samples, panel=panel,
-                          students=args.students, student_format=TextFormat(args.format),
-                          review_max_tokens=args.review_max_tokens)
+                          out_dir=args.out, run_id=run_id, judges=args.judges, judge_samples=args.judge_samples,
+                          judge_retries=args.judge_retries, panel=panel, students=args.students,
+                          student_format=TextFormat(args.format), review_max_tokens=args.review_max_tokens)
     started = time.monotonic()
     report = asyncio.run(author(config, on_event=show))
     result = {
         "config": {"handler": args.handler, "templates": args.templates, "rounds": args.rounds,
                    "generator": args.generator, "judges": args.judges, "students": args.students,
                    "criteria": args.criteria, "judge_samples": args.judge_samples,
+                   "judge_retries": args.judge_retries,
                    "items_per_prompt": args.items_per_prompt, "max_series_points": args.max_series_points,
                    "format": args.format, "review_max_tokens": args.review_max_tokens,
                    "num_samples": args.num_samples},

@@ -1,10 +1,11 @@
-"""Fixtures shared by every test package."""
+"""Fixtures shared by every test package: databases of their own on the local PostgreSQL."""
 
 from __future__ import annotations
 
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -13,10 +14,10 @@ from templates_bank.storage import get_engine
 POSTGRES_ADMIN_URL = os.environ.get("ITEMSMITH_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 
-@pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
-    """A fresh PostgreSQL database for this test session. Skipped when no server answers,
-    except under CI, where a missing server fails the tests that need it."""
+@contextmanager
+def _fresh_postgres_database() -> Iterator[str]:
+    """A new, empty database, dropped at the end even on failure. Skips the test when no server
+    answers, except under CI, where a missing server fails the tests that need it."""
     psycopg = pytest.importorskip("psycopg")
     from sqlalchemy.engine import make_url
 
@@ -37,3 +38,18 @@ def postgres_url() -> Iterator[str]:
         finally:
             get_engine(url).dispose()
             connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A PostgreSQL database shared by the test session; each test that uses it leaves it empty."""
+    with _fresh_postgres_database() as url:
+        yield url
+
+
+@pytest.fixture
+def postgres_database() -> Iterator[str]:
+    """A PostgreSQL database of this test alone (for tests that leave tables behind, such as
+    LangGraph's checkpoint tables)."""
+    with _fresh_postgres_database() as url:
+        yield url

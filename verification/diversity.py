@@ -97,7 +97,7 @@ def diversity(texts: Sequence[str], embedder: Embedder = minilm_embedder, sample
     chosen = [texts[i] for i in sorted(rng.choice(len(texts), size=min(sample_size, len(texts)), replace=False))]
     upper = np.triu_indices(len(chosen), k=1)
     vectors = _unit(np.asarray(embedder(chosen), dtype=float))
-    embedding = (1.0 - vectors @ vectors.T)[upper]
+    embedding = np.clip(1.0 - vectors @ vectors.T, 0.0, 2.0)[upper]  # rounding leaves -1e-16 for equal texts
     edit = cdist(chosen, chosen, scorer=Levenshtein.normalized_distance, dtype=np.float64)[upper]
     return DiversityReport(n_texts=len(texts), n_sampled=len(chosen),
                            embedding_distance_mean=float(embedding.mean()),

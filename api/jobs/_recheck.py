@@ -35,11 +35,12 @@ def content_stages(config: AuthorConfig, dataset: str) -> list[Verifier]:
     retry = RetryPolicy(max_retries=settings.max_retries, initial_s=settings.backoff_initial_s,
                         max_s=settings.backoff_max_s)
     stages: list[Verifier] = []
-    judges = build_judges(config.judges, samples=config.judge_samples, max_tokens=config.review_max_tokens,
-                          settings=settings)
+    judges = build_judges(config.judges, samples=config.judge_samples, retries=config.judge_retries,
+                          max_tokens=config.review_max_tokens, settings=settings)
     if judges:
         stages.append(JudgePanelVerifier(judges, config.panel, task=config.task, dataset=dataset, retry=retry))
-    students = build_students(config.students, max_tokens=config.review_max_tokens, settings=settings)
+    students = build_students(config.students, text_format=config.student_format,
+                              max_tokens=config.review_max_tokens, settings=settings)
     if students:
         stages.append(StudentPoolVerifier(students, config.pool, config.capability, task=config.task,
                                           dataset=dataset, retry=retry))

@@ -34,7 +34,7 @@ def config(handler_file: Path, tmp_path: Path, checkpoint: str | None = None, ru
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_scripted_resume_after_interrupted_run(pool, handler_file, tmp_path, backend, request) -> None:
-    checkpoint = request.getfixturevalue("postgres_url") if backend == "postgres" else None
+    checkpoint = request.getfixturevalue("postgres_database") if backend == "postgres" else None
     run_id = f"resumable-{uuid.uuid4().hex[:8]}"
     out = tmp_path / "out" / run_id
     first_script = {"exhausted": "error", "rules": [

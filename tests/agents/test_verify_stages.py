@@ -150,7 +150,8 @@ def test_scripted_pool_whose_series_helps_is_accepted() -> None:
                                                                                     else key_of(p)))])
     result = asyncio.run(verifier("source", PASSED))
     assert result.decision.accepted and result.feedback is None
-    assert not result.capability.verdict.blind_flag and result.students.blind.accuracy_blind == pytest.approx(0.2)  # "D" is right once
+    assert not result.capability.verdict.blind_flag
+    assert result.students.blind.accuracy_blind == pytest.approx(0.2)  # "D" is the key of one item in five
 
 
 def test_scripted_judge_model_failure_is_a_missing_score_not_a_crash() -> None:
@@ -174,6 +175,15 @@ def test_scripted_judge_panel_rejects_when_every_judge_fails() -> None:
                                   task="levels", dataset="water levels", retry=FAST)
     result = asyncio.run(verifier("source", PASSED))
     assert not result.decision.accepted and "only 0 of 1 judges gave a score" in result.decision.reasons[0]
+
+
+def test_scripted_judge_giving_only_a_score_is_fed_back_without_a_reason() -> None:
+    terse = ModelHandle(ScriptedChatModel.from_source(["Score: 2"]), "scripted", "terse", 5.0)
+    verifier = JudgePanelVerifier([(JudgeConfig(name="terse", samples=1), terse)], PanelConfig(criteria=("relevance",)),
+                                  task="levels", dataset="water levels", retry=FAST)
+    result = asyncio.run(verifier("source", PASSED))
+    assert not result.decision.accepted
+    assert "Judge terse gave 2.0/10 (no reason given)" in result.feedback and "Score: 2" not in result.feedback
 
 
 def test_student_specs_parse_and_bad_ones_are_clear() -> None:

@@ -29,7 +29,6 @@ from templates_bank.storage import (
     ReviewCreate,
     add_template_version,
     create_bank,
-    downgrade,
     get_engine,
     import_curated,
     open_session,
@@ -227,12 +226,10 @@ def author_scripts(tmp_path: Path) -> Callable[..., AuthorScripts]:
 
 
 @pytest.fixture
-def jobs_postgres_url(postgres_url: str) -> Iterator[str]:
-    """The test session's PostgreSQL database (tests/conftest.py), migrated for this test and
-    emptied after it."""
-    upgrade(postgres_url)
-    yield postgres_url
-    downgrade(postgres_url, "base")
+def migrated_postgres_url(postgres_database: str) -> str:
+    """A migrated PostgreSQL database of this test alone (tests/conftest.py)."""
+    upgrade(postgres_database)
+    return postgres_database
 
 
 @pytest.fixture

@@ -83,10 +83,10 @@ def _wait(predicate: Callable[[], bool], what: str, workers: Workers, timeout_s:
         time.sleep(0.2)
 
 
-def test_scripted_job_survives_a_killed_celery_worker(jobs_postgres_url: str, redis_url: str, tmp_path: Path,
+def test_scripted_job_survives_a_killed_celery_worker(migrated_postgres_url: str, redis_url: str, tmp_path: Path,
                                                       author_scripts) -> None:
-    engine = get_engine(jobs_postgres_url)
-    settings = ApiSettings(database_url=jobs_postgres_url, redis_url=redis_url, job_runner="celery",
+    engine = get_engine(migrated_postgres_url)
+    settings = ApiSettings(database_url=migrated_postgres_url, redis_url=redis_url, job_runner="celery",
                            uploads_dir=tmp_path / "uploads", job_lease_s=LEASE_S)
     with open_session(engine) as session:
         reference = create_bank(session, BankCreate(name="uninterrupted", handler="synthetic", owner=OWNER))
@@ -105,7 +105,7 @@ def test_scripted_job_survives_a_killed_celery_worker(jobs_postgres_url: str, re
     titles = ("First", "Second", "Third")
     slow: AuthorScripts = author_scripts(titles, latency_s=1.0)
     fast: AuthorScripts = author_scripts(titles)
-    env = {**os.environ, "ITEMSMITH_API_DATABASE_URL": jobs_postgres_url, "ITEMSMITH_API_REDIS_URL": redis_url,
+    env = {**os.environ, "ITEMSMITH_API_DATABASE_URL": migrated_postgres_url, "ITEMSMITH_API_REDIS_URL": redis_url,
            "ITEMSMITH_API_JOB_LEASE_S": str(LEASE_S), "ITEMSMITH_API_UPLOADS_DIR": str(tmp_path / "uploads")}
     logs = tmp_path / "logs"
     logs.mkdir()

@@ -33,7 +33,7 @@ def store(request: pytest.FixtureRequest) -> Engine:
     """A migrated bank database on each backend."""
     if request.param == "sqlite":
         return request.getfixturevalue("engine")
-    return get_engine(request.getfixturevalue("jobs_postgres_url"))
+    return get_engine(request.getfixturevalue("migrated_postgres_url"))
 
 
 def _new(engine: Engine, owner: str = "alice") -> str:

@@ -16,7 +16,6 @@ from templates_bank.storage import (
     list_reviews,
     list_versions,
     open_session,
-    upgrade,
     version_statuses,
 )
 from templates_bank.storage._models import JobRow
@@ -242,11 +241,10 @@ def test_unknown_ids_are_not_found(client, api_key, seeded: SeededBank) -> None:
         assert response.status_code == 404, (url, response.text)
 
 
-def test_the_listing_is_the_same_on_postgresql(postgres_url: str, seed_bank) -> None:
+def test_the_listing_is_the_same_on_postgresql(migrated_postgres_url: str, seed_bank) -> None:
     """The listing's SQL (JSON fields, grouped subqueries) on PostgreSQL, against the storage's
     own status rule."""
-    upgrade(postgres_url)
-    engine = get_engine(postgres_url)
+    engine = get_engine(migrated_postgres_url)
     seeded = seed_bank(engine)
     with open_session(engine) as session:
         page = list_templates(session, seeded.bank.id, TemplateFilters())
