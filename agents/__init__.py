@@ -23,19 +23,19 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "AuthorConfig": "agents.run", "author": "agents.run", "author_sync": "agents.run",
-    "Attempt": "agents.models", "Brief": "agents.models", "PlanInfo": "agents.models",
-    "RunReport": "agents.models", "SlotResult": "agents.models",
-    "ModelOptions": "agents.providers", "ModelSpec": "agents.providers", "PROVIDERS": "agents.providers",
-    "make_chat_model": "agents.providers", "make_model": "agents.providers", "register_provider": "agents.providers",
-    "ModelHandle": "agents.inference", "RetryPolicy": "agents.inference", "complete": "agents.inference",
-    "plan_briefs": "agents.planner", "generate": "agents.generator", "build_slot_graph": "agents.graph",
-    "SlotEvent": "agents.context", "VerificationResult": "agents.verify", "Verifier": "agents.verify",
-    "pass_through": "agents.verify", "ScriptedChatModel": "agents.scripted", "AgentSettings": "agents.settings",
-    "CallUsage": "agents.usage", "UsageCallback": "agents.usage", "UsageLedger": "agents.usage",
-    "UsageTotals": "agents.usage", "LOCAL_MODELS": "agents.local_models",
-    "AgentError": "agents.errors", "EmptyReplyError": "agents.errors", "LocalModelUnavailable": "agents.errors",
-    "PlanningError": "agents.errors", "ProviderCallError": "agents.errors", "ProviderConfigError": "agents.errors",
+    "AuthorConfig": "itemsmith.agents.run", "author": "itemsmith.agents.run", "author_sync": "itemsmith.agents.run",
+    "Attempt": "itemsmith.agents.models", "Brief": "itemsmith.agents.models", "PlanInfo": "itemsmith.agents.models",
+    "RunReport": "itemsmith.agents.models", "SlotResult": "itemsmith.agents.models",
+    "ModelOptions": "itemsmith.agents.providers", "ModelSpec": "itemsmith.agents.providers", "PROVIDERS": "itemsmith.agents.providers",
+    "make_chat_model": "itemsmith.agents.providers", "make_model": "itemsmith.agents.providers", "register_provider": "itemsmith.agents.providers",
+    "ModelHandle": "itemsmith.agents.inference", "RetryPolicy": "itemsmith.agents.inference", "complete": "itemsmith.agents.inference",
+    "plan_briefs": "itemsmith.agents.planner", "generate": "itemsmith.agents.generator", "build_slot_graph": "itemsmith.agents.graph",
+    "SlotEvent": "itemsmith.agents.context", "VerificationResult": "itemsmith.agents.verify", "Verifier": "itemsmith.agents.verify",
+    "pass_through": "itemsmith.agents.verify", "ScriptedChatModel": "itemsmith.agents.scripted", "AgentSettings": "itemsmith.agents.settings",
+    "CallUsage": "itemsmith.agents.usage", "UsageCallback": "itemsmith.agents.usage", "UsageLedger": "itemsmith.agents.usage",
+    "UsageTotals": "itemsmith.agents.usage", "LOCAL_MODELS": "itemsmith.agents.local_models",
+    "AgentError": "itemsmith.agents.errors", "EmptyReplyError": "itemsmith.agents.errors", "LocalModelUnavailable": "itemsmith.agents.errors",
+    "PlanningError": "itemsmith.agents.errors", "ProviderCallError": "itemsmith.agents.errors", "ProviderConfigError": "itemsmith.agents.errors",
 }
 
 __all__ = sorted(_EXPORTS)

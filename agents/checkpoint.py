@@ -13,7 +13,7 @@ from pathlib import Path
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from agents.errors import ProviderConfigError
+from itemsmith.agents.errors import ProviderConfigError
 
 
 @asynccontextmanager

@@ -9,12 +9,12 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from templates_bank.schema import StructureReport
+from itemsmith.templates_bank.items.schema import StructureReport
 
-from agents.inference import ModelHandle, RetryPolicy
-from agents.profile import HandlerProfile
-from agents.usage import UsageLedger
-from agents.verify import Verifier
+from itemsmith.agents.inference import ModelHandle, RetryPolicy
+from itemsmith.agents.profile import HandlerProfile
+from itemsmith.agents.usage import UsageLedger
+from itemsmith.agents.verify import Verifier
 
 Phase = Literal["queued", "generating", "checking", "verifying", "refining", "accepted", "discarded", "failed"]
 

@@ -11,7 +11,7 @@ import ast
 import re
 from collections.abc import Callable, Sequence
 
-from agents.profile import HandlerProfile
+from itemsmith.agents.profile import HandlerProfile
 
 _LINE = re.compile(r"(?:template )?line (\d+)", re.I)
 

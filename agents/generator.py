@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel
 
-from agents.context import GeneratorPrompt
-from agents.extract import ExtractionError, extract_code, lint
-from agents.inference import ModelHandle, RetryPolicy, complete, reply_text
-from agents.profile import HandlerProfile
-from agents.prompts import (
+from itemsmith.agents.context import GeneratorPrompt
+from itemsmith.agents.extract import ExtractionError, extract_code, lint
+from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, reply_text
+from itemsmith.agents.profile import HandlerProfile
+from itemsmith.agents.prompts import (
     describe_examples,
     describe_profile,
     generator_system,
@@ -27,8 +27,8 @@ from agents.prompts import (
     pick_examples,
     refine_message,
 )
-from agents.usage import CallUsage, UsageLedger
-from templates_bank.curated import load_curated
+from itemsmith.agents.usage import CallUsage, UsageLedger
+from itemsmith.templates_bank.curated import load_curated
 
 MAX_SHOWN_REPLY = 4000
 

@@ -22,15 +22,15 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Checkpointer
 
-from templates_bank.schema import Decision, StructureReport
+from itemsmith.templates_bank.items.schema import Decision, StructureReport
 
-from agents.context import Phase, SlotContext, SlotEvent
-from agents.errors import EmptyReplyError, ProviderCallError
-from agents.feedback import build_feedback
-from agents.generator import first_message, generate, messages_for, shown_reply
-from agents.models import Attempt
-from agents.state import SlotState
-from agents.verify import run_stages
+from itemsmith.agents.context import Phase, SlotContext, SlotEvent
+from itemsmith.agents.errors import EmptyReplyError, ProviderCallError
+from itemsmith.agents.feedback import build_feedback
+from itemsmith.agents.generator import first_message, generate, messages_for, shown_reply
+from itemsmith.agents.models import Attempt
+from itemsmith.agents.state import SlotState
+from itemsmith.agents.verify import run_stages
 
 
 def _emit(ctx: SlotContext, state: SlotState, phase: Phase, *, round_: int | None = None,

@@ -18,8 +18,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel, Field
 
-from agents.errors import EmptyReplyError, ProviderCallError
-from agents.usage import CallUsage, UsageLedger, cost_of, usage_from_message
+from itemsmith.agents.errors import EmptyReplyError, ProviderCallError
+from itemsmith.agents.usage import CallUsage, UsageLedger, cost_of, usage_from_message
 
 TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 _TRANSIENT_NAMES = frozenset({

@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
-from agents.errors import LocalModelUnavailable
+from itemsmith.agents.errors import LocalModelUnavailable
 
 # llama.cpp's OpenMP threads spin while waiting by default, which collapses throughput when other
 # processes share the CPU; must be set before the OpenMP runtime loads (first llama_cpp import).

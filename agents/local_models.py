@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.errors import LocalModelUnavailable
+from itemsmith.agents.errors import LocalModelUnavailable
 
 CHUNK = 8 * 1024 * 1024
 

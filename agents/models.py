@@ -7,12 +7,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from templates_bank.schema import Decision, Template
-from verification.judges import panel_agreement
+from itemsmith.templates_bank.items.schema import Decision, Template
+from itemsmith.verification.judges import panel_agreement
 
-from agents.taxonomy import CATEGORIES, CONCEPTS, TASK_KINDS
-from agents.usage import UsageTotals
-from agents.verify import VerificationResult
+from itemsmith.agents.taxonomy import CATEGORIES, CONCEPTS, TASK_KINDS
+from itemsmith.agents.usage import UsageTotals
+from itemsmith.agents.verify import VerificationResult
 
 SlotStatus = Literal["pending", "running", "accepted", "discarded", "failed"]
 

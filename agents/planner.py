@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import ValidationError
 
-from agents.errors import EmptyReplyError, PlanningError, ProviderCallError
-from agents.inference import ModelHandle, RetryPolicy, complete, reply_text
-from agents.models import Brief, PlanInfo
-from agents.profile import HandlerProfile
-from agents.prompts import (
+from itemsmith.agents.errors import EmptyReplyError, PlanningError, ProviderCallError
+from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, reply_text
+from itemsmith.agents.models import Brief, PlanInfo
+from itemsmith.agents.profile import HandlerProfile
+from itemsmith.agents.prompts import (
     PLANNER_SYSTEM,
     numeric_channel,
     describe_profile,
@@ -31,8 +31,8 @@ from agents.prompts import (
     planner_retry,
     planner_task,
 )
-from agents.taxonomy import CATEGORIES, CATEGORY_HINTS, coverage_plan
-from agents.usage import UsageLedger
+from itemsmith.agents.taxonomy import CATEGORIES, CATEGORY_HINTS, coverage_plan
+from itemsmith.agents.usage import UsageLedger
 
 
 def json_objects(text: str) -> list[dict[str, object]]:

@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agents.errors import AgentError
-from sandbox import SandboxPool
-from templates_bank.schema import RunStatus
+from itemsmith.agents.errors import AgentError
+from itemsmith.sandbox import SandboxPool
+from itemsmith.templates_bank.items.schema import RunStatus
 
 _PROFILE_TEMPLATE = '''
 def cell(value):

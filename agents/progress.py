@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from agents.context import SlotEvent
+from itemsmith.agents.context import SlotEvent
 
 _STYLE = {"accepted": "green", "discarded": "red", "failed": "bold red", "checking": "cyan", "verifying": "cyan",
           "generating": "yellow", "refining": "yellow", "queued": "dim"}

@@ -19,13 +19,13 @@ import inspect
 import json
 from collections.abc import Sequence
 
-from handlers.base import DatasetHandler
-from templates_bank.curated import load_curated
-from templates_bank.helpers import mc_item, series, tf_item
-from templates_bank.schema import Template
+from itemsmith.handlers.base import DatasetHandler
+from itemsmith.templates_bank.curated import load_curated
+from itemsmith.templates_bank.items.helpers import mc_item, series, tf_item
+from itemsmith.templates_bank.items.schema import Template
 
-from agents.profile import ColumnInfo, HandlerProfile
-from agents.taxonomy import CATEGORY_HINTS, CONCEPTS, TASK_KINDS
+from itemsmith.agents.profile import ColumnInfo, HandlerProfile
+from itemsmith.agents.taxonomy import CATEGORY_HINTS, CONCEPTS, TASK_KINDS
 
 SKELETON = '''def question(num_samples):
     ids = handler.records()["record_id"].tolist()

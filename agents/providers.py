@@ -21,9 +21,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from agents.errors import ProviderConfigError
-from agents.inference import ModelHandle
-from agents.settings import AgentSettings, get_settings
+from itemsmith.agents.errors import ProviderConfigError
+from itemsmith.agents.inference import ModelHandle
+from itemsmith.agents.settings import AgentSettings, get_settings
 
 
 class ModelSpec(BaseModel):
@@ -133,12 +133,12 @@ def _openai_compatible(spec: ModelSpec, options: ModelOptions, settings: AgentSe
 
 @register_provider("local")
 def _local(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
-    from agents.llamacpp import LlamaCppChatModel, llama_available  # noqa: PLC0415
-    from agents.local_models import get_local_model, model_path  # noqa: PLC0415
+    from itemsmith.agents.llamacpp import LlamaCppChatModel, llama_available  # noqa: PLC0415
+    from itemsmith.agents.local_models import get_local_model, model_path  # noqa: PLC0415
 
     entry = get_local_model(spec.model)
     if not llama_available():
-        from agents.errors import LocalModelUnavailable  # noqa: PLC0415
+        from itemsmith.agents.errors import LocalModelUnavailable  # noqa: PLC0415
 
         raise LocalModelUnavailable(f"local model {spec.model!r} needs llama-cpp-python: "
                                     f"pip install 'itemsmith[{entry.extra}]'")
@@ -153,7 +153,7 @@ def _local(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> M
 
 @register_provider("scripted")
 def _scripted(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
-    from agents.scripted import ScriptedChatModel  # noqa: PLC0415
+    from itemsmith.agents.scripted import ScriptedChatModel  # noqa: PLC0415
 
     path = Path(spec.model)
     if not path.is_file():

@@ -29,34 +29,34 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
-from sandbox import SandboxLimits, SandboxPool
-from templates_bank.rendering import TextFormat
-from templates_bank.schema import Decision, Provenance, StructureReport, Template
-from verification.capability import CapabilityConfig
-from verification.judges import PanelConfig
-from verification.structure import check_structure
-from verification.students import PoolConfig
+from itemsmith.sandbox import SandboxLimits, SandboxPool
+from itemsmith.templates_bank.items.rendering import TextFormat
+from itemsmith.templates_bank.items.schema import Decision, Provenance, StructureReport, Template
+from itemsmith.verification.capability import CapabilityConfig
+from itemsmith.verification.judges import PanelConfig
+from itemsmith.verification.structure import check_structure
+from itemsmith.verification.students import PoolConfig
 
-from agents.checkpoint import open_checkpointer
-from agents.context import SlotContext, SlotEvent
-from agents.errors import AgentError, ProviderConfigError
-from agents.generator import build_prompt
-from agents.graph import build_slot_graph
-from agents.inference import ModelHandle, RetryPolicy
-from agents.models import Attempt, Brief, PlanInfo, RunReport, SlotResult
-from agents.planner import plan_briefs
-from agents.profile import HandlerProfile, profile_handler
-from agents.providers import PROVIDERS, ModelOptions, ModelSpec, make_model
-from agents.settings import AgentSettings, get_settings
-from agents.usage import UsageLedger, UsageTotals
-from agents.verification_stages import (
+from itemsmith.agents.checkpoint import open_checkpointer
+from itemsmith.agents.context import SlotContext, SlotEvent
+from itemsmith.agents.errors import AgentError, ProviderConfigError
+from itemsmith.agents.generator import build_prompt
+from itemsmith.agents.graph import build_slot_graph
+from itemsmith.agents.inference import ModelHandle, RetryPolicy
+from itemsmith.agents.models import Attempt, Brief, PlanInfo, RunReport, SlotResult
+from itemsmith.agents.planner import plan_briefs
+from itemsmith.agents.profile import HandlerProfile, profile_handler
+from itemsmith.agents.providers import PROVIDERS, ModelOptions, ModelSpec, make_model
+from itemsmith.agents.settings import AgentSettings, get_settings
+from itemsmith.agents.usage import UsageLedger, UsageTotals
+from itemsmith.agents.verification_stages import (
     JudgePanelVerifier,
     StudentPoolVerifier,
     StudentSpec,
     build_judges,
     build_students,
 )
-from agents.verify import Verifier
+from itemsmith.agents.verify import Verifier
 
 FINAL = ("accepted", "discarded", "failed")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import get_args
 
-from templates_bank.curated import Category
+from itemsmith.templates_bank.curated import Category
 
 CATEGORIES: tuple[str, ...] = get_args(Category)
 

@@ -32,19 +32,19 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation, model_validator
 
-from templates_bank.rendering import TextFormat
-from templates_bank.schema import Decision, StructureReport
-from verification.capability import CapabilityConfig, CapabilityReport, Outcome, assess
-from verification.judges import CRITERIA, Judge, JudgeConfig, PanelConfig, TemplateJudgement, ajudge_template
-from verification.samples import TemplateSample
-from verification.students import LetterScorer, PoolConfig, Student, StudentConfig, aanswer_template
+from itemsmith.templates_bank.items.rendering import TextFormat
+from itemsmith.templates_bank.items.schema import Decision, StructureReport
+from itemsmith.verification.capability import CapabilityConfig, CapabilityReport, Outcome, assess
+from itemsmith.verification.judges import CRITERIA, Judge, JudgeConfig, PanelConfig, TemplateJudgement, ajudge_template
+from itemsmith.verification.samples import TemplateSample
+from itemsmith.verification.students import LetterScorer, PoolConfig, Student, StudentConfig, aanswer_template
 
-from agents.errors import EmptyReplyError, ProviderCallError, ProviderConfigError
-from agents.inference import ModelHandle, RetryPolicy, complete
-from agents.providers import ModelOptions, ModelSpec, make_model
-from agents.settings import AgentSettings
-from agents.usage import CallUsage, UsageLedger, cost_of
-from agents.verify import VerificationResult
+from itemsmith.agents.errors import EmptyReplyError, ProviderCallError, ProviderConfigError
+from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete
+from itemsmith.agents.providers import ModelOptions, ModelSpec, make_model
+from itemsmith.agents.settings import AgentSettings
+from itemsmith.agents.usage import CallUsage, UsageLedger, cost_of
+from itemsmith.agents.verify import VerificationResult
 
 StudentMode = Literal["auto", "chat", "loglik"]
 RATIONALE_CHARS = 400
@@ -269,8 +269,8 @@ class StudentPoolVerifier:
 
 def make_letter_scorer(spec: str, settings: AgentSettings) -> LetterScorer:
     """A log-likelihood scorer for a local model spec (``local:NAME``)."""
-    from agents.llamacpp import LlamaCppLetterScorer, llama_available  # noqa: PLC0415
-    from agents.local_models import get_local_model, model_path  # noqa: PLC0415
+    from itemsmith.agents.llamacpp import LlamaCppLetterScorer, llama_available  # noqa: PLC0415
+    from itemsmith.agents.local_models import get_local_model, model_path  # noqa: PLC0415
 
     parsed = ModelSpec.parse(spec)
     if parsed.provider != "local":

@@ -16,12 +16,12 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
-from templates_bank.schema import Decision, StructureReport
-from verification.capability import CapabilityReport
-from verification.judges import TemplateJudgement
-from verification.students import StudentReport
+from itemsmith.templates_bank.items.schema import Decision, StructureReport
+from itemsmith.verification.capability import CapabilityReport
+from itemsmith.verification.judges import TemplateJudgement
+from itemsmith.verification.students import StudentReport
 
-from agents.usage import UsageTotals
+from itemsmith.agents.usage import UsageTotals
 
 
 class VerificationResult(BaseModel):

@@ -8,11 +8,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from api.jobs import jobs_lifespan, make_runner
-from api.routes import api_router
-from api.web import router as review_page_router
-from api.settings import ApiSettings
-from templates_bank.storage import NotFoundError, StorageError, get_engine, require_current_schema
+from itemsmith.service.jobs import jobs_lifespan, make_runner
+from itemsmith.api.routes import api_router
+from itemsmith.api.web import router as review_page_router
+from itemsmith.api.settings import ApiSettings
+from itemsmith.templates_bank.storage import NotFoundError, StorageError, get_engine, require_current_schema
 
 __all__ = ["create_app"]
 

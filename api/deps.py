@@ -9,9 +9,9 @@ from fastapi import Depends, HTTPException, Request, Security, status
 from fastapi.security import APIKeyCookie, APIKeyHeader
 from sqlalchemy.orm import Session
 
-from api.auth import Principal, authenticate
-from api.settings import ApiSettings
-from templates_bank.storage import open_session
+from itemsmith.service.auth import Principal, authenticate
+from itemsmith.api.settings import ApiSettings
+from itemsmith.templates_bank.storage import open_session
 
 __all__ = ["PrincipalDep", "SessionDep", "SettingsDep"]
 

@@ -13,14 +13,14 @@ from urllib.parse import urlsplit
 from fastapi import Path
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from agents.errors import ProviderConfigError
-from agents.providers import PROVIDERS, ModelSpec
-from api.jobs import JobPublic
-from api.settings import ApiSettings
-from templates_bank.releases import ReleaseManifest
-from templates_bank.rendering import TextFormat
-from templates_bank.schema import IRTParameters, Item
-from templates_bank.storage import (
+from itemsmith.agents.errors import ProviderConfigError
+from itemsmith.agents.providers import PROVIDERS, ModelSpec
+from itemsmith.service.jobs import JobPublic
+from itemsmith.api.settings import ApiSettings
+from itemsmith.templates_bank.releases import ReleaseManifest
+from itemsmith.templates_bank.items.rendering import TextFormat
+from itemsmith.templates_bank.items.schema import IRTParameters, Item
+from itemsmith.templates_bank.storage import (
     BankPublic,
     ReviewPublic,
     StudentResponsePublic,

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from templates_bank.settings import StorageSettings
+from itemsmith.templates_bank.settings import StorageSettings
 
 __all__ = ["ApiSettings"]
 

@@ -20,12 +20,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from agents.context import SlotEvent
-from agents.inference import ModelHandle
-from agents.run import AuthorConfig, author
-from agents.scripted import ScriptedChatModel
-from sandbox import SandboxPool
-from templates_bank.schema import RunStatus, StructureReport
+from itemsmith.agents.context import SlotEvent
+from itemsmith.agents.inference import ModelHandle
+from itemsmith.agents.run import AuthorConfig, author
+from itemsmith.agents.scripted import ScriptedChatModel
+from itemsmith.sandbox import SandboxPool
+from itemsmith.templates_bank.items.schema import RunStatus, StructureReport
 
 HANDLER = '''
 import numpy as np

@@ -40,7 +40,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from verification.irt import calibrate
+from itemsmith.verification.irt import calibrate
 
 
 @dataclass(frozen=True)

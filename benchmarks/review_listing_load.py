@@ -47,8 +47,8 @@ import httpx  # noqa: E402
 import psycopg  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 
-from api.auth import create_key  # noqa: E402
-from templates_bank.schema import (  # noqa: E402
+from itemsmith.service.auth import create_key  # noqa: E402
+from itemsmith.templates_bank.items.schema import (  # noqa: E402
     Decision,
     IRTParameters,
     JudgeScore,
@@ -57,7 +57,7 @@ from templates_bank.schema import (  # noqa: E402
     StructureReport,
     content_hash,
 )
-from templates_bank.storage import BankCreate, create_bank, get_engine, open_session, upgrade  # noqa: E402
+from itemsmith.templates_bank.storage import BankCreate, create_bank, get_engine, open_session, upgrade  # noqa: E402
 
 CATEGORIES = ["pattern_recognition", "noise_understanding", "causality", "temporal_relation", "anomaly_detection",
               "similarity", "forecasting", "statistics"]
@@ -211,7 +211,7 @@ def serve(url: str, workers: int) -> Iterator[tuple[str, int]]:
     env = {**os.environ, "ITEMSMITH_DATABASE_URL": url, "ITEMSMITH_API_DATABASE_URL": url,
            "ITEMSMITH_API_JOB_RUNNER": "inprocess", "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen(  # noqa: S603 - our own interpreter
-        [sys.executable, "-m", "uvicorn", "api.app:create_app", "--factory", "--host", "127.0.0.1", "--port", str(port),
+        [sys.executable, "-m", "uvicorn", "itemsmith.api.app:create_app", "--factory", "--host", "127.0.0.1", "--port", str(port),
          "--workers", str(workers), "--log-level", "warning", "--no-access-log"],
         env=env, cwd=ROOT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"

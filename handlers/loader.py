@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from handlers.base import _RECORDS_NAMES, _SERIES_NAMES, DatasetHandler, HandlerContractError
+from itemsmith.handlers.base import _RECORDS_NAMES, _SERIES_NAMES, DatasetHandler, HandlerContractError
 
 
 class HandlerSourceError(ValueError):

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from handlers.base import DatasetHandler
-from handlers.loader import HandlerSourceError, load_handler_source
+from itemsmith.handlers.base import DatasetHandler
+from itemsmith.handlers.loader import HandlerSourceError, load_handler_source
 
 
 @dataclass(frozen=True)
@@ -32,14 +32,14 @@ class BuiltinHandler:
 BUILTIN_HANDLERS: dict[str, BuiltinHandler] = {
     h.name: h
     for h in (
-        BuiltinHandler("synthetic", "handlers.synthetic_handler:SyntheticHandler"),
-        BuiltinHandler("ecg", "handlers.datasets.ecg:ToyECGHandler", "examples"),
-        BuiltinHandler("mitdb", "handlers.datasets.ecg:MITBIHBeatsHandler", "examples"),
-        BuiltinHandler("glucose", "handlers.datasets.glucose:GlucoseHandler", "examples"),
-        BuiltinHandler("stocks", "handlers.datasets.stocks:StocksHandler", "examples"),
-        BuiltinHandler("weather", "handlers.datasets.weather:SeattleWeatherHandler", "examples"),
-        BuiltinHandler("italy_power", "handlers.datasets.ucr:ItalyPowerDemandHandler", "examples"),
-        BuiltinHandler("basic_motions", "handlers.datasets.ucr:BasicMotionsHandler", "examples"),
+        BuiltinHandler("synthetic", "itemsmith.handlers.synthetic_handler:SyntheticHandler"),
+        BuiltinHandler("ecg", "itemsmith.handlers.datasets.ecg:ToyECGHandler", "examples"),
+        BuiltinHandler("mitdb", "itemsmith.handlers.datasets.ecg:MITBIHBeatsHandler", "examples"),
+        BuiltinHandler("glucose", "itemsmith.handlers.datasets.glucose:GlucoseHandler", "examples"),
+        BuiltinHandler("stocks", "itemsmith.handlers.datasets.stocks:StocksHandler", "examples"),
+        BuiltinHandler("weather", "itemsmith.handlers.datasets.weather:SeattleWeatherHandler", "examples"),
+        BuiltinHandler("italy_power", "itemsmith.handlers.datasets.ucr:ItalyPowerDemandHandler", "examples"),
+        BuiltinHandler("basic_motions", "itemsmith.handlers.datasets.ucr:BasicMotionsHandler", "examples"),
     )
 }
 

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from handlers.base import DatasetHandler
-from handlers.synthetic import GENERATORS, KINDS, MIN_LENGTH
+from itemsmith.handlers.base import DatasetHandler
+from itemsmith.handlers.synthetic import GENERATORS, KINDS, MIN_LENGTH
 
 _SEED = 20240101
 _PER_KIND = 8

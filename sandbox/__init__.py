@@ -102,8 +102,8 @@ re-checks exact types (no NaN/Infinity), validates the envelope and every item w
 host: only JSON does.
 """
 
-from sandbox.executor import SandboxError, SandboxPool, get_pool, run_template
-from sandbox.models import RunResult
-from sandbox.settings import SandboxLimits
+from itemsmith.sandbox.executor import SandboxError, SandboxPool, get_pool, run_template
+from itemsmith.sandbox.models import RunResult
+from itemsmith.sandbox.settings import SandboxLimits
 
 __all__ = ["RunResult", "SandboxError", "SandboxLimits", "SandboxPool", "get_pool", "run_template"]

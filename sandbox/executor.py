@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sandbox.models import RunRequest, RunResult
-from sandbox.protocol import ProtocolError, read_frame, write_frame
-from sandbox.results import build_result
-from sandbox.settings import SandboxLimits
-from templates_bank.schema import RunStatus
+from itemsmith.sandbox.models import RunRequest, RunResult
+from itemsmith.sandbox.protocol import ProtocolError, read_frame, write_frame
+from itemsmith.sandbox.results import build_result
+from itemsmith.sandbox.settings import SandboxLimits
+from itemsmith.templates_bank.items.schema import RunStatus
 
 # The only environment a worker gets: no API keys, tokens or credentials can leak into it.
 WORKER_ENV = {
@@ -73,7 +73,7 @@ class HandlerSpec:
 
     @classmethod
     def parse(cls, name_or_path: str) -> HandlerSpec:
-        from handlers.registry import BUILTIN_HANDLERS  # noqa: PLC0415 - light, but keep import local
+        from itemsmith.handlers.registry import BUILTIN_HANDLERS  # noqa: PLC0415 - light, but keep import local
 
         path = Path(name_or_path)
         if name_or_path.endswith(".py") or path.is_file():
@@ -100,7 +100,7 @@ class Worker:
         self.limits = limits
         debug = os.environ.get("ITEMSMITH_SANDBOX_DEBUG") == "1"
         self.process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-            [sys.executable, "-P", "-s", "-m", "sandbox.zygote"],
+            [sys.executable, "-P", "-s", "-m", "itemsmith.sandbox.zygote"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if debug else subprocess.DEVNULL,
             env=dict(WORKER_ENV), cwd="/", close_fds=True, start_new_session=True,
         )

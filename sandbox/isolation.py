@@ -35,7 +35,7 @@ import signal
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandbox import landlock
+from itemsmith.sandbox import landlock
 
 try:  # imported up front: after Landlock the child could not load libseccomp any more
     import pyseccomp as _seccomp

@@ -39,8 +39,8 @@ from RestrictedPython.transformer import (
     copy_locations,
 )
 
-from sandbox import dispatch, proxies
-from sandbox.handler_data import HandlerView
+from itemsmith.sandbox import dispatch, proxies
+from itemsmith.sandbox.handler_data import HandlerView
 
 TEMPLATE_FILENAME = "<template>"
 

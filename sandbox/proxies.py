@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sandbox.dispatch import guard_aggfunc
+from itemsmith.sandbox.dispatch import guard_aggfunc
 
 
 class ModuleProxy:
@@ -281,7 +281,7 @@ def synth_proxy() -> ModuleProxy:
     """The public members of `handlers.synthetic` (`__all__`: generators, transforms, registries;
     imported lazily; when it is absent or broken, any use is a clear error)."""
     try:
-        import handlers.synthetic as synthetic  # noqa: PLC0415 - optional, written separately
+        import itemsmith.handlers.synthetic as synthetic  # noqa: PLC0415 - optional, written separately
     except Exception as exc:  # noqa: BLE001 - any import failure makes synth unavailable
         reason = f"{type(exc).__name__}: {exc}"
         return _UnavailableProxy("synth", f"synth is not available in this installation ({reason})")

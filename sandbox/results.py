@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sandbox.models import ChildEnvelope, RunRequest, RunResult
-from sandbox.output import OutputError, parse_plain_json
-from templates_bank.schema import Item, RunStatus
+from itemsmith.sandbox.models import ChildEnvelope, RunRequest, RunResult
+from itemsmith.sandbox.output import OutputError, parse_plain_json
+from itemsmith.templates_bank.items.schema import Item, RunStatus
 
 _CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT, signal.SIGTRAP}
 

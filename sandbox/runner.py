@@ -13,9 +13,9 @@ import traceback
 import types
 from typing import Any
 
-from sandbox import policy, proxies
-from sandbox.output import OutputError, to_plain_json
-from templates_bank.helpers import bind_helpers
+from itemsmith.sandbox import policy, proxies
+from itemsmith.sandbox.output import OutputError, to_plain_json
+from itemsmith.templates_bank.items.helpers import bind_helpers
 
 MAX_ERROR_CHARS = 400
 MAX_TRACEBACK_FRAMES = 6

@@ -32,15 +32,15 @@ import numpy as np  # noqa: F401 - preloaded for the children
 import pandas as pd  # noqa: F401 - preloaded for the children
 import RestrictedPython  # noqa: F401 - preloaded for the children
 
-import handlers
-import sandbox
-import templates_bank
-from sandbox import isolation, landlock, proxies
-from sandbox.handler_data import HandlerView, SnapshotError, decode_snapshot, encode_snapshot
-from sandbox.models import RunRequest
-from sandbox.protocol import read_frame, write_frame
-from sandbox.runner import run_template_here
-from sandbox.settings import MIB, SandboxLimits
+from itemsmith import handlers
+from itemsmith import sandbox
+from itemsmith import templates_bank
+from itemsmith.sandbox import isolation, landlock, proxies
+from itemsmith.sandbox.handler_data import HandlerView, SnapshotError, decode_snapshot, encode_snapshot
+from itemsmith.sandbox.models import RunRequest
+from itemsmith.sandbox.protocol import read_frame, write_frame
+from itemsmith.sandbox.runner import run_template_here
+from itemsmith.sandbox.settings import MIB, SandboxLimits
 
 ENVELOPE_SLACK = 256 * 1024  # room for status/error/printed around the items
 MAX_REQUEST_BYTES = 6 * MIB  # a request: source (<= 4 MiB by SandboxLimits) plus JSON framing
@@ -144,7 +144,7 @@ def _read_paths() -> list[str]:
     for package in (sandbox, handlers, templates_bank):
         paths.add(str(Path(package.__file__).parent))
     try:
-        import verification  # noqa: PLC0415 - optional sibling package
+        from itemsmith import verification  # noqa: PLC0415 - optional sibling package
         paths.add(str(Path(verification.__file__).parent))
     except Exception:  # noqa: BLE001
         pass
@@ -198,7 +198,7 @@ class Zygote:
         if missing:
             raise RuntimeError(f"required isolation features unavailable: {', '.join(missing)}")
         self.view = HandlerView(self._load_handler())
-        if "handlers.synthetic" in sys.modules:  # the handler imported it already: free to expose
+        if "itemsmith.handlers.synthetic" in sys.modules:  # the handler imported it already: free to expose
             self.synth = proxies.synth_proxy()
         self._warm_up()
         gc.collect()
@@ -227,7 +227,7 @@ class Zygote:
     def _load_user_handler(self, path: str) -> Any:
         """Run the user's handler file in a hardened child and decode its snapshot."""
         folder = os.path.dirname(path)
-        from sandbox.executor import check_handler_folder  # noqa: PLC0415 - same rule as the host
+        from itemsmith.sandbox.executor import check_handler_folder  # noqa: PLC0415 - same rule as the host
 
         check_handler_folder(Path(folder))
         ruleset_fd = None
@@ -245,7 +245,7 @@ class Zygote:
             data = b"E"
             try:
                 isolation.harden(plan)
-                from handlers.loader import load_handler_source  # noqa: PLC0415
+                from itemsmith.handlers.loader import load_handler_source  # noqa: PLC0415
 
                 source = Path(path).read_text()
                 handler = load_handler_source(source, data_dir=Path(folder), filename=path)

@@ -27,19 +27,19 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from sandbox import SandboxLimits
-from templates_bank.hashing import canonical_json, sha256_hex
-from templates_bank.regeneration import RunItems, TemplateRun, items_digest, regenerate
-from templates_bank.schema import IRTParameters
-from templates_bank.storage import NotFoundError, TemplateVersionPublic, get_bank, releasable_versions
-from templates_bank.storage._models import (
+from itemsmith.sandbox import SandboxLimits
+from itemsmith.templates_bank.items.hashing import canonical_json, sha256_hex
+from itemsmith.templates_bank.regeneration import RunItems, TemplateRun, items_digest, regenerate
+from itemsmith.templates_bank.items.schema import IRTParameters
+from itemsmith.templates_bank.storage import NotFoundError, TemplateVersionPublic, get_bank, releasable_versions
+from itemsmith.templates_bank.storage._models import (
     ReleaseRow,
     ReleaseTemplateRow,
     StudentResponseRow,
     TemplateVersionRow,
     VerdictRow,
 )
-from templates_bank.storage._types import utcnow
+from itemsmith.templates_bank.storage._types import utcnow
 
 __all__ = ["CategoryCount", "Release", "ReleaseCounts", "ReleaseCreate", "ReleaseError", "ReleaseIntegrityError",
            "ReleaseManifest", "ReleaseTemplate", "create_release", "get_release", "list_releases",

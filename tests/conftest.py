@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from templates_bank.storage import get_engine
+from itemsmith.templates_bank.storage import get_engine
 
 POSTGRES_ADMIN_URL = os.environ.get("ITEMSMITH_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 

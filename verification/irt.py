@@ -51,7 +51,7 @@ from numpy.polynomial.hermite_e import hermegauss
 from pydantic import BaseModel, ConfigDict, Field
 from scipy.special import logsumexp
 
-from templates_bank.schema import IRTParameters
+from itemsmith.templates_bank.items.schema import IRTParameters
 
 __all__ = ["Calibration", "IRTConfig", "calibrate", "estimate_ability", "fit_2pl", "to_parameters"]
 

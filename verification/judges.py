@@ -38,10 +38,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from templates_bank.rendering import TextFormat, option_letter, render_item
-from templates_bank.schema import Decision, Item, JudgeScore
-from verification.agreement import krippendorff_alpha_interval
-from verification.samples import TemplateSample
+from itemsmith.templates_bank.items.rendering import TextFormat, option_letter, render_item
+from itemsmith.templates_bank.items.schema import Decision, Item, JudgeScore
+from itemsmith.verification.agreement import krippendorff_alpha_interval
+from itemsmith.verification.samples import TemplateSample
 
 __all__ = [
     "CRITERIA", "Criterion", "CriterionAggregate", "CriterionThreshold", "Judge", "JudgeCall", "JudgeConfig",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from templates_bank.schema import Item
+from itemsmith.templates_bank.items.schema import Item
 
 __all__ = ["TemplateSample"]
 

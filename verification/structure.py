@@ -12,8 +12,8 @@ import json
 import time
 from typing import Any
 
-from sandbox import RunResult, SandboxLimits, SandboxPool, run_template
-from templates_bank.schema import Item, RunStatus, StructureReport
+from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool, run_template
+from itemsmith.templates_bank.items.schema import Item, RunStatus, StructureReport
 
 
 def _canonical(items: list[dict[str, Any]]) -> str:

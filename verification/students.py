@@ -34,11 +34,11 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field
 from scipy.stats import binomtest
 
-from templates_bank.plotting import plot_item
-from templates_bank.rendering import TextFormat, option_letter, render_item
-from templates_bank.schema import Item, StudentResponse
-from verification.answer_parsing import parse_answer
-from verification.samples import TemplateSample
+from itemsmith.templates_bank.items.plotting import plot_item
+from itemsmith.templates_bank.items.rendering import TextFormat, option_letter, render_item
+from itemsmith.templates_bank.items.schema import Item, StudentResponse
+from itemsmith.verification.answer_parsing import parse_answer
+from itemsmith.verification.samples import TemplateSample
 
 __all__ = [
     "AnswerCache", "BlindCheck", "LetterScorer", "PoolConfig", "Student", "StudentCall", "StudentConfig",

@@ -2,7 +2,7 @@
 
 from fastapi import APIRouter
 
-from api.routes import banks, health, jobs, releases, templates
+from itemsmith.api.routes import banks, health, jobs, releases, templates
 
 api_router = APIRouter()
 api_router.include_router(health.router)

@@ -12,16 +12,16 @@ from fastapi import APIRouter, File, Form, HTTPException, Request, UploadFile, s
 from pydantic import ValidationError
 from sqlalchemy import select
 
-from api.access import owned_bank
-from api.deps import PrincipalDep, SessionDep, SettingsDep
-from api.handler_upload import UploadRejected, UploadTooLarge, new_upload_folder, store_handler
-from api.jobs import AuthorJobRequest, submit_job
-from api.models import BankCreated, BankSettings, RecordId, validation_message
-from api.settings import ApiSettings
-from handlers import BUILTIN_HANDLERS, HandlerSourceError
-from templates_bank.storage import BankCreate, BankExistsError, BankPublic, create_bank, open_session
-from templates_bank.storage._models import BankRow
-from templates_bank.storage._schemas import NAME_PATTERN
+from itemsmith.service.access import owned_bank
+from itemsmith.api.deps import PrincipalDep, SessionDep, SettingsDep
+from itemsmith.service.handler_upload import UploadRejected, UploadTooLarge, new_upload_folder, store_handler
+from itemsmith.service.jobs import AuthorJobRequest, submit_job
+from itemsmith.api.models import BankCreated, BankSettings, RecordId, validation_message
+from itemsmith.api.settings import ApiSettings
+from itemsmith.handlers import BUILTIN_HANDLERS, HandlerSourceError
+from itemsmith.templates_bank.storage import BankCreate, BankExistsError, BankPublic, create_bank, open_session
+from itemsmith.templates_bank.storage._models import BankRow
+from itemsmith.templates_bank.storage._schemas import NAME_PATTERN
 
 router = APIRouter(prefix="/banks", tags=["banks"])
 

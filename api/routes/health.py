@@ -6,8 +6,8 @@ from fastapi import APIRouter
 from pydantic import BaseModel
 from sqlalchemy import text
 
-from api.deps import SessionDep
-from templates_bank.storage import current_revision, head_revision
+from itemsmith.api.deps import SessionDep
+from itemsmith.templates_bank.storage import current_revision, head_revision
 
 router = APIRouter(tags=["health"])
 

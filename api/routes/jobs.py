@@ -13,8 +13,8 @@ from fastapi.responses import StreamingResponse
 from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import PrincipalDep, SessionDep
-from api.jobs import (
+from itemsmith.api.deps import PrincipalDep, SessionDep
+from itemsmith.service.jobs import (
     FINAL_STATUSES,
     JobEventPublic,
     JobKind,
@@ -26,7 +26,7 @@ from api.jobs import (
     list_jobs,
     resume_job,
 )
-from templates_bank.storage import open_session
+from itemsmith.templates_bank.storage import open_session
 
 router = APIRouter(prefix="/jobs", tags=["jobs"])
 

@@ -16,10 +16,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from starlette.background import BackgroundTask
 
-from api.access import owned_bank, owned_release, reviewer_name
-from api.deps import PrincipalDep, SessionDep
-from api.jobs import EvaluateJobRequest, JobPublic, ReverifyJobRequest, submit_job
-from api.models import (
+from itemsmith.service.access import owned_bank, owned_release, reviewer_name
+from itemsmith.api.deps import PrincipalDep, SessionDep
+from itemsmith.service.jobs import EvaluateJobRequest, JobPublic, ReverifyJobRequest, submit_job
+from itemsmith.api.models import (
     EvaluationCreate,
     RecordId,
     ReleaseCreateRequest,
@@ -27,12 +27,12 @@ from api.models import (
     ReverifyCreate,
     validation_message,
 )
-from templates_bank.exporters import EXPORTERS, ExportError, ExportOptions, export_release
-from templates_bank.regeneration import RegenerationError
-from templates_bank.releases import ReleaseCreate, ReleaseError, ReleaseManifest, create_release, get_release
-from templates_bank.rendering import TextFormat
-from templates_bank.storage import BankPublic
-from templates_bank.storage._models import JobRow, ReleaseRow
+from itemsmith.templates_bank.exporters import EXPORTERS, ExportError, ExportOptions, export_release
+from itemsmith.templates_bank.regeneration import RegenerationError
+from itemsmith.templates_bank.releases import ReleaseCreate, ReleaseError, ReleaseManifest, create_release, get_release
+from itemsmith.templates_bank.items.rendering import TextFormat
+from itemsmith.templates_bank.storage import BankPublic
+from itemsmith.templates_bank.storage._models import JobRow, ReleaseRow
 
 router = APIRouter(tags=["releases"])
 

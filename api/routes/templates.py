@@ -11,15 +11,15 @@ from fastapi import APIRouter, Header, HTTPException, Path, Query, Request, Resp
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from api.access import owned_bank, owned_version, reviewer_name
-from api.deps import PrincipalDep, SessionDep
-from api.jobs import RecheckJobRequest, submit_job
-from api.models import RecordId, ReviewRequest, TemplateDetail, TemplateEdit, TemplateEdited, TemplatePage
-from api.review import TemplateFilters, list_templates, version_status
-from sandbox import RunResult, SandboxError, run_template
-from templates_bank.plotting import plot_item
-from templates_bank.schema import IRTParameters, Item, Provenance, RunStatus, Template
-from templates_bank.storage import (
+from itemsmith.service.access import owned_bank, owned_version, reviewer_name
+from itemsmith.api.deps import PrincipalDep, SessionDep
+from itemsmith.service.jobs import RecheckJobRequest, submit_job
+from itemsmith.api.models import RecordId, ReviewRequest, TemplateDetail, TemplateEdit, TemplateEdited, TemplatePage
+from itemsmith.service.review import TemplateFilters, list_templates, version_status
+from itemsmith.sandbox import RunResult, SandboxError, run_template
+from itemsmith.templates_bank.items.plotting import plot_item
+from itemsmith.templates_bank.items.schema import IRTParameters, Item, Provenance, RunStatus, Template
+from itemsmith.templates_bank.storage import (
     ReviewCreate,
     ReviewPublic,
     TemplateVersionPublic,
@@ -30,7 +30,7 @@ from templates_bank.storage import (
     open_session,
     record_review,
 )
-from templates_bank.storage._models import JobRow
+from itemsmith.templates_bank.storage._models import JobRow
 
 router = APIRouter(tags=["review"])
 

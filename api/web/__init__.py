@@ -1,5 +1,5 @@
 """The review web page (server-rendered, no build step): `router` serves it under /review."""
 
-from api.web.routes import router
+from itemsmith.api.web.routes import router
 
 __all__ = ["router"]

@@ -10,10 +10,10 @@ from pydantic import BaseModel
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from api.models import TemplateSummary
-from api.review import TemplateFilters, list_templates
-from templates_bank.schema import Decision, IRTParameters
-from templates_bank.storage._models import TemplateVersionRow, VerdictRow
+from itemsmith.api.models import TemplateSummary
+from itemsmith.service.review import TemplateFilters, list_templates
+from itemsmith.templates_bank.items.schema import Decision, IRTParameters
+from itemsmith.templates_bank.storage._models import TemplateVersionRow, VerdictRow
 
 __all__ = ["ReviewListing", "ReviewRow", "review_listing"]
 

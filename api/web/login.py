@@ -15,8 +15,8 @@ from urllib.parse import quote, urlsplit
 from fastapi import Depends, HTTPException, Request, Response, status
 from pydantic import BaseModel
 
-from api.auth import Principal, authenticate
-from api.deps import SessionDep
+from itemsmith.service.auth import Principal, authenticate
+from itemsmith.api.deps import SessionDep
 
 __all__ = ["COOKIE_NAME", "LOGIN_PATH", "Reviewer", "ReviewerDep", "check_form", "clear_login", "form_token",
            "safe_next", "set_login"]

@@ -14,16 +14,16 @@ from fastapi.templating import Jinja2Templates
 from pydantic import Field
 from sqlalchemy import func, select
 
-from api.access import owned_bank, owned_version
-from api.auth import authenticate
-from api.deps import SessionDep
-from api.models import DecisionStage, RecordId
-from api.review import TemplateFilters, version_status
-from api.routes.templates import reviewer_name
-from api.web.listing import review_listing
-from api.web.login import LOGIN_PATH, ReviewerDep, check_form, clear_login, safe_next, set_login
-from api.web.samples import SAMPLE_SEED, plot_png, sample_items
-from templates_bank.storage import (
+from itemsmith.service.access import owned_bank, owned_version
+from itemsmith.service.auth import authenticate
+from itemsmith.api.deps import SessionDep
+from itemsmith.api.models import DecisionStage, RecordId
+from itemsmith.service.review import TemplateFilters, version_status
+from itemsmith.api.routes.templates import reviewer_name
+from itemsmith.api.web.listing import review_listing
+from itemsmith.api.web.login import LOGIN_PATH, ReviewerDep, check_form, clear_login, safe_next, set_login
+from itemsmith.api.web.samples import SAMPLE_SEED, plot_png, sample_items
+from itemsmith.templates_bank.storage import (
     BankPublic,
     NotFoundError,
     ReviewCreate,
@@ -34,7 +34,7 @@ from templates_bank.storage import (
     list_versions,
     record_review,
 )
-from templates_bank.storage._models import BankRow, TemplateVersionRow
+from itemsmith.templates_bank.storage._models import BankRow, TemplateVersionRow
 
 __all__ = ["router"]
 

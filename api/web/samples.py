@@ -8,9 +8,9 @@ from functools import lru_cache
 
 from pydantic import BaseModel
 
-from sandbox import SandboxError, get_pool
-from templates_bank.plotting import plot_item
-from templates_bank.schema import Item
+from itemsmith.sandbox import SandboxError, get_pool
+from itemsmith.templates_bank.items.plotting import plot_item
+from itemsmith.templates_bank.items.schema import Item
 
 __all__ = ["SAMPLE_COUNT", "SAMPLE_SEED", "Samples", "plot_png", "sample_items"]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from handlers.base import DatasetHandler
+from itemsmith.handlers.base import DatasetHandler
 
 
 class FrameHandler(DatasetHandler):

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from handlers.datasets._frame import FrameHandler
+from itemsmith.handlers.datasets._frame import FrameHandler
 
 FS = 360  # Hz, the MIT-BIH Arrhythmia Database rate
 WINDOW_S = 10

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from handlers.datasets._frame import FrameHandler
+from itemsmith.handlers.datasets._frame import FrameHandler
 
 READINGS_PER_DAY = 288  # one every 5 minutes
 

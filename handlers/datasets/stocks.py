@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from handlers.datasets._frame import FrameHandler
+from itemsmith.handlers.datasets._frame import FrameHandler
 
 CHANNELS = ["open", "high", "low", "close", "volume", "adj_close"]
 

@@ -7,7 +7,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from handlers.datasets._frame import FrameHandler
+from itemsmith.handlers.datasets._frame import FrameHandler
 
 
 class _SktimeClassificationHandler(FrameHandler):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from handlers.datasets._frame import FrameHandler
+from itemsmith.handlers.datasets._frame import FrameHandler
 
 CHANNELS = ["precipitation", "temp_max", "temp_min", "wind"]
 CLASSES = ["drizzle", "fog", "rain", "snow", "sun"]

@@ -17,10 +17,10 @@ in ranges that make the property clearly visible; the same seed gives the same s
   MIN_LENGTH (name -> shortest accepted length).
 """
 
-from handlers.synthetic._core import GENERATORS, KINDS, MIN_LENGTH, Synthetic
-from handlers.synthetic._multivariate import correlated_pair, dcc_pair, granger_pair, lagged_pair
-from handlers.synthetic._operators import add, concatenate, multiply
-from handlers.synthetic._patterns import (
+from itemsmith.handlers.synthetic._core import GENERATORS, KINDS, MIN_LENGTH, Synthetic
+from itemsmith.handlers.synthetic._multivariate import correlated_pair, dcc_pair, granger_pair, lagged_pair
+from itemsmith.handlers.synthetic._operators import add, concatenate, multiply
+from itemsmith.handlers.synthetic._patterns import (
     ar,
     exponential,
     linear,
@@ -31,8 +31,8 @@ from handlers.synthetic._patterns import (
     square,
     white_noise,
 )
-from handlers.synthetic._transforms import first_difference, fourier_magnitude, wavelet_approximation, zscore
-from handlers.synthetic._univariate import (
+from itemsmith.handlers.synthetic._transforms import first_difference, fourier_magnitude, wavelet_approximation, zscore
+from itemsmith.handlers.synthetic._univariate import (
     anomaly,
     fat_tails,
     seasonality,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.signal import lfilter
 
-from handlers.synthetic._core import Synthetic, ar1, given, register, sign, uniform
+from itemsmith.handlers.synthetic._core import Synthetic, ar1, given, register, sign, uniform
 
 _BURN_IN = 100
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from handlers.synthetic._core import Synthetic
+from itemsmith.handlers.synthetic._core import Synthetic
 
 
 def _composite(values: np.ndarray, kind: str, parts: tuple[Synthetic, ...], **extra: object) -> Synthetic:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.signal import lfilter
 
-from handlers.synthetic._core import Synthetic, given, register, sign, uniform
+from itemsmith.handlers.synthetic._core import Synthetic, given, register, sign, uniform
 
 _BURN_IN = 200
 

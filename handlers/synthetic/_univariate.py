@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from handlers.synthetic._core import Synthetic, ar1, given, register, sign, uniform
+from itemsmith.handlers.synthetic._core import Synthetic, ar1, given, register, sign, uniform
 
 TWO_PI = 2 * np.pi
 _BURN_IN = 100

@@ -22,12 +22,12 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from sandbox import SandboxLimits
-from templates_bank.exporters import huggingface, inspect_task, jsonl, lm_eval  # noqa: F401 - register formats
-from templates_bank.exporters._options import ExportOptions
-from templates_bank.exporters._registry import EXPORTERS, Exporter, ExporterSpec, exporter
-from templates_bank.exporters._rows import ExportRow, iter_rows, record
-from templates_bank.releases import Release
+from itemsmith.sandbox import SandboxLimits
+from itemsmith.templates_bank.exporters import huggingface, inspect_task, jsonl, lm_eval  # noqa: F401 - register formats
+from itemsmith.templates_bank.exporters._options import ExportOptions
+from itemsmith.templates_bank.exporters._registry import EXPORTERS, Exporter, ExporterSpec, exporter
+from itemsmith.templates_bank.exporters._rows import ExportRow, iter_rows, record
+from itemsmith.templates_bank.releases import Release
 
 __all__ = ["EXPORTERS", "ExportError", "ExportOptions", "ExportReport", "ExportRow", "Exporter", "ExporterSpec",
            "export_release", "exporter", "iter_rows", "record"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from templates_bank.rendering import TextFormat
+from itemsmith.templates_bank.items.rendering import TextFormat
 
 __all__ = ["ExportOptions"]
 

@@ -16,8 +16,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from templates_bank.exporters._options import ExportOptions
-from templates_bank.exporters._rows import ExportRow, arrow_schema, parquet_record
+from itemsmith.templates_bank.exporters._options import ExportOptions
+from itemsmith.templates_bank.exporters._rows import ExportRow, arrow_schema, parquet_record
 
 __all__ = ["shard_names", "write_parquet"]
 

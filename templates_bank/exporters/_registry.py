@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from templates_bank.exporters._options import ExportOptions
-from templates_bank.exporters._rows import ExportRow
-from templates_bank.releases import ReleaseManifest
+from itemsmith.templates_bank.exporters._options import ExportOptions
+from itemsmith.templates_bank.exporters._rows import ExportRow
+from itemsmith.templates_bank.releases import ReleaseManifest
 
 __all__ = ["EXPORTERS", "Exporter", "ExporterSpec", "exporter"]
 

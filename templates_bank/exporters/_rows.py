@@ -14,13 +14,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from sandbox import SandboxLimits
-from templates_bank.exporters._options import ExportOptions
-from templates_bank.hashing import canonical_json
-from templates_bank.plotting import plot_item
-from templates_bank.releases import Release, ReleaseTemplate
-from templates_bank.rendering import TextFormat, group_aligned, option_letter, render_item, render_series, series_label
-from templates_bank.schema import Item
+from itemsmith.sandbox import SandboxLimits
+from itemsmith.templates_bank.exporters._options import ExportOptions
+from itemsmith.templates_bank.items.hashing import canonical_json
+from itemsmith.templates_bank.items.plotting import plot_item
+from itemsmith.templates_bank.releases import Release, ReleaseTemplate
+from itemsmith.templates_bank.items.rendering import TextFormat, group_aligned, option_letter, render_item, render_series, series_label
+from itemsmith.templates_bank.items.schema import Item
 
 __all__ = ["ExportRow", "arrow_schema", "iter_rows", "parquet_record", "record", "stem"]
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import yaml
 
-from templates_bank.exporters._options import ExportOptions
-from templates_bank.exporters._parquet import write_parquet
-from templates_bank.exporters._registry import exporter
-from templates_bank.exporters._rows import ExportRow
-from templates_bank.releases import ReleaseManifest
+from itemsmith.templates_bank.exporters._options import ExportOptions
+from itemsmith.templates_bank.exporters._parquet import write_parquet
+from itemsmith.templates_bank.exporters._registry import exporter
+from itemsmith.templates_bank.exporters._rows import ExportRow
+from itemsmith.templates_bank.releases import ReleaseManifest
 
 _SIZES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"))
 

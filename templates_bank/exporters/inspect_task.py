@@ -8,12 +8,12 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from templates_bank.exporters._options import ExportOptions
-from templates_bank.exporters._registry import exporter
-from templates_bank.exporters._rows import ExportRow, stem
-from templates_bank.exporters.lm_eval import task_name
-from templates_bank.releases import ReleaseManifest
-from templates_bank.rendering import option_letter
+from itemsmith.templates_bank.exporters._options import ExportOptions
+from itemsmith.templates_bank.exporters._registry import exporter
+from itemsmith.templates_bank.exporters._rows import ExportRow, stem
+from itemsmith.templates_bank.exporters.lm_eval import task_name
+from itemsmith.templates_bank.releases import ReleaseManifest
+from itemsmith.templates_bank.items.rendering import option_letter
 
 TASK_FILE = '''"""Inspect AI task for itemsmith release {ref} ({items} items, checksum {checksum_short}).
 

@@ -6,10 +6,10 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from templates_bank.exporters._options import ExportOptions
-from templates_bank.exporters._registry import exporter
-from templates_bank.exporters._rows import ExportRow, record
-from templates_bank.releases import ReleaseManifest
+from itemsmith.templates_bank.exporters._options import ExportOptions
+from itemsmith.templates_bank.exporters._registry import exporter
+from itemsmith.templates_bank.exporters._rows import ExportRow, record
+from itemsmith.templates_bank.releases import ReleaseManifest
 
 
 @exporter("jsonl", plots=True, description="data.jsonl, one item a line; plots as images/<id>.png")

@@ -2,8 +2,8 @@
 
 from alembic import context
 
-from templates_bank.storage._engine import VERSION_TABLE
-from templates_bank.storage._models import Base
+from itemsmith.templates_bank.storage._engine import VERSION_TABLE
+from itemsmith.templates_bank.storage._models import Base
 
 connection = context.config.attributes["connection"]
 context.configure(

@@ -20,7 +20,7 @@ Versions, verdicts, responses, reviews and releases are append-only: the session
 triggers refuse updates and deletes.
 """
 
-from templates_bank.storage._banks import (
+from itemsmith.templates_bank.storage._banks import (
     add_template_version,
     create_bank,
     find_version,
@@ -29,8 +29,8 @@ from templates_bank.storage._banks import (
     list_banks,
     list_versions,
 )
-from templates_bank.storage._curated import import_curated
-from templates_bank.storage._engine import (
+from itemsmith.templates_bank.storage._curated import import_curated
+from itemsmith.templates_bank.storage._engine import (
     current_revision,
     downgrade,
     get_engine,
@@ -40,9 +40,9 @@ from templates_bank.storage._engine import (
     require_current_schema,
     upgrade,
 )
-from templates_bank.storage._errors import BankExistsError, NotFoundError, StorageError, VersionConflictError
-from templates_bank.storage._models import ImmutableRecordError
-from templates_bank.storage._schemas import (
+from itemsmith.templates_bank.storage._errors import BankExistsError, NotFoundError, StorageError, VersionConflictError
+from itemsmith.templates_bank.storage._models import ImmutableRecordError
+from itemsmith.templates_bank.storage._schemas import (
     BankCreate,
     BankPublic,
     ReviewCreate,
@@ -53,7 +53,7 @@ from templates_bank.storage._schemas import (
     VerdictPublic,
     VerdictRecord,
 )
-from templates_bank.storage._verdicts import (
+from itemsmith.templates_bank.storage._verdicts import (
     VersionStatus,
     cached_student_response,
     cached_verdict,

@@ -6,10 +6,10 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from templates_bank.schema import Template
-from templates_bank.storage._errors import BankExistsError, NotFoundError, VersionConflictError
-from templates_bank.storage._models import BankRow, TemplateVersionRow
-from templates_bank.storage._schemas import BankCreate, BankPublic, TemplateVersionPublic
+from itemsmith.templates_bank.items.schema import Template
+from itemsmith.templates_bank.storage._errors import BankExistsError, NotFoundError, VersionConflictError
+from itemsmith.templates_bank.storage._models import BankRow, TemplateVersionRow
+from itemsmith.templates_bank.storage._schemas import BankCreate, BankPublic, TemplateVersionPublic
 
 __all__ = ["add_template_version", "create_bank", "find_version", "get_bank", "get_version", "list_banks",
            "list_versions"]

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 from sqlalchemy.orm import Session
 
-from templates_bank.curated import get_curated, load_curated
-from templates_bank.storage._banks import add_template_version
-from templates_bank.storage._schemas import ReviewCreate, TemplateVersionPublic
-from templates_bank.storage._verdicts import list_reviews, record_review
+from itemsmith.templates_bank.curated import get_curated, load_curated
+from itemsmith.templates_bank.storage._banks import add_template_version
+from itemsmith.templates_bank.storage._schemas import ReviewCreate, TemplateVersionPublic
+from itemsmith.templates_bank.storage._verdicts import list_reviews, record_review
 
 __all__ = ["import_curated"]
 

@@ -14,9 +14,9 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 
-from templates_bank.settings import StorageSettings
-from templates_bank.storage._errors import StorageError
-from templates_bank.storage._models import BankSession
+from itemsmith.templates_bank.settings import StorageSettings
+from itemsmith.templates_bank.storage._errors import StorageError
+from itemsmith.templates_bank.storage._models import BankSession
 
 __all__ = ["MIGRATIONS_DIR", "VERSION_TABLE", "current_revision", "downgrade", "get_engine", "head_revision",
            "normalize_url", "open_session", "require_current_schema", "upgrade"]

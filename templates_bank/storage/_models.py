@@ -25,7 +25,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
-from templates_bank.storage._types import JSONType, UTCDateTime, utcnow
+from itemsmith.templates_bank.storage._types import JSONType, UTCDateTime, utcnow
 
 __all__ = [
     "APPEND_ONLY_TABLES", "ApiKeyRow", "Base", "BankRow", "JobEventRow", "JobRow", "BankSession", "ImmutableRecordError", "ReleaseRow", "ReleaseTemplateRow",

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from templates_bank.schema import (
+from itemsmith.templates_bank.items.schema import (
     CapabilityVerdict,
     Decision,
     IRTParameters,

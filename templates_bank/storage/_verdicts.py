@@ -8,15 +8,15 @@ from typing import Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from templates_bank.schema import JudgeScore, StudentResponse
-from templates_bank.storage._errors import NotFoundError
-from templates_bank.storage._models import (
+from itemsmith.templates_bank.items.schema import JudgeScore, StudentResponse
+from itemsmith.templates_bank.storage._errors import NotFoundError
+from itemsmith.templates_bank.storage._models import (
     ReviewDecisionRow,
     StudentResponseRow,
     TemplateVersionRow,
     VerdictRow,
 )
-from templates_bank.storage._schemas import (
+from itemsmith.templates_bank.storage._schemas import (
     STAGE_RECORDS,
     ReviewCreate,
     ReviewPublic,

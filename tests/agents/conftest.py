@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from agents.inference import ModelHandle
-from agents.scripted import ScriptedChatModel
-from sandbox import SandboxPool
+from itemsmith.agents.inference import ModelHandle
+from itemsmith.agents.scripted import ScriptedChatModel
+from itemsmith.sandbox import SandboxPool
 
 HANDLER_SOURCE = '''
 import numpy as np

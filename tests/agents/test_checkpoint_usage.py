@@ -10,9 +10,9 @@ import pytest
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
-from agents.checkpoint import open_checkpointer
-from agents.errors import ProviderConfigError
-from agents.usage import UsageCallback, UsageLedger
+from itemsmith.agents.checkpoint import open_checkpointer
+from itemsmith.agents.errors import ProviderConfigError
+from itemsmith.agents.usage import UsageCallback, UsageLedger
 
 
 def test_sqlite_checkpointer_is_the_default(tmp_path: Path) -> None:

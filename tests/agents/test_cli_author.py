@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from api.cli import app
+from itemsmith.cli.app import app
 
 from .conftest import GOOD, fenced, plan_reply
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agents.extract import ExtractionError, extract_code, lint
-from agents.feedback import build_feedback, failing_line, hint_for
-from agents.profile import ColumnInfo, HandlerProfile, SeriesPeek
+from itemsmith.agents.extract import ExtractionError, extract_code, lint
+from itemsmith.agents.feedback import build_feedback, failing_line, hint_for
+from itemsmith.agents.profile import ColumnInfo, HandlerProfile, SeriesPeek
 
 from .conftest import GOOD
 

@@ -7,10 +7,10 @@ import asyncio
 import pytest
 from langchain_core.messages import HumanMessage
 
-from agents.errors import EmptyReplyError, ProviderCallError
-from agents.inference import ModelHandle, RetryPolicy, complete, is_transient, redact
-from agents.scripted import ScriptedHTTPError
-from agents.usage import UsageLedger, cost_of, price_for
+from itemsmith.agents.errors import EmptyReplyError, ProviderCallError
+from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, is_transient, redact
+from itemsmith.agents.scripted import ScriptedHTTPError
+from itemsmith.agents.usage import UsageLedger, cost_of, price_for
 
 from .conftest import scripted
 

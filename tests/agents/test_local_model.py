@@ -13,11 +13,11 @@ import os
 import pytest
 from langchain_core.messages import HumanMessage
 
-from agents.inference import RetryPolicy, complete
-from agents.llamacpp import llama_available
-from agents.local_models import installed
-from agents.providers import ModelOptions, make_model
-from agents.run import AuthorConfig, author
+from itemsmith.agents.inference import RetryPolicy, complete
+from itemsmith.agents.llamacpp import llama_available
+from itemsmith.agents.local_models import installed
+from itemsmith.agents.providers import ModelOptions, make_model
+from itemsmith.agents.run import AuthorConfig, author
 
 pytestmark = pytest.mark.local_model
 

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from agents.context import SlotEvent
-from agents.models import RunReport
-from agents.run import AuthorConfig, author
-from agents.verify import VerificationResult
-from sandbox import SandboxPool
-from templates_bank.schema import Decision, StructureReport
+from itemsmith.agents.context import SlotEvent
+from itemsmith.agents.models import RunReport
+from itemsmith.agents.run import AuthorConfig, author
+from itemsmith.agents.verify import VerificationResult
+from itemsmith.sandbox import SandboxPool
+from itemsmith.templates_bank.items.schema import Decision, StructureReport
 
 from .conftest import BAD_COLUMN, BAD_RANDINT, GOOD, fenced, plan_reply, scripted
 

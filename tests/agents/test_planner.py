@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from agents.errors import PlanningError
-from agents.inference import RetryPolicy
-from agents.planner import fallback_briefs, json_objects, parse_briefs, plan_briefs
-from agents.taxonomy import coverage_plan
+from itemsmith.agents.errors import PlanningError
+from itemsmith.agents.inference import RetryPolicy
+from itemsmith.agents.planner import fallback_briefs, json_objects, parse_briefs, plan_briefs
+from itemsmith.agents.taxonomy import coverage_plan
 
 from .conftest import scripted
 from .test_extract_feedback import PROFILE

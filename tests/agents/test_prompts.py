@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from agents.generator import build_prompt, first_message, messages_for
-from agents.profile import profile_handler
-from agents.prompts import cookbook, generator_system, skeleton
-from sandbox import SandboxPool
-from verification.structure import check_structure
+from itemsmith.agents.generator import build_prompt, first_message, messages_for
+from itemsmith.agents.profile import profile_handler
+from itemsmith.agents.prompts import cookbook, generator_system, skeleton
+from itemsmith.sandbox import SandboxPool
+from itemsmith.verification.structure import check_structure
 
 
 def test_skeleton_for_the_handler_passes_the_structure_check(pool, handler_file) -> None:

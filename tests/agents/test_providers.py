@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from agents import local_models
-from agents.errors import LocalModelUnavailable, ProviderConfigError
-from agents.providers import PROVIDERS, ModelSpec, make_model
-from agents.scripted import ScriptedChatModel
-from agents.settings import DEFAULT_LOCAL_GENERATOR, AgentSettings
+from itemsmith.agents import local_models
+from itemsmith.agents.errors import LocalModelUnavailable, ProviderConfigError
+from itemsmith.agents.providers import PROVIDERS, ModelSpec, make_model
+from itemsmith.agents.scripted import ScriptedChatModel
+from itemsmith.agents.settings import DEFAULT_LOCAL_GENERATOR, AgentSettings
 
 
 def test_spec_parsing() -> None:

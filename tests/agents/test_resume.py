@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from agents.context import SlotEvent
-from agents.run import AuthorConfig, author
+from itemsmith.agents.context import SlotEvent
+from itemsmith.agents.run import AuthorConfig, author
 
 from .conftest import BAD_RANDINT, GOOD, fenced, plan_reply, scripted
 

@@ -9,9 +9,9 @@ import math
 
 import pytest
 
-from agents.errors import ProviderConfigError
-from agents.settings import AgentSettings
-from agents.verification_stages import make_letter_scorer
+from itemsmith.agents.errors import ProviderConfigError
+from itemsmith.agents.settings import AgentSettings
+from itemsmith.agents.verification_stages import make_letter_scorer
 
 from .test_local_model import _model_name
 

@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from agents.inference import ModelHandle, RetryPolicy
-from agents.run import AuthorConfig, author
-from agents.scripted import ScriptedChatModel
-from agents.verification_stages import JudgePanelVerifier, StudentPoolVerifier, StudentSpec
-from api.cli import app
-from templates_bank.schema import Item, RunStatus, StructureReport
-from verification.capability import CapabilityConfig, Outcome
-from verification.judges import JudgeConfig, PanelConfig
-from verification.students import PoolConfig, StudentConfig
+from itemsmith.agents.inference import ModelHandle, RetryPolicy
+from itemsmith.agents.run import AuthorConfig, author
+from itemsmith.agents.scripted import ScriptedChatModel
+from itemsmith.agents.verification_stages import JudgePanelVerifier, StudentPoolVerifier, StudentSpec
+from itemsmith.cli.app import app
+from itemsmith.templates_bank.items.schema import Item, RunStatus, StructureReport
+from itemsmith.verification.capability import CapabilityConfig, Outcome
+from itemsmith.verification.judges import JudgeConfig, PanelConfig
+from itemsmith.verification.students import PoolConfig, StudentConfig
 
 from .conftest import GOOD, fenced, plan_reply, scripted
 

@@ -19,12 +19,12 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
-from api.app import create_app
-from api.auth import create_key
-from api.settings import ApiSettings
-from templates_bank.curated import get_curated
-from templates_bank.schema import Decision, IRTParameters, JudgeScore, Provenance, StudentResponse, Template
-from templates_bank.storage import (
+from itemsmith.api.app import create_app
+from itemsmith.service.auth import create_key
+from itemsmith.api.settings import ApiSettings
+from itemsmith.templates_bank.curated import get_curated
+from itemsmith.templates_bank.items.schema import Decision, IRTParameters, JudgeScore, Provenance, StudentResponse, Template
+from itemsmith.templates_bank.storage import (
     BankCreate,
     ReviewCreate,
     add_template_version,

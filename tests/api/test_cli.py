@@ -2,7 +2,7 @@ import json
 
 from typer.testing import CliRunner
 
-from api.cli import app
+from itemsmith.cli.app import app
 
 runner = CliRunner()
 

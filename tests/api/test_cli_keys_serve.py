@@ -9,9 +9,9 @@ import uvicorn
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from api.auth import authenticate
-from api.cli import app
-from templates_bank.storage import current_revision, head_revision, open_session
+from itemsmith.service.auth import authenticate
+from itemsmith.cli.app import app
+from itemsmith.templates_bank.storage import current_revision, head_revision, open_session
 
 runner = CliRunner()
 

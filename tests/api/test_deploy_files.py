@@ -17,8 +17,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from api.cli import app as cli_app
-from api.settings import ApiSettings
+from itemsmith.cli.app import app as cli_app
+from itemsmith.api.settings import ApiSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, update
 
-from agents.context import SlotEvent
-from agents.verify import VerificationResult
-from api.jobs import (
+from itemsmith.agents.context import SlotEvent
+from itemsmith.agents.verify import VerificationResult
+from itemsmith.service.jobs import (
     AuthorProgress,
     InProcessRunner,
     JobPublic,
@@ -26,12 +26,12 @@ from api.jobs import (
     list_events,
     submit_job,
 )
-from api.jobs._store import create_job, requeue_job
-from api.jobs._verdicts import record_verification
-from api.settings import ApiSettings
-from templates_bank.curated import get_curated
-from templates_bank.hashing import item_hash
-from templates_bank.schema import (
+from itemsmith.service.jobs._store import create_job, requeue_job
+from itemsmith.service.jobs._verdicts import record_verification
+from itemsmith.api.settings import ApiSettings
+from itemsmith.templates_bank.curated import get_curated
+from itemsmith.templates_bank.items.hashing import item_hash
+from itemsmith.templates_bank.items.schema import (
     CapabilityVerdict,
     Decision,
     Item,
@@ -42,7 +42,7 @@ from templates_bank.schema import (
     Template,
     content_hash,
 )
-from templates_bank.storage import (
+from itemsmith.templates_bank.storage import (
     BankCreate,
     add_template_version,
     create_bank,
@@ -51,10 +51,10 @@ from templates_bank.storage import (
     list_versions,
     open_session,
 )
-from templates_bank.storage._models import JobRow
-from templates_bank.storage._types import utcnow
-from verification.capability import CapabilityReport, Outcome
-from verification.students import StudentReport
+from itemsmith.templates_bank.storage._models import JobRow
+from itemsmith.templates_bank.storage._types import utcnow
+from itemsmith.verification.capability import CapabilityReport, Outcome
+from itemsmith.verification.students import StudentReport
 
 from .conftest import AUTHOR_TEMPLATES, AuthorScripts
 

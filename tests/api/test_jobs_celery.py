@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from api.jobs import CeleryRunner, JobPublic, execute_job, get_job, list_events, submit_job
-from api.settings import ApiSettings
-from templates_bank.storage import BankCreate, create_bank, get_engine, list_verdicts, list_versions, open_session
+from itemsmith.service.jobs import CeleryRunner, JobPublic, execute_job, get_job, list_events, submit_job
+from itemsmith.api.settings import ApiSettings
+from itemsmith.templates_bank.storage import BankCreate, create_bank, get_engine, list_verdicts, list_versions, open_session
 
 from .conftest import OWNER, AuthorScripts, RecordingRunner
 

@@ -10,9 +10,9 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import Engine, update
 
-from api.jobs import JobStateError, cancel_job, get_job, list_events, list_jobs
-from api.jobs._context import Heartbeat, JobContext
-from api.jobs._store import (
+from itemsmith.service.jobs import JobStateError, cancel_job, get_job, list_events, list_jobs
+from itemsmith.service.jobs._context import Heartbeat, JobContext
+from itemsmith.service.jobs._store import (
     LeaseLost,
     claim_job,
     create_job,
@@ -22,10 +22,10 @@ from api.jobs._store import (
     requeue_job,
     requeue_stale_jobs,
 )
-from api.settings import ApiSettings
-from templates_bank.storage import NotFoundError, get_engine, open_session
-from templates_bank.storage._models import JobRow
-from templates_bank.storage._types import utcnow
+from itemsmith.api.settings import ApiSettings
+from itemsmith.templates_bank.storage import NotFoundError, get_engine, open_session
+from itemsmith.templates_bank.storage._models import JobRow
+from itemsmith.templates_bank.storage._types import utcnow
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

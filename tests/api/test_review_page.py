@@ -18,9 +18,9 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
-from api.web.login import COOKIE_NAME
-from templates_bank.schema import IRTParameters
-from templates_bank.storage import BankCreate, create_bank, import_curated, list_reviews, open_session, record_verdict
+from itemsmith.api.web.login import COOKIE_NAME
+from itemsmith.templates_bank.items.schema import IRTParameters
+from itemsmith.templates_bank.storage import BankCreate, create_bank, import_curated, list_reviews, open_session, record_verdict
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -183,8 +183,8 @@ def test_item_plot_is_a_png_of_the_sample_item(client: TestClient, api_key: str,
 
 def test_a_template_that_fails_in_the_sandbox_shows_its_error(client: TestClient, engine: Engine, api_key: str,
                                                              seeded) -> None:
-    from templates_bank.schema import Provenance, Template
-    from templates_bank.storage import add_template_version
+    from itemsmith.templates_bank.items.schema import Provenance, Template
+    from itemsmith.templates_bank.storage import add_template_version
 
     broken = Template(id="broken", source="def question(num_samples):\n    return 1 / 0\n", title="broken",
                       category="math", handler="synthetic", provenance=Provenance(origin="generated"))

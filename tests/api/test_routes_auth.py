@@ -10,8 +10,8 @@ import secrets
 
 import pytest
 
-from api.auth import create_key, revoke_key
-from templates_bank.storage import open_session
+from itemsmith.service.auth import create_key, revoke_key
+from itemsmith.templates_bank.storage import open_session
 
 MY_PREFIXES = ("/banks", "/templates", "/releases")
 

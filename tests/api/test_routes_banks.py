@@ -10,9 +10,9 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func, select
 
-from api.settings import ApiSettings
-from templates_bank.storage import open_session
-from templates_bank.storage._models import BankRow, JobRow
+from itemsmith.api.settings import ApiSettings
+from itemsmith.templates_bank.storage import open_session
+from itemsmith.templates_bank.storage._models import BankRow, JobRow
 
 HANDLER = '''
 import numpy as np
@@ -156,7 +156,7 @@ def test_oversized_handler_source_and_uploads_get_413(app: FastAPI, client, api_
 
 
 def test_a_body_declared_over_the_cap_is_refused_before_it_is_read(api_settings, engine, api_key) -> None:
-    from api.app import create_app
+    from itemsmith.api.app import create_app
 
     small = api_settings.model_copy(update={"max_handler_source_bytes": 1000, "max_upload_bytes": 1000})
     with TestClient(create_app(small)) as client:

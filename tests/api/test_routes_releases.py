@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from templates_bank.storage import BankCreate, create_bank, open_session
-from templates_bank.storage._models import JobRow, ReleaseRow
+from itemsmith.templates_bank.storage import BankCreate, create_bank, open_session
+from itemsmith.templates_bank.storage._models import JobRow, ReleaseRow
 
 SeededBank = Any  # tests/api/conftest.py: SeededBank
 

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-from templates_bank.schema import Template
-from api.review import TemplateFilters, list_templates
-from templates_bank.storage import (
+from itemsmith.templates_bank.items.schema import Template
+from itemsmith.service.review import TemplateFilters, list_templates
+from itemsmith.templates_bank.storage import (
     add_template_version,
     get_engine,
     get_version,
@@ -18,7 +18,7 @@ from templates_bank.storage import (
     open_session,
     version_statuses,
 )
-from templates_bank.storage._models import JobRow
+from itemsmith.templates_bank.storage._models import JobRow
 
 SeededBank = Any  # tests/api/conftest.py: SeededBank
 

@@ -1,12 +1,12 @@
 import pytest
 
-from handlers import DatasetHandler, HandlerContractError, HandlerSourceError, load_handler_source
-from handlers.loader import check_handler, load_handler_class
-from handlers.registry import BUILTIN_HANDLERS, resolve_handler
+from itemsmith.handlers import DatasetHandler, HandlerContractError, HandlerSourceError, load_handler_source
+from itemsmith.handlers.loader import check_handler, load_handler_class
+from itemsmith.handlers.registry import BUILTIN_HANDLERS, resolve_handler
 
 GOOD = '''
 import pandas as pd
-from handlers import DatasetHandler
+from itemsmith.handlers import DatasetHandler
 
 class Tiny(DatasetHandler):
     name = "tiny"

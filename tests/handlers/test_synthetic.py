@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import handlers.synthetic as syn
-from handlers import DatasetHandler, get_builtin
-from handlers.synthetic_handler import SyntheticHandler
+import itemsmith.handlers.synthetic as syn
+from itemsmith.handlers import DatasetHandler, get_builtin
+from itemsmith.handlers.synthetic_handler import SyntheticHandler
 
 PAIRS = {"correlated_pair", "lagged_pair", "dcc_pair", "granger_pair"}
 CASES = [(name, kind) for name in syn.GENERATORS for kind in syn.KINDS.get(name, (None,))]
@@ -205,7 +205,7 @@ def test_labels_in_records_match_the_series(handler: SyntheticHandler) -> None:
 
 
 def test_wavelet_approximation_accepts_a_generator_read_only_values():
-    from handlers import synthetic as syn
+    from itemsmith.handlers import synthetic as syn
 
     made = syn.sine(0, 64)
     assert not made.values.flags.writeable

@@ -21,7 +21,7 @@ from statsmodels.tsa.ar_model import AutoReg
 from statsmodels.tsa.arima.model import ARIMA
 from statsmodels.tsa.stattools import adfuller, grangercausalitytests
 
-import handlers.synthetic as syn
+import itemsmith.handlers.synthetic as syn
 
 SEEDS = 100
 BAR = 0.98

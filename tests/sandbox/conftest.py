@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import SandboxLimits, SandboxPool, get_pool
+from itemsmith.sandbox import SandboxLimits, SandboxPool, get_pool
 
 SECRET = "itemsmith-canary-" + secrets.token_hex(12)
 os.environ["ITEMSMITH_CANARY_SECRET"] = SECRET  # the service's environment holds a secret
@@ -110,7 +110,7 @@ def pool(handler_file: Path) -> SandboxPool:
 
 def _synthetic_available() -> bool:
     try:
-        from handlers.registry import get_builtin  # noqa: PLC0415
+        from itemsmith.handlers.registry import get_builtin  # noqa: PLC0415
 
         get_builtin("synthetic")
     except Exception:  # noqa: BLE001 - written by another part of the project

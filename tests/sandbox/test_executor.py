@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import SandboxError, SandboxLimits, SandboxPool, run_template
-from sandbox.executor import make_request
-from sandbox.results import build_result
-from templates_bank.schema import RunStatus
+from itemsmith.sandbox import SandboxError, SandboxLimits, SandboxPool, run_template
+from itemsmith.sandbox.executor import make_request
+from itemsmith.sandbox.results import build_result
+from itemsmith.templates_bank.items.schema import RunStatus
 
 SIMPLE = "def question(n):\n    return [tf_item(f'value {rng.integers(1000)}', True) for _ in range(n)]\n"
 
@@ -89,7 +89,7 @@ def test_unknown_handler_and_broken_handler_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("folder", ["/", "/tmp", "/root", "/etc"])
 def test_handler_files_in_broad_folders_are_refused(folder: str) -> None:
-    from sandbox.executor import HandlerSpec, check_handler_folder
+    from itemsmith.sandbox.executor import HandlerSpec, check_handler_folder
 
     with pytest.raises(SandboxError, match="folder of its own"):
         check_handler_folder(Path(folder))

@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from sandbox import SandboxError, SandboxLimits, SandboxPool, isolation, landlock
-from sandbox.executor import WORKER_ENV
-from sandbox.zygote import SPARES, _read_paths
-from templates_bank.schema import RunStatus
+from itemsmith.sandbox import SandboxError, SandboxLimits, SandboxPool, isolation, landlock
+from itemsmith.sandbox.executor import WORKER_ENV
+from itemsmith.sandbox.zygote import SPARES, _read_paths
+from itemsmith.templates_bank.items.schema import RunStatus
 
 ROOT = os.geteuid() == 0
 UID = GID = 65534

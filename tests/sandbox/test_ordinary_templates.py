@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from templates_bank.schema import Item, RunStatus
+from itemsmith.templates_bank.items.schema import Item, RunStatus
 
 PRELUDE = '''
 def load(k=0):

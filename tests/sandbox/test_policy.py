@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sandbox import policy, proxies
-from sandbox.handler_data import HandlerView, SnapshotError, decode_snapshot, snapshot_round_trip
-from sandbox.output import OutputError, parse_plain_json, to_plain_json
-from sandbox.runner import describe_exception, make_namespace, run_template_here
+from itemsmith.sandbox import policy, proxies
+from itemsmith.sandbox.handler_data import HandlerView, SnapshotError, decode_snapshot, snapshot_round_trip
+from itemsmith.sandbox.output import OutputError, parse_plain_json, to_plain_json
+from itemsmith.sandbox.runner import describe_exception, make_namespace, run_template_here
 
 
 class TinySource:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from templates_bank.releases import Release, ReleaseCreate, create_release
-from templates_bank.storage import BankCreate, create_bank, downgrade, import_curated, open_session, upgrade
+from itemsmith.templates_bank.releases import Release, ReleaseCreate, create_release
+from itemsmith.templates_bank.storage import BankCreate, create_bank, downgrade, import_curated, open_session, upgrade
 
 # Five curated templates on the synthetic handler: one handler, one sandbox pool.
 RELEASE_TEMPLATES = ["exam_trend_direction", "exam_granger_direction", "feat_seasonality_classify",

@@ -23,14 +23,14 @@ from scipy import signal, stats
 from statsmodels.stats.diagnostic import acorr_ljungbox
 from statsmodels.tsa.stattools import acf, adfuller, grangercausalitytests
 
-from agents.taxonomy import CONCEPTS, TASK_KINDS
-from templates_bank.curated import CURATED_DIR, load_curated
-from templates_bank.schema import Item
+from itemsmith.agents.taxonomy import CONCEPTS, TASK_KINDS
+from itemsmith.templates_bank.curated import CURATED_DIR, load_curated
+from itemsmith.templates_bank.items.schema import Item
 
 try:
-    from sandbox import run_template
+    from itemsmith.sandbox import run_template
 except ImportError:  # the package may not re-export it
-    from sandbox.executor import run_template
+    from itemsmith.sandbox.executor import run_template
 
 EXAM_DIR = CURATED_DIR / "exam"
 MANIFEST = tomllib.loads((EXAM_DIR / "manifest.toml").read_text())["template"]

@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 from scipy import optimize, signal, stats
 
-from templates_bank.curated import CURATED_DIR, load_curated
-from templates_bank.schema import Item
+from itemsmith.templates_bank.curated import CURATED_DIR, load_curated
+from itemsmith.templates_bank.items.schema import Item
 
 try:  # the ADF test comes from statsmodels (the 'dev' extra); only the stationarity checks need it
     from statsmodels.tsa.stattools import adfuller
@@ -33,9 +33,9 @@ except ImportError:  # pragma: no cover - dev installs have it
     adfuller = None
 
 try:
-    from sandbox import run_template
+    from itemsmith.sandbox import run_template
 except ImportError:  # the package may not re-export it
-    from sandbox.executor import run_template
+    from itemsmith.sandbox.executor import run_template
 
 FEATURES_DIR = CURATED_DIR / "features"
 MANIFEST = tomllib.loads((FEATURES_DIR / "manifest.toml").read_text())["template"]

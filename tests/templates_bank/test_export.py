@@ -16,12 +16,12 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from templates_bank.exporters import EXPORTERS, ExportError, ExportOptions, export_release
-from templates_bank.exporters._rows import stem
-from templates_bank.exporters.lm_eval import ANSWER_PATTERN, task_name
-from templates_bank.releases import Release, ReleaseIntegrityError, ReleaseManifest
-from templates_bank.rendering import TextFormat, render_item
-from templates_bank.schema import Item
+from itemsmith.templates_bank.exporters import EXPORTERS, ExportError, ExportOptions, export_release
+from itemsmith.templates_bank.exporters._rows import stem
+from itemsmith.templates_bank.exporters.lm_eval import ANSWER_PATTERN, task_name
+from itemsmith.templates_bank.releases import Release, ReleaseIntegrityError, ReleaseManifest
+from itemsmith.templates_bank.items.rendering import TextFormat, render_item
+from itemsmith.templates_bank.items.schema import Item
 
 if TYPE_CHECKING:
     from conftest import CuratedRelease

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from api.cli import app
-from templates_bank.storage import head_revision
+from itemsmith.cli.app import app
+from itemsmith.templates_bank.storage import head_revision
 
 
 @pytest.fixture

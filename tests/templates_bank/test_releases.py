@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from sandbox import run_template
-from templates_bank.curated import get_curated
-from templates_bank.hashing import canonical_json
-from templates_bank.regeneration import RegenerationError
-from templates_bank.releases import (
+from itemsmith.sandbox import run_template
+from itemsmith.templates_bank.curated import get_curated
+from itemsmith.templates_bank.items.hashing import canonical_json
+from itemsmith.templates_bank.regeneration import RegenerationError
+from itemsmith.templates_bank.releases import (
     Release,
     ReleaseCreate,
     ReleaseError,
@@ -22,8 +22,8 @@ from templates_bank.releases import (
     list_releases,
     parse_release_ref,
 )
-from templates_bank.schema import Decision, IRTParameters, Item, JudgeScore, StudentResponse, Template
-from templates_bank.storage import (
+from itemsmith.templates_bank.items.schema import Decision, IRTParameters, Item, JudgeScore, StudentResponse, Template
+from itemsmith.templates_bank.storage import (
     BankCreate,
     NotFoundError,
     ReviewCreate,

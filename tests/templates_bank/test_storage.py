@@ -11,9 +11,9 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
-from templates_bank.curated import get_curated
-from templates_bank.hashing import item_hash, prompt_hash
-from templates_bank.schema import (
+from itemsmith.templates_bank.curated import get_curated
+from itemsmith.templates_bank.items.hashing import item_hash, prompt_hash
+from itemsmith.templates_bank.items.schema import (
     CapabilityVerdict,
     Decision,
     IRTParameters,
@@ -25,8 +25,8 @@ from templates_bank.schema import (
     StudentResponse,
     Template,
 )
-from templates_bank.settings import StorageSettings
-from templates_bank.storage import (
+from itemsmith.templates_bank.settings import StorageSettings
+from itemsmith.templates_bank.storage import (
     BankCreate,
     BankExistsError,
     ImmutableRecordError,
@@ -58,8 +58,8 @@ from templates_bank.storage import (
     upgrade,
     version_statuses,
 )
-from templates_bank.storage._engine import VERSION_TABLE
-from templates_bank.storage._models import APPEND_ONLY_TABLES, Base, ReleaseRow, ReleaseTemplateRow, TemplateVersionRow
+from itemsmith.templates_bank.storage._engine import VERSION_TABLE
+from itemsmith.templates_bank.storage._models import APPEND_ONLY_TABLES, Base, ReleaseRow, ReleaseTemplateRow, TemplateVersionRow
 
 TABLES = {"banks", "template_versions", "verdicts", "student_responses", "review_decisions", "releases",
           "release_templates"}

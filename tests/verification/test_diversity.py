@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from rapidfuzz.distance import Levenshtein
 
-from templates_bank.schema import Item
-from verification.diversity import diversity, item_text, minilm_embedder, near_duplicates
+from itemsmith.templates_bank.items.schema import Item
+from itemsmith.verification.diversity import diversity, item_text, minilm_embedder, near_duplicates
 
 
 def bag_of_words(texts: Sequence[str]) -> np.ndarray:

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from templates_bank.schema import IRTParameters
-from verification.irt import IRTConfig, calibrate, estimate_ability, fit_2pl, to_parameters
+from itemsmith.templates_bank.items.schema import IRTParameters
+from itemsmith.verification.irt import IRTConfig, calibrate, estimate_ability, fit_2pl, to_parameters
 
 
 def simulate(a: np.ndarray, b: np.ndarray, students: int, instances: int, seed: int):

@@ -18,8 +18,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field, PrivateAttr
 
-from templates_bank.schema import Item
-from verification.judges import (
+from itemsmith.templates_bank.items.schema import Item
+from itemsmith.verification.judges import (
     CriterionThreshold,
     Judge,
     JudgeConfig,
@@ -32,7 +32,7 @@ from verification.judges import (
     parse_score,
     weighted_score,
 )
-from verification.samples import TemplateSample
+from itemsmith.verification.samples import TemplateSample
 
 CRITERION_RE = re.compile(r"Criterion: ([a-z ]+)\.")
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import SandboxLimits, SandboxPool
-from templates_bank.schema import Item, RunStatus
-from verification.structure import check_structure
+from itemsmith.sandbox import SandboxLimits, SandboxPool
+from itemsmith.templates_bank.items.schema import Item, RunStatus
+from itemsmith.verification.structure import check_structure
 
 HANDLER = '''
 import numpy as np

@@ -15,11 +15,11 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field, PrivateAttr
 
-from templates_bank.schema import Item
-from verification.answer_parsing import parse_answer
-from verification.irt import calibrate
-from verification.samples import TemplateSample
-from verification.students import (
+from itemsmith.templates_bank.items.schema import Item
+from itemsmith.verification.answer_parsing import parse_answer
+from itemsmith.verification.irt import calibrate
+from itemsmith.verification.samples import TemplateSample
+from itemsmith.verification.students import (
     PoolConfig,
     Student,
     StudentConfig,

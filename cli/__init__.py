@@ -1,0 +1,1 @@
+"""The `itemsmith` command line."""

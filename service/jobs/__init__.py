@@ -1,0 +1,84 @@
+"""Long-running jobs (authoring, re-verification, evaluation, re-checks of an edited template).
+
+A job is a row in the bank database (`JobRow`) with its request, status, live progress and
+result, and numbered progress events (`JobEventRow`, streamed as server-sent events). Runners
+decide where jobs run: `InProcessRunner` (threads of the API process, the default) or
+`CeleryRunner` (Celery workers on Redis, ``itemsmith worker``); both run the same code
+(`execute_job`). A worker holds a job by a lease it renews while it runs; a job whose worker died
+is claimed again and resumes (authoring continues from its LangGraph checkpoint), and nothing it
+stored is stored twice.
+
+Kinds are registered with `job_kind` (see `JOB_KINDS`): ``author`` (`AuthorJobRequest`),
+``recheck`` (`RecheckJobRequest`), ``reverify`` (`ReverifyJobRequest`), ``evaluate``
+(`EvaluateJobRequest`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Engine
+
+from itemsmith.service.jobs import _author, _recheck, _release_jobs  # noqa: F401 - registers the job kinds
+from itemsmith.service.jobs._context import JobContext, JobInterrupted
+from itemsmith.service.jobs._execute import execute_job
+from itemsmith.service.jobs._kinds import JOB_KINDS, job_kind
+from itemsmith.service.jobs._lifespan import jobs_lifespan
+from itemsmith.service.jobs._progress import AuthorProgress
+from itemsmith.service.jobs._runners import RUNNERS, CeleryRunner, InProcessRunner, JobRunner, get_runner, make_runner
+from itemsmith.service.jobs._schemas import (
+    FINAL_STATUSES,
+    AuthorJobRequest,
+    EvaluateJobRequest,
+    JobEventPublic,
+    JobKind,
+    JobPublic,
+    JobStatus,
+    RecheckJobRequest,
+    ReverifyJobRequest,
+)
+from itemsmith.service.jobs._store import (
+    JobStateError,
+    cancel_job,
+    create_job,
+    get_job,
+    list_events,
+    list_jobs,
+    requeue_job,
+)
+from itemsmith.templates_bank.storage import open_session
+
+__all__ = [
+    "FINAL_STATUSES", "JOB_KINDS", "RUNNERS", "AuthorJobRequest", "AuthorProgress", "CeleryRunner",
+    "EvaluateJobRequest", "InProcessRunner", "JobContext", "JobEventPublic", "JobInterrupted", "JobKind", "JobPublic",
+    "JobRunner", "JobStateError", "JobStatus", "RecheckJobRequest", "ReverifyJobRequest", "cancel_job", "execute_job",
+    "get_job", "get_runner", "job_kind", "jobs_lifespan", "list_events", "list_jobs", "make_runner", "resume_job",
+    "submit_job",
+]
+
+
+def submit_job(engine: Engine, *, kind: JobKind, owner: str, request: dict[str, Any], bank_id: int | None,
+               runner: JobRunner) -> JobPublic:
+    """Queue a job (committed in its own transaction) and dispatch it. The request is validated
+    against the kind's model (`pydantic.ValidationError`); an author job's bank must be `bank_id`."""
+    spec = JOB_KINDS.get(kind)
+    if spec is None:
+        raise ValueError(f"unknown job kind {kind!r}; known: {', '.join(sorted(JOB_KINDS))}")
+    validated = spec.request_model.model_validate(request)
+    named = getattr(validated, "bank_id", bank_id)
+    if named != bank_id:
+        raise ValueError(f"the request names bank {named}, the job bank {bank_id}")
+    with open_session(engine) as session:
+        job = create_job(session, kind=kind, owner=owner, request=validated.model_dump(mode="json"), bank_id=bank_id)
+    runner.dispatch(job.id)
+    return job
+
+
+def resume_job(engine: Engine, job_id: str, *, owner: str, runner: JobRunner) -> JobPublic:
+    """Queue the owner's failed or cancelled job again under the same id (committed in its own
+    transaction) and dispatch it: it continues from its checkpoint, keeping what it stored.
+    `NotFoundError` for an unknown or foreign job, `JobStateError` for one not failed or cancelled."""
+    with open_session(engine) as session:
+        job = requeue_job(session, job_id, owner)
+    runner.dispatch(job.id)
+    return job

@@ -1,0 +1,184 @@
+"""The ``author`` job: `agents.run.author` with the job id as run id and its checkpoint in the
+job database, progress as job events, and every accepted template stored in the bank with its
+verdicts.
+
+Resumable: a job claimed again (its worker died, the runner restarted, or its owner resumed it)
+reruns `author` with the same run id, which reuses the plan and the finished slots and continues
+unfinished slots from their last completed step. Storing is idempotent: a version is keyed by the
+sha256 of its source within the bank, and a version's verdicts are stored once per job. What
+finished before a cancel, a failure or a shutdown is stored too (read back from the checkpoint).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+
+from itemsmith.agents.checkpoint import open_checkpointer
+from itemsmith.agents.context import SlotEvent
+from itemsmith.agents.graph import build_slot_graph
+from itemsmith.agents.models import Brief, RunReport, SlotResult
+from itemsmith.agents.run import FINAL, AuthorConfig, author, slot_result
+from itemsmith.agents.settings import get_settings
+from itemsmith.service.jobs._context import JobContext, JobInterrupted
+from itemsmith.service.jobs._kinds import job_kind
+from itemsmith.service.jobs._progress import AuthorProgress
+from itemsmith.service.jobs._schemas import AuthorJobRequest
+from itemsmith.service.jobs._store import append_event
+from itemsmith.service.jobs._verdicts import record_verification, recorded_by
+from itemsmith.sandbox import SandboxPool
+from itemsmith.templates_bank.storage import TemplateVersionPublic, add_template_version, find_version, normalize_url
+from itemsmith.verification.structure import check_structure
+
+__all__ = ["author_config", "checkpoint_url", "run_author_job"]
+
+log = logging.getLogger("itemsmith.jobs")
+
+
+def checkpoint_url(database_url: str) -> str:
+    """Where authoring jobs keep their LangGraph checkpoints: the bank database itself on
+    PostgreSQL; beside it on SQLite (``bank.sqlite`` -> ``bank.checkpoints.sqlite``: one writer
+    per file keeps SQLite's locks short)."""
+    url = normalize_url(database_url)
+    if url.get_backend_name() == "postgresql":
+        return url.set(drivername="postgresql").render_as_string(hide_password=False)
+    if url.database in (None, "", ":memory:"):
+        return "memory"
+    path = Path(url.database)
+    return str(path.with_name(f"{path.stem}.checkpoints.sqlite"))
+
+
+def author_config(request: AuthorJobRequest, context: JobContext) -> AuthorConfig:
+    return AuthorConfig(
+        handler=request.handler, task=request.task, templates=request.templates, generator=request.generator,
+        planner=request.planner, max_rounds=request.rounds, slots=request.slots,
+        sandbox_workers=request.sandbox_workers, num_samples=request.num_samples, seed=request.seed,
+        examples=request.examples, judges=request.judges, students=request.students,
+        out_dir=context.settings.uploads_dir.parent / "job_runs",
+        checkpoint=checkpoint_url(context.settings.database_url), run_id=context.job_id)
+
+
+def _progress(context: JobContext) -> AuthorProgress:
+    """The summary so far, replayed from the job's earlier events (a resumed job keeps its counts)."""
+    progress = AuthorProgress()
+    for event in context.events():
+        if event.kind == "slot":
+            progress.apply(SlotEvent.model_validate(event.payload))
+        elif event.kind == "template":
+            progress.stored += 1
+    return progress
+
+
+async def _author(config: AuthorConfig, context: JobContext, progress: AuthorProgress,
+                  pool: SandboxPool) -> RunReport | None:
+    """The run's report; None when the job was interrupted (cancel, shutdown, lost lease)."""
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    assert main is not None
+
+    def stop() -> None:
+        try:
+            loop.call_soon_threadsafe(main.cancel)
+        except RuntimeError:  # the run already ended and its loop is closed
+            pass
+
+    def on_event(event: SlotEvent) -> None:
+        progress.apply(event)
+        try:
+            context.publish("slot", event.model_dump(mode="json"), progress=progress.summary())
+        except JobInterrupted:
+            pass  # `stop` is already cancelling the run
+
+    context.on_interrupt(stop)
+    try:
+        return await author(config, on_event=on_event, pool=pool)
+    except asyncio.CancelledError:
+        if context.interruption is None:
+            raise
+        return None
+
+
+async def _finished_slots(config: AuthorConfig) -> list[SlotResult]:
+    """The slots of the run that ended (accepted, discarded, failed), read from its checkpoint."""
+    generator = config.generator or get_settings().default_generator()
+    run_id = config.run_id
+    async with open_checkpointer(config.checkpoint, default_path=config.out_dir / "checkpoints.sqlite") as saver:
+        plan = await saver.aget_tuple({"configurable": {"thread_id": f"{run_id}:plan", "checkpoint_ns": ""}})
+        briefs = (plan.checkpoint["channel_values"].get("briefs") or []) if plan is not None else []
+        graph = build_slot_graph(max_rounds=config.max_rounds, checkpointer=saver)
+        results = []
+        for i, raw in enumerate(briefs):
+            state = await graph.aget_state({"configurable": {"thread_id": f"{run_id}:slot:{i}"}})
+            if state.values.get("status") in FINAL and not state.next:
+                results.append(slot_result(state.values, Brief.model_validate(raw), run_id=str(run_id),
+                                           handler=config.handler, generator=generator))
+    return results
+
+
+def _store_one(context: JobContext, request: AuthorJobRequest, slot: SlotResult, pool: SandboxPool,
+               progress: AuthorProgress) -> TemplateVersionPublic:
+    """The accepted template's version in the bank, stored (once) with this job's verdicts (once)."""
+    template, decision, bank_id = slot.template, slot.decision, context.bank_id
+    assert template is not None and decision is not None and bank_id is not None
+    with context.fenced() as session:
+        version = find_version(session, bank_id, template.content_hash)
+        if version is not None and recorded_by(session, version.id, context.job_id):
+            return version
+    # the same source, handler, seed and sample count give the items the content stages saw
+    structure = check_structure(template.source, request.handler, num_samples=request.num_samples, seed=request.seed,
+                                pool=pool)
+    results = slot.attempts[-1].verification if slot.attempts else []
+    with context.fenced() as session:
+        version = find_version(session, bank_id, template.content_hash)
+        if version is None:
+            try:
+                with session.begin_nested():
+                    version = add_template_version(session, bank_id, template, created_by=context.owner)
+            except IntegrityError:  # another job stored the same source a moment ago
+                version = find_version(session, bank_id, template.content_hash)
+                assert version is not None
+        stored = record_verification(session, version.id, structure=structure, results=results, decision=decision,
+                                     run_id=context.job_id)
+        if stored:
+            append_event(session, context.job_id, "template", {"slot": slot.slot, **_described(version)})
+    progress.stored += stored
+    return version
+
+
+def _described(version: TemplateVersionPublic) -> dict[str, Any]:
+    return {"version_id": version.id, "template_key": version.template_key, "content_hash": version.content_hash,
+            "title": version.title}
+
+
+def _store(context: JobContext, request: AuthorJobRequest, slots: list[SlotResult], pool: SandboxPool,
+           progress: AuthorProgress) -> list[dict[str, Any]]:
+    """Store every accepted slot's template; returns what the bank holds for them."""
+    stored = [{"slot": slot.slot, **_described(_store_one(context, request, slot, pool, progress))}
+              for slot in slots if slot.template is not None and slot.decision is not None]
+    context.publish("stored", {"templates": len(stored)}, progress=progress.summary())
+    return stored
+
+
+@job_kind("author", AuthorJobRequest)
+def run_author_job(request: AuthorJobRequest, context: JobContext) -> dict[str, Any]:
+    config = author_config(request, context)
+    progress = _progress(context)
+    with SandboxPool(request.handler, workers=request.sandbox_workers) as pool:
+        try:
+            report = asyncio.run(_author(config, context, progress, pool))
+        except Exception:
+            if context.interruption != "lost":
+                _store(context, request, asyncio.run(_finished_slots(config)), pool, progress)
+            raise
+        if context.interruption == "lost":
+            raise JobInterrupted("lost")
+        slots = report.slots if report is not None else asyncio.run(_finished_slots(config))
+        stored = _store(context, request, slots, pool, progress)
+    if report is None:
+        context.raise_if_interrupted()
+    assert report is not None
+    return {"summary": report.summary(), "templates": stored}

@@ -1,0 +1,84 @@
+"""Running one job, the same way on every runner: claim it, keep its lease alive, run its kind,
+record the outcome."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Callable
+
+from sqlalchemy import Engine
+
+from itemsmith.agents.inference import redact
+from itemsmith.service.jobs._context import Heartbeat, Interruption, JobContext, JobInterrupted
+from itemsmith.service.jobs._kinds import JOB_KINDS
+from itemsmith.service.jobs._schemas import JobStatus
+from itemsmith.service.jobs._store import LeaseLost, claim_job, finish_job, release_job
+from itemsmith.api.settings import ApiSettings
+
+__all__ = ["execute_job", "worker_name"]
+
+log = logging.getLogger("itemsmith.jobs")
+_MAX_ERROR_CHARS = 2000
+
+
+def worker_name(kind: str) -> str:
+    """A name unique to this process and runner, e.g. ``celery:host:1234:9f2c1a``."""
+    return f"{kind}:{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+def _error_text(exc: BaseException) -> str:
+    text = redact(f"{type(exc).__name__}: {exc}")
+    return text if len(text) <= _MAX_ERROR_CHARS else text[:_MAX_ERROR_CHARS] + "..."
+
+
+def execute_job(engine: Engine, job_id: str, *, worker: str, settings: ApiSettings,
+                on_start: Callable[[JobContext], None] | None = None) -> JobStatus | None:
+    """Run the job if it can be claimed; returns how this run left it (``queued`` when the runner
+    stopped and handed it back), or None when it was not claimed or its lease was lost."""
+    claim = claim_job(engine, job_id, worker=worker, lease_s=settings.job_lease_s)
+    if claim is None:
+        return None
+    context = JobContext(engine, claim, settings)
+    if on_start is not None:
+        on_start(context)
+    if claim.cancel_requested:  # cancelled while its previous worker was dying
+        context.interrupt("cancel")
+    with Heartbeat(context, settings.job_lease_s / 3):
+        try:
+            return _run(context)
+        except LeaseLost:
+            log.warning("job %s: lease lost to another worker; this run stops", job_id)
+            return None
+
+
+def _run(context: JobContext) -> JobStatus | None:
+    claim = context.claim
+    try:
+        context.raise_if_interrupted()
+        spec = JOB_KINDS.get(claim.kind)
+        if spec is None:
+            raise ValueError(f"unknown job kind {claim.kind!r}; known: {', '.join(sorted(JOB_KINDS))}")
+        result = spec.run(spec.request_model.model_validate(claim.request), context)
+    except JobInterrupted as exc:
+        return _stop(context, exc.reason)
+    except Exception as exc:  # noqa: BLE001 - any failure of the job's code ends it as failed, with its message
+        if context.interruption == "lost":
+            return None
+        log.exception("job %s (%s) failed", claim.job_id, claim.kind)
+        finish_job(context.engine, claim, "failed", error=_error_text(exc))
+        return "failed"
+    finish_job(context.engine, claim, "succeeded", result=result)
+    return "succeeded"
+
+
+def _stop(context: JobContext, reason: Interruption) -> JobStatus | None:
+    if reason == "cancel":
+        finish_job(context.engine, context.claim, "cancelled")
+        return "cancelled"
+    if reason == "shutdown":
+        release_job(context.engine, context.claim, "the worker stopped")
+        return "queued"
+    return None

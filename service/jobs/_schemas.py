@@ -1,0 +1,115 @@
+"""Pydantic models at the jobs' boundaries: what a job is, its events, each kind's request."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from itemsmith.agents.verification_stages import StudentSpec
+from itemsmith.templates_bank.items.rendering import TextFormat
+
+__all__ = [
+    "FINAL_STATUSES", "AuthorJobRequest", "EvaluateJobRequest", "JobEventPublic", "JobKind", "JobPublic",
+    "JobStatus", "RecheckJobRequest", "ReverifyJobRequest", "VerificationSpecs",
+]
+
+JobKind = Literal["author", "reverify", "evaluate", "recheck"]
+JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
+FINAL_STATUSES: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"})
+
+
+class JobPublic(BaseModel):
+    """A job as the API shows it. ``progress`` is the kind's live summary (for an authoring job:
+    templates queued, in flight, accepted, rejected by stage, tokens, cost)."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: str
+    kind: JobKind
+    status: JobStatus
+    bank_id: int | None
+    progress: dict[str, Any]
+    result: dict[str, Any] | None
+    error: str | None
+    attempts: int = Field(description="how many times a worker claimed the job (more than 1: it was resumed)")
+    cancel_requested: bool
+    created_at: datetime
+    updated_at: datetime
+
+
+class JobEventPublic(BaseModel):
+    """One progress event; ``seq`` counts from 1 within the job (the server-sent event's id)."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    seq: int
+    kind: str
+    payload: dict[str, Any]
+    created_at: datetime
+
+
+class VerificationSpecs(BaseModel):
+    """The content stages after the structure check; none given: the structure check decides."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judges: list[str] = Field(default_factory=list, max_length=10,
+                              description="judge model specs of the panel, e.g. openai:gpt-4o")
+    students: list[StudentSpec] = Field(default_factory=list, max_length=10,
+                                        description="students as SPEC@RANK (larger rank: more capable)")
+
+
+class AuthorJobRequest(VerificationSpecs):
+    """Author templates for a bank: plan, generate, check in the sandbox, verify, refine; every
+    accepted template is stored in the bank with its verdicts."""
+
+    bank_id: int
+    handler: str = Field(min_length=1, max_length=500,
+                         description="built-in handler name or the path of an uploaded handler file")
+    task: str = Field(min_length=3, max_length=4000)
+    templates: int = Field(5, ge=1, le=1000)
+    generator: str | None = Field(None, max_length=500, description="model spec; default from the settings")
+    planner: str | None = Field(None, max_length=500, description="model spec; default: the generator")
+    rounds: int = Field(3, ge=1, le=20, description="generate/refine rounds per template")
+    slots: int = Field(4, ge=1, le=256, description="templates authored concurrently")
+    sandbox_workers: int = Field(2, ge=1, le=64)
+    num_samples: int = Field(5, ge=1, le=100, description="items per structure-check run")
+    seed: int = Field(0, ge=0)
+    examples: int = Field(2, ge=0, le=6, description="curated examples in the generator prompt")
+
+
+class RecheckJobRequest(VerificationSpecs):
+    """Check a stored template version again (an edited version): structure check in the sandbox,
+    then the configured content stages; the verdicts and the decision are stored on it."""
+
+    version_id: int
+    num_samples: int = Field(5, ge=1, le=100)
+    seed: int = Field(0, ge=0)
+
+
+class ReverifyJobRequest(BaseModel):
+    """Judge a release of the bank again with a new panel (and optionally a new student pool);
+    the new verdicts are stored beside the old ones and the difference is the job's result."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bank: str = Field(min_length=1, max_length=100, description="the bank's name")
+    release: int = Field(ge=1, description="the release's number")
+    judges: list[str] = Field(min_length=1, max_length=10, description="judge model specs of the new panel")
+    students: list[StudentSpec] = Field(default_factory=list, max_length=10, description="students as SPEC@RANK")
+
+
+class EvaluateJobRequest(BaseModel):
+    """Evaluate one model on a release of the bank (or on fresh instances of its templates)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bank: str = Field(min_length=1, max_length=100, description="the bank's name")
+    release: int = Field(ge=1, description="the release's number")
+    model: str = Field(min_length=3, max_length=500, description="model spec of the model under test")
+    formats: list[TextFormat] = Field(default_factory=lambda: [TextFormat.plain], min_length=1, max_length=9,
+                                      description="text formats of the series; each item is answered in each")
+    fresh_seed: int | None = Field(None, ge=0, description="evaluate on new instances drawn from this seed")
+    concurrency: int = Field(4, ge=1, le=64, description="model calls in flight")

@@ -1,0 +1,366 @@
+"""Evaluate one model on a release: accuracy overall, per category, per dataset (the shape of
+seed 002's main table, with the random-guess baseline of each group), the performance factors of
+seed 000 (text format, series length, position of the queried point) and the model's IRT ability.
+
+Items come from the release exactly (`Release.items`, checked against the manifest) or, with a
+``fresh_seed``, from the same templates run on seeds the release never used: new instances of
+the same questions, so a model that memorised the published items gains nothing (the answer to
+benchmark contamination). The seeds are derived from ``fresh_seed`` and recorded in the report.
+
+The model answers as a student of `verification.students` (chat replies parsed to one letter, or
+letter log-likelihoods), once per item per text format; an unparsed reply counts as wrong and is
+counted. Every response is kept in the report.
+
+Factors read from the items, never guessed:
+
+- series length: points of the item's longest channel, in buckets (`LENGTH_BUCKETS`); items
+  without a series are ``"no series"``.
+- position of the queried point: where an item's metadata names one point of its series (a
+  sample index, or a timestamp found in a channel; `QUERIED_POINT_KEYS`), its quarter of the
+  series, ``Q1`` to ``Q4`` (seed 000 reports position bias by quadrant); ``"n/a"`` otherwise.
+
+Ability: EAP on the calibration's scale (`verification.irt.estimate_ability`) from the responses
+to templates whose release entry carries IRT parameters, one estimate per text format (formats
+are a factor, so they are not pooled); templates without parameters are listed, not guessed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from itemsmith.sandbox import SandboxLimits
+from itemsmith.templates_bank.regeneration import TemplateRun, regenerate
+from itemsmith.templates_bank.releases import Release, ReleaseTemplate
+from itemsmith.templates_bank.items.rendering import TextFormat
+from itemsmith.templates_bank.items.schema import Item
+from itemsmith.verification.irt import estimate_ability
+from itemsmith.verification.samples import TemplateSample
+from itemsmith.verification.students import PoolConfig, Student, aanswer_templates
+
+__all__ = [
+    "LENGTH_BUCKETS", "NOT_APPLICABLE", "NO_SERIES", "QUERIED_POINT_KEYS", "AbilityEstimate", "EvaluationReport",
+    "GroupAccuracy", "ItemResponse", "ReleaseItems", "TemplateItems", "aevaluate", "evaluate", "evaluate_release",
+    "fresh_seeds", "length_bucket", "position_bucket", "release_items", "report_table", "series_length",
+]
+
+LENGTH_BUCKETS = (50, 100, 200, 500, 1000)  # upper edges; longer series fall in ">1000"
+NO_SERIES = "no series"
+NOT_APPLICABLE = "n/a"
+_QUARTERS = ("Q1", "Q2", "Q3", "Q4")
+
+
+# --- the factors of one item -------------------------------------------------------------------
+
+
+def series_length(item: Item) -> int | None:
+    """Points of the item's longest channel; None without a series."""
+    return max((len(s.values) for s in item.series), default=None)
+
+
+def length_bucket(length: int | None) -> str:
+    """``"1-50"``, ``"51-100"``, ... ``">1000"``, or ``"no series"``."""
+    if length is None:
+        return NO_SERIES
+    low = 1
+    for high in LENGTH_BUCKETS:
+        if length <= high:
+            return f"{low}-{high}"
+        low = high + 1
+    return f">{LENGTH_BUCKETS[-1]}"
+
+
+def _at_index(item: Item, value: Any) -> tuple[int, int] | None:
+    length = series_length(item)
+    if isinstance(value, int) and not isinstance(value, bool) and length is not None and 0 <= value < length:
+        return value, length
+    return None
+
+
+def _at_timestamp(item: Item, value: Any) -> tuple[int, int] | None:
+    for channel in item.series:
+        if channel.timestamps is not None and value in channel.timestamps:
+            return channel.timestamps.index(value), len(channel.values)
+    return None
+
+
+# metadata key -> how its value locates the queried point as (index, series length); first key present wins
+QUERIED_POINT_KEYS: dict[str, Callable[[Item, Any], tuple[int, int] | None]] = {
+    "spike_index": _at_index,
+    "date": _at_timestamp,
+}
+
+
+def position_bucket(item: Item) -> str:
+    """The quarter of its series (``Q1`` .. ``Q4``) where the item's queried point lies, or ``"n/a"``."""
+    for key, locate in QUERIED_POINT_KEYS.items():
+        if key in item.metadata:
+            found = locate(item, item.metadata[key])
+            if found is not None:
+                index, length = found
+                return _QUARTERS[min(3, 4 * index // length)]
+    return NOT_APPLICABLE
+
+
+# --- the items ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TemplateItems:
+    """The items of one (template, seed) run of a release."""
+
+    template: ReleaseTemplate
+    seed: int
+    items: list[Item]
+
+
+@dataclass(frozen=True)
+class ReleaseItems:
+    """What is evaluated: the release's runs, regenerated exactly or on fresh seeds."""
+
+    release: str
+    checksum: str
+    fresh_seed: int | None
+    runs: list[TemplateItems]
+
+
+def fresh_seeds(used: Iterable[int], count: int, seed: int) -> list[int]:
+    """``count`` distinct seeds drawn deterministically from ``seed``, none of them in ``used``."""
+    rng = np.random.default_rng(seed)
+    taken, drawn = set(used), []
+    while len(drawn) < count:
+        candidate = int(rng.integers(0, 2**31 - 1))
+        if candidate not in taken:
+            taken.add(candidate)
+            drawn.append(candidate)
+    return drawn
+
+
+def release_items(release: Release, *, fresh_seed: int | None = None, workers: int = 1,
+                  limits: SandboxLimits | None = None) -> ReleaseItems:
+    """The release's items (checked against its manifest), or with ``fresh_seed`` new instances of
+    the same templates: each template runs on as many seeds as in the release, drawn by
+    `fresh_seeds` so that none is a release seed. Raises `RegenerationError` on a failed run."""
+    manifest = release.manifest
+    if fresh_seed is None:
+        runs = [TemplateItems(entry, run.seed, run.items)
+                for entry, run in release.items(workers=workers, limits=limits)]
+    else:
+        if fresh_seed < 0:
+            raise ValueError(f"fresh_seed must be a non-negative integer, got {fresh_seed}")
+        used = {s for t in manifest.templates for s in t.seeds}
+        drawn = fresh_seeds(used, max(len(t.seeds) for t in manifest.templates), fresh_seed)
+        entry_of = {TemplateRun(template_id=t.template_id, source=release.sources[t.version], handler=t.handler,
+                                seeds=tuple(drawn[:len(t.seeds)]), num_samples=t.num_samples): t
+                    for t in manifest.templates}
+        runs = [TemplateItems(entry_of[run.run], run.seed, run.items)
+                for run in regenerate(list(entry_of), workers=workers, limits=limits)]
+    return ReleaseItems(release=manifest.ref, checksum=manifest.checksum, fresh_seed=fresh_seed, runs=runs)
+
+
+# --- the report --------------------------------------------------------------------------------
+
+
+class ItemResponse(BaseModel):
+    """The model's answer to one item in one text format, with the item's factors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    template_id: str
+    category: str
+    dataset: str = Field(description="the template's dataset handler")
+    seed: int
+    item_index: int = Field(description="0-based index of the item in its (template, seed) run")
+    text_format: TextFormat
+    options: int
+    answer_index: int
+    series_length: int | None
+    length_bucket: str
+    position_bucket: str
+    raw: str
+    choice: int | None = Field(description="None: the reply was not parsed (counted as wrong)")
+    correct: bool
+
+
+class GroupAccuracy(BaseModel):
+    """Accuracy of one group of responses and its random-guess baseline."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    n: int
+    correct: int
+    unparsed: int
+    accuracy: float
+    chance: float = Field(description="mean of 1 / number of options: the random-guess accuracy")
+
+
+class AbilityEstimate(BaseModel):
+    """EAP ability on the release's IRT scale and its standard error (posterior SD)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    theta: float
+    se: float
+    n_responses: int
+    templates: int
+
+
+class EvaluationReport(BaseModel):
+    """Everything one evaluation found, every response included."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    release: str
+    release_checksum: str
+    model: str
+    fresh_seed: int | None = Field(
+        description="seed the fresh instances' seeds were drawn from; None: the release's items")
+    seeds: dict[str, list[int]] = Field(description="seeds each template ran on")
+    formats: list[TextFormat]
+    decimals: int
+    overall: GroupAccuracy
+    dataset_average: float = Field(description="mean of the per-dataset accuracies (seed 002's 'Avg')")
+    by_category: dict[str, GroupAccuracy]
+    by_dataset: dict[str, GroupAccuracy]
+    by_format: dict[str, GroupAccuracy]
+    by_length: dict[str, GroupAccuracy]
+    by_position: dict[str, GroupAccuracy]
+    ability: dict[str, AbilityEstimate] = Field(
+        description="per text format; empty when no template has IRT parameters")
+    templates_without_irt: list[str]
+    responses: list[ItemResponse]
+
+
+def _group(responses: Sequence[ItemResponse]) -> GroupAccuracy:
+    correct = sum(r.correct for r in responses)
+    return GroupAccuracy(n=len(responses), correct=correct, unparsed=sum(r.choice is None for r in responses),
+                         accuracy=correct / len(responses),
+                         chance=sum(1 / r.options for r in responses) / len(responses))
+
+
+def _groups(responses: Sequence[ItemResponse], key: Callable[[ItemResponse], str],
+            order: Sequence[str] | None = None) -> dict[str, GroupAccuracy]:
+    members: dict[str, list[ItemResponse]] = {}
+    for r in responses:
+        members.setdefault(key(r), []).append(r)
+    names = [name for name in order if name in members] if order is not None else sorted(members)
+    return {name: _group(members[name]) for name in names}
+
+
+def _abilities(responses: Sequence[ItemResponse], runs: Sequence[TemplateItems],
+               formats: Sequence[TextFormat]) -> dict[str, AbilityEstimate]:
+    parameters = {run.template.template_id: run.template.irt for run in runs if run.template.irt is not None}
+    out: dict[str, AbilityEstimate] = {}
+    for fmt in formats:
+        scored = [r for r in responses if r.text_format == fmt and r.template_id in parameters]
+        if not scored:
+            continue
+        frame = pd.DataFrame({"template_id": [r.template_id for r in scored], "correct": [r.correct for r in scored]})
+        theta, se = estimate_ability(frame, parameters)
+        out[fmt.value] = AbilityEstimate(theta=theta, se=se, n_responses=len(scored),
+                                         templates=frame["template_id"].nunique())
+    return out
+
+
+def _length_order() -> list[str]:
+    return [length_bucket(high) for high in LENGTH_BUCKETS] + [f">{LENGTH_BUCKETS[-1]}", NO_SERIES]
+
+
+# --- evaluation --------------------------------------------------------------------------------
+
+
+async def aevaluate(items: ReleaseItems, student: Student, *, formats: Sequence[TextFormat] = (TextFormat.plain,),
+                    max_concurrency: int = 4) -> EvaluationReport:
+    """The student answers every item in every text format (its config's format is replaced;
+    its ``decimals`` and ``vision`` are kept); async."""
+    formats = list(dict.fromkeys(TextFormat(f) for f in formats))
+    if not formats:
+        raise ValueError("give at least one text format")
+    runs = [run for run in items.runs if run.items]
+    if not runs:
+        raise ValueError(f"{items.release}: no items to evaluate")
+    samples = [TemplateSample(template_id=run.template.template_id, items=run.items) for run in runs]
+    pool = PoolConfig(blind=False, max_concurrency=max_concurrency)
+    responses: list[ItemResponse] = []
+    for fmt in formats:
+        answering = Student(student.config.model_copy(update={"text_format": fmt}), student.model)
+        reports = await aanswer_templates(samples, [answering], pool)
+        for run, report in zip(runs, reports, strict=True):
+            for r in report.responses:
+                item = run.items[r.item_index]
+                length = series_length(item)
+                responses.append(ItemResponse(
+                    template_id=run.template.template_id, category=run.template.category, dataset=run.template.handler,
+                    seed=run.seed, item_index=r.item_index, text_format=fmt, options=len(item.options),
+                    answer_index=item.answer_index, series_length=length, length_bucket=length_bucket(length),
+                    position_bucket=position_bucket(item), raw=r.raw, choice=r.choice, correct=r.correct))
+    by_dataset = _groups(responses, lambda r: r.dataset)
+    seeds: dict[str, list[int]] = {}
+    for run in items.runs:
+        seeds.setdefault(run.template.template_id, []).append(run.seed)
+    return EvaluationReport(
+        release=items.release, release_checksum=items.checksum, model=student.config.model or student.config.name,
+        fresh_seed=items.fresh_seed, seeds=seeds, formats=formats, decimals=student.config.decimals,
+        overall=_group(responses), dataset_average=sum(g.accuracy for g in by_dataset.values()) / len(by_dataset),
+        by_category=_groups(responses, lambda r: r.category), by_dataset=by_dataset,
+        by_format=_groups(responses, lambda r: r.text_format.value, [f.value for f in formats]),
+        by_length=_groups(responses, lambda r: r.length_bucket, _length_order()),
+        by_position=_groups(responses, lambda r: r.position_bucket, [*_QUARTERS, NOT_APPLICABLE]),
+        ability=_abilities(responses, runs, formats),
+        templates_without_irt=sorted({run.template.template_id for run in runs if run.template.irt is None}),
+        responses=responses,
+    )
+
+
+def evaluate(items: ReleaseItems, student: Student, *, formats: Sequence[TextFormat] = (TextFormat.plain,),
+             max_concurrency: int = 4) -> EvaluationReport:
+    """Synchronous `aevaluate` (not from inside a running event loop)."""
+    return asyncio.run(aevaluate(items, student, formats=formats, max_concurrency=max_concurrency))
+
+
+def evaluate_release(release: Release, student: Student, *, formats: Sequence[TextFormat] = (TextFormat.plain,),
+                     fresh_seed: int | None = None, max_concurrency: int = 4, workers: int = 1,
+                     limits: SandboxLimits | None = None) -> EvaluationReport:
+    """Regenerate the release (or, with ``fresh_seed``, new instances of its templates) and
+    evaluate the student on it."""
+    items = release_items(release, fresh_seed=fresh_seed, workers=workers, limits=limits)
+    return evaluate(items, student, formats=formats, max_concurrency=max_concurrency)
+
+
+# --- text --------------------------------------------------------------------------------------
+
+
+def _table(title: str, groups: dict[str, GroupAccuracy]) -> list[str]:
+    width = max([len(title), *(len(name) for name in groups)])
+    lines = [f"{title:<{width}}  {'acc':>6}  {'chance':>6}  {'n':>6}  {'unparsed':>8}"]
+    lines += [f"{name:<{width}}  {g.accuracy:6.3f}  {g.chance:6.3f}  {g.n:6d}  {g.unparsed:8d}"
+              for name, g in groups.items()]
+    return lines
+
+
+def report_table(report: EvaluationReport) -> str:
+    """The report as plain-text tables (responses left out)."""
+    source = (f"fresh instances (seed {report.fresh_seed})" if report.fresh_seed is not None
+              else "the release's items")
+    lines = [f"{report.model} on {report.release} ({source}), formats: {', '.join(f.value for f in report.formats)}",
+             f"overall accuracy {report.overall.accuracy:.3f} (chance {report.overall.chance:.3f}, "
+             f"n={report.overall.n}, unparsed {report.overall.unparsed}); dataset average {report.dataset_average:.3f}"]
+    for fmt, ability in report.ability.items():
+        lines.append(f"IRT ability ({fmt}): {ability.theta:+.3f} (SE {ability.se:.3f}; {ability.n_responses} responses "
+                     f"to {ability.templates} templates)")
+    if not report.ability:
+        lines.append("IRT ability: n/a (no template of the release has IRT parameters)")
+    elif report.templates_without_irt:
+        lines.append(f"(templates without IRT parameters, left out of the ability: "
+                     f"{', '.join(report.templates_without_irt)})")
+    for title, groups in [("dataset", report.by_dataset), ("category", report.by_category),
+                          ("text format", report.by_format), ("series length", report.by_length),
+                          ("queried point", report.by_position)]:
+        lines += ["", *_table(title, groups)]
+    return "\n".join(lines)
