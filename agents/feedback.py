@@ -2,7 +2,11 @@
 
 Feedback = the sandbox's one-line error, the failing line with its neighbours, and a concrete hint
 picked by matching the error against known mistakes (with the real column names where a name
-was wrong).
+was wrong). `audit_feedback` turns the item audit's findings (shortcuts a blind solver exploits)
+into the same kind of message. Options for numbers and dates are always built with
+`numeric_options` / `date_options` (the key at a uniformly random rank, every option formatted
+alike), never with fixed offsets such as answer + d for d in (-3, 3, 6), whose key is always the
+second smallest.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from itemsmith.agents.profile import HandlerProfile
+from itemsmith.templates_bank.items.schema import AuditReport
 
 _LINE = re.compile(r"(?:template )?line (\d+)", re.I)
 
@@ -76,14 +81,17 @@ HINTS: list[tuple[re.Pattern[str], Hint]] = [
                   "`while len(items) < num_samples and tries < 50 * num_samples`."),
     (re.compile(r"NameError: name '(\w+)' is not defined"),
      lambda m, p: f"`{m.group(1)}` is not defined: define it before use, or use only the provided names handler, "
-                  "rng, np, pd, math, statistics, datetime, mc_item, tf_item, series."),
+                  "rng, np, pd, math, statistics, datetime, mc_item, tf_item, series, numeric_options, "
+                  "date_options."),
     (re.compile(r"needs 1 to \d distractors|at most \d options|at least \d options"),
-     lambda m, p: "give mc_item exactly 3 distractors (wrong answers, not counting the correct one): build them "
-                  "with `wrong = [...]`, then pass `wrong[:3]`, and `continue` when len(wrong) < 3."),
+     lambda m, p: "give mc_item exactly 3 distractors (wrong answers, not counting the correct one): for a number "
+                  "`key, wrong = numeric_options(answer, spread=..., decimals=1)`, for a date `key, wrong = "
+                  "date_options(day, low=dates[0], high=dates[-1])`; for labels `wrong = [c for c in LABELS if c != "
+                  "answer]`, pass 3 of them, and `continue` when fewer than 3 remain."),
     (re.compile(r"must be distinct|duplicate options"),
-     lambda m, p: "two options became the same string. Round the correct answer and the distractors the same way "
-                  "and build distractors that cannot equal it (offsets of the answer, or candidates filtered with "
-                  "`!=` the answer); `continue` when fewer than 3 remain."),
+     lambda m, p: "two options became the same string. For numbers use `key, wrong = numeric_options(answer, "
+                  "spread=..., decimals=...)`, which rounds every option alike and keeps them distinct; for labels "
+                  "or dates filter candidates with `!=` the answer; `continue` when fewer than 3 remain."),
     (re.compile(r"x not in list|list\.remove"),
      lambda m, p: "list.remove(x) fails when x is absent: build the list with a filter instead, "
                   "[c for c in candidates if c != answer]."),
@@ -109,8 +117,9 @@ HINTS: list[tuple[re.Pattern[str], Hint]] = [
                   "provided."),
     (re.compile(r"starting with \"?_|begins with|name starting"),
      lambda m, p: "rename every name that starts with an underscore and remove `if __name__ == ...` blocks."),
-    (re.compile(r"not deterministic"),
-     lambda m, p: "draw all randomness from rng; never use time, id() or unordered sets for choices."),
+    (re.compile(r"not deterministic|clock is not seeded|id\(\) is not available|hash\(\) of"),
+     lambda m, p: "draw all randomness from rng; never read the clock (datetime.now, date.today, "
+                  "pd.Timestamp('now')), id(), hash() of objects or unordered sets of objects for choices."),
     (re.compile(r"no variety"),
      lambda m, p: "pick the record (and any window or threshold) with rng inside the loop, so each item and "
                   "each seed differs."),
@@ -300,23 +309,24 @@ def specific_hints(error: str, source: str | None, examples: str = "") -> list[s
         if call is not None and len(call.args) >= 2:
             answer = ast.unparse(_strip_str(call.args[1]))
             kind = _answer_kind(source, answer)
-            number = f"build `wrong = [{answer} + d for d in (-3, 3, 6)]`"
-            text = (f"build `wrong = [c for c in candidates if c != {answer}]` from other real values of the same "
-                    "kind (other dates, other labels) and `continue` when len(wrong) < 3")
+            number = (f"build `key, wrong = numeric_options({answer}, spread=..., decimals=1)` (a typical gap "
+                      "between options as spread) and call mc_item(question, key, wrong, ...)")
+            text = (f"for a date `key, wrong = date_options({answer}, low=dates[0], high=dates[-1])`; for a label "
+                    f"`wrong = [c for c in candidates if c != {answer}][:3]` from other labels of the same kind, "
+                    "`continue` when fewer than 3")
             if kind == "number":
                 advice = f"It is a number: {number}"
             elif kind == "text":
                 advice = f"It is text (a date or a label): {text}"
             else:
                 advice = f"If it is a number, {number}; if it is a date or a label, {text}"
-            hints.append(f"Your correct answer is `{answer}`. {advice}; then call mc_item(question, "
-                         f"{ast.unparse(call.args[1])}, wrong[:3], ...).")
+            hints.append(f"Your correct answer is `{answer}`. {advice}.")
     if re.search(r"can only concatenate str|unsupported operand type\(s\) for [-+]: '(str|Timestamp)'", error):
         text_answer = _offset_of_text(source, _line_number(error))
         if text_answer:
-            hints.append(f"`{text_answer}` is text (a date or a label), so numeric offsets do not apply. Pick other "
-                         "real values instead, e.g. picks = rng.choice(len(dates), size=6, replace=False); "
-                         f"wrong = [dates[int(j)] for j in picks if dates[int(j)] != {text_answer}][:3]")
+            hints.append(f"`{text_answer}` is text (a date or a label), so numeric offsets do not apply. For a date: "
+                         f"key, wrong = date_options({text_answer}, low=dates[0], high=dates[-1]); for a label pick "
+                         f"other labels: wrong = [c for c in LABELS if c != {text_answer}][:3]")
     line = _line_number(error)
     statement = source.splitlines()[line - 1] if line and 0 < line <= len(source.splitlines()) else ""
     if "series(" in statement and re.search(r"could not convert string to float|is not iterable|"
@@ -332,9 +342,9 @@ def specific_hints(error: str, source: str | None, examples: str = "") -> list[s
                 lines.append(f"- line {n}: `if {cond}: continue`"
                              + (f", where {'; '.join(quoted)}" if quoted else ""))
             if any(re.search(r"\b(wrong|distractors|options|others|candidates)\b", cond) for _, cond, _ in skips):
-                lines.append("Wrong answers must be other values than the correct one: e.g. other dates, "
-                             "picks = rng.choice(len(dates), size=6, replace=False); "
-                             "wrong = [dates[int(j)] for j in picks if dates[int(j)] != answer][:3]")
+                lines.append("Wrong answers must be other values than the correct one: for a number "
+                             "key, wrong = numeric_options(answer, spread=..., decimals=1); for a date "
+                             "key, wrong = date_options(answer, low=dates[0], high=dates[-1])")
             hints.append("\n".join(lines))
     missing = re.search(r"NameError: name '(\w+)' is not defined", error)
     if missing and examples:
@@ -364,3 +374,16 @@ def build_feedback(error: str, source: str | None, profile: HandlerProfile | Non
         parts += specific
     parts += list(extra)
     return "\n".join(parts)
+
+
+def audit_feedback(report: AuditReport) -> str:
+    """The item audit's rejection as feedback: what a solver that never sees the series exploits,
+    and how to build the options instead."""
+    lines = ["It runs, but its items can be answered without looking at the series:"]
+    lines.append(report.feedback or report.error or "the item audit failed")
+    if {"numeric_rank", "centre", "odd_format", "length_rank"} & set(report.shortcuts):
+        lines.append("Build numeric options like this (the key lands at a random rank, all options rounded alike):\n"
+                     "    key, wrong = numeric_options(answer, spread=typical_gap, decimals=1, unit=\"mm\")\n"
+                     "    items.append(mc_item(question, key, wrong, series=[...]))\n"
+                     "and dates with key, wrong = date_options(day, spread_days=7, low=dates[0], high=dates[-1]).")
+    return "\n".join(lines)

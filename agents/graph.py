@@ -2,15 +2,17 @@
 
 ::
 
-    START -> generate -> check (structure, sandbox) -> verify (later stages) -> accept -> END
+    START -> generate -> check (structure, sandbox) -> verify (item audit, then later stages) -> accept -> END
                 ^   |           |                        |
                 |   +-----------+------------------------+--> discard -> END (round limit)
                 +---- refine with the feedback (round < max_rounds)
 
-`generate` ends the slot as `failed` when the provider fails for good (a permanent error, or
-retries exhausted). A reply with no code, a lint problem, a failed structure check and a
-verifier's rejection all become feedback for the next round; after `max_rounds` rounds the
-slot is discarded. Each slot is one checkpointer thread, so a killed run resumes mid-slot.
+`verify` runs `ctx.verifiers` in order: the item audit first (always; blind solvers over a few
+hundred fresh-seed items, see `agents.verification_stages.ItemAuditVerifier`), then the content
+stages, which read the audit's fresh-seed items, never the structure check's. `generate` ends
+the slot as `failed` when the provider fails for good (a permanent error, or retries exhausted).
+A reply with no code, a lint problem, a failed structure check and a verifier's rejection all
+become feedback for the next round; after `max_rounds` rounds the slot is discarded. Each slot is one checkpointer thread, so a killed run resumes mid-slot.
 """
 
 from __future__ import annotations
@@ -22,8 +24,6 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Checkpointer
 
-from itemsmith.templates_bank.items.schema import Decision, StructureReport
-
 from itemsmith.agents.context import Phase, SlotContext, SlotEvent
 from itemsmith.agents.errors import EmptyReplyError, ProviderCallError
 from itemsmith.agents.feedback import build_feedback
@@ -31,6 +31,7 @@ from itemsmith.agents.generator import first_message, generate, messages_for, sh
 from itemsmith.agents.models import Attempt
 from itemsmith.agents.state import SlotState
 from itemsmith.agents.verify import run_stages
+from itemsmith.templates_bank.items.schema import Decision, StructureReport
 
 
 def _emit(ctx: SlotContext, state: SlotState, phase: Phase, *, round_: int | None = None,

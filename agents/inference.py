@@ -2,7 +2,9 @@
 
 Transient: HTTP 429 and 5xx, timeouts, connection errors. Anything else (a bad request, an
 authentication error, a missing model) fails at once. Provider clients are built with their own
-retries off, so this is the only retry layer and every retry is bounded and visible.
+retries off, so this is the only retry layer and every retry is bounded and visible. A model's
+handle may carry its provider's (or endpoint's) own retry count and say that a timed-out call is
+not sent again; those override the caller's `RetryPolicy`.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel, Field
 
 from itemsmith.agents.errors import EmptyReplyError, ProviderCallError
-from itemsmith.agents.usage import CallUsage, UsageLedger, cost_of, usage_from_message
+from itemsmith.agents.usage import CallUsage, UsageLedger, cached_tokens_of, cost_of, usage_from_message
 
 TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 _TRANSIENT_NAMES = frozenset({
@@ -66,13 +68,15 @@ def is_transient(exc: BaseException) -> bool:
 
 @dataclass(frozen=True)
 class ModelHandle:
-    """A chat model with what accounting needs: provider, model name and call timeout."""
+    """A chat model with what accounting needs: provider, model name, and its call policy."""
 
     model: BaseChatModel
     provider: str
     name: str
     timeout_s: float
     max_concurrency: int | None = None  # e.g. 1 for an in-process model: calls are serialized anyway
+    max_retries: int | None = None  # the provider's or endpoint's own; None: the caller's RetryPolicy
+    retry_timeouts: bool = True  # False: a timed-out call is final (a slow server would only queue it again)
 
     @property
     def spec(self) -> str:
@@ -88,6 +92,7 @@ async def complete(handle: ModelHandle, messages: Sequence[BaseMessage], *, retr
     error or when retries run out, and `EmptyReplyError` when the reply has no text.
     """
     options = {} if temperature is None else {"temperature": temperature}
+    max_retries = retry.max_retries if handle.max_retries is None else handle.max_retries
     attempt = 0
     while True:
         attempt += 1
@@ -96,13 +101,18 @@ async def complete(handle: ModelHandle, messages: Sequence[BaseMessage], *, retr
             reply = await asyncio.wait_for(handle.model.ainvoke(list(messages), **options), timeout=handle.timeout_s)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # noqa: BLE001 - classified below, re-raised as ProviderCallError
+        except Exception as exc:  # classified below, re-raised as ProviderCallError
             transient = is_transient(exc)
+            timed_out = isinstance(exc, (TimeoutError, asyncio.TimeoutError)) or "Timeout" in type(exc).__name__
             if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
                 detail = f"timed out after {handle.timeout_s:g} s"
             else:
                 detail = f"{type(exc).__name__}: {_short(exc)}"
-            if not transient or attempt > retry.max_retries:
+            if timed_out and not handle.retry_timeouts:
+                raise ProviderCallError(f"{handle.spec} call failed (timed out; timed-out calls are not retried "
+                                        f"for this provider, {attempt} attempt(s)): {detail}",
+                                        transient=True, attempts=attempt) from exc
+            if not transient or attempt > max_retries:
                 why = "retries exhausted" if transient else "permanent error"
                 raise ProviderCallError(f"{handle.spec} call failed ({why}, {attempt} attempt(s)): {detail}",
                                         transient=transient, attempts=attempt) from exc
@@ -112,6 +122,7 @@ async def complete(handle: ModelHandle, messages: Sequence[BaseMessage], *, retr
             raise ProviderCallError(f"{handle.spec} returned {type(reply).__name__}, not a chat message")
         inp, out = usage_from_message(reply)
         usage = CallUsage(provider=handle.provider, model=handle.name, role=role, input_tokens=inp, output_tokens=out,
+                          cached_input_tokens=cached_tokens_of(reply),
                           cost_usd=cost_of(handle.provider, handle.name, inp, out),
                           latency_s=time.monotonic() - started, retries=attempt - 1)
         if ledger is not None:

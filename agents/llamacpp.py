@@ -1,5 +1,5 @@
-"""In-process llama.cpp models (``llama-cpp-python``, the ``local`` extra): a chat model and a
-letter scorer for log-likelihood students.
+"""In-process llama.cpp models (``llama-cpp-python``, the ``local`` extra): a chat model, a
+letter scorer for log-likelihood students and a score reader for single-pass judges.
 
 One `Llama` per model file is loaded lazily and shared by every chat model that uses the file
 (a planner and a generator share the weights); calls to one `Llama` are serialized by a lock.
@@ -35,7 +35,7 @@ _LOAD_LOCK = threading.Lock()
 
 def llama_available() -> bool:
     try:
-        import llama_cpp  # noqa: F401, PLC0415
+        import llama_cpp  # noqa: F401
     except ImportError:
         return False
     return True
@@ -46,7 +46,7 @@ def _load(path: str, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
     with _LOAD_LOCK:
         if key not in _LOADED:
             try:
-                from llama_cpp import Llama  # noqa: PLC0415
+                from llama_cpp import Llama
             except ImportError:
                 raise LocalModelUnavailable(
                     "local models need llama-cpp-python: pip install 'itemsmith[local]'") from None
@@ -89,7 +89,7 @@ class LlamaCppChatModel(BaseChatModel):
     def _complete(self, messages: list[BaseMessage], stop: list[str] | None, cancel: threading.Event,
                   **kwargs: Any) -> ChatResult:
         llama, lock = _load(str(self.model_path), self.n_ctx, self.n_threads)
-        from llama_cpp import LogitsProcessorList  # noqa: PLC0415
+        from llama_cpp import LogitsProcessorList
 
         eos = llama.token_eos()
 
@@ -133,6 +133,28 @@ class LlamaCppChatModel(BaseChatModel):
             raise
 
 
+def _logits_after(llama: Any, lock: threading.Lock, tokens: list[int], model_name: str) -> Any:
+    """Log-softmax of the next-token logits after `tokens`, evaluating only what llama.cpp's
+    cache does not already hold (prompts that share a prefix share its evaluation)."""
+    import numpy as np
+    from llama_cpp import llama_get_logits_ith
+
+    if len(tokens) >= llama.n_ctx():
+        raise ValueError(f"{model_name}: the prompt has {len(tokens)} tokens, more than the context "
+                         f"window of {llama.n_ctx()} (ITEMSMITH_LOCAL_N_CTX)")
+    with lock:
+        cached = 0
+        limit = min(llama.n_tokens, len(tokens) - 1)  # the last token is always evaluated: its logits are needed
+        while cached < limit and llama.input_ids[cached] == tokens[cached]:
+            cached += 1
+        llama.n_tokens = cached
+        llama.eval(tokens[cached:])
+        logits = np.array(np.ctypeslib.as_array(llama_get_logits_ith(llama.ctx, -1), shape=(llama.n_vocab(),)),
+                          dtype=np.float64)
+    top = logits.max()
+    return logits - (top + math.log(float(np.exp(logits - top).sum())))
+
+
 class LlamaCppLetterScorer:
     """A `verification.students.LetterScorer` on a GGUF model: the log-probability of each option
     letter as the next token after a plain-text prompt, from one forward pass.
@@ -155,28 +177,64 @@ class LlamaCppLetterScorer:
         return len(llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=False))
 
     def score_letters(self, prompt: str, letters: Sequence[str]) -> dict[str, float]:
-        import numpy as np  # noqa: PLC0415
-        from llama_cpp import llama_get_logits_ith  # noqa: PLC0415
+        import numpy as np
 
         llama, lock = _load(str(self.model_path), self.n_ctx, self.n_threads)
         tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
-        if len(tokens) >= llama.n_ctx():
-            raise ValueError(f"{self.model_name}: the prompt has {len(tokens)} tokens, more than the context "
-                             f"window of {llama.n_ctx()} (ITEMSMITH_LOCAL_N_CTX)")
         spellings = {letter: _single_tokens(llama, letter) for letter in letters}
-        with lock:
-            cached = 0
-            limit = min(llama.n_tokens, len(tokens) - 1)  # the last token is always evaluated: its logits are needed
-            while cached < limit and llama.input_ids[cached] == tokens[cached]:
-                cached += 1
-            llama.n_tokens = cached
-            llama.eval(tokens[cached:])
-            logits = np.array(np.ctypeslib.as_array(llama_get_logits_ith(llama.ctx, -1), shape=(llama.n_vocab(),)),
-                              dtype=np.float64)
-        top = logits.max()
-        log_total = top + math.log(float(np.exp(logits - top).sum()))
-        return {letter: float(np.logaddexp.reduce(logits[ids]) - log_total)
-                for letter, ids in spellings.items() if ids}
+        log_probs = _logits_after(llama, lock, tokens, self.model_name)
+        return {letter: float(np.logaddexp.reduce(log_probs[ids])) for letter, ids in spellings.items() if ids}
+
+
+class LlamaCppScoreReader:
+    """A `verification.judges.ScoreReader` on a GGUF model: the judge prompt in the model's own
+    chat template, the assistant turn opened with "Score:", and the probability of each score
+    1..10 as the next tokens, from one forward pass (plus one token to tell 1 from 10 where the
+    tokenizer spells 10 as "1" "0"). Judges of one model file share the loaded weights and
+    llama.cpp's prompt cache, so the items part of the prompt (the same for every criterion) is
+    evaluated once."""
+
+    def __init__(self, model_path: Path, model_name: str, *, n_ctx: int = 8192, n_threads: int = 2) -> None:
+        self.model_path = Path(model_path)
+        self.model_name = model_name
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+
+    async def ascore_probabilities(self, messages: list[BaseMessage]) -> dict[int, float]:
+        return await asyncio.to_thread(self.score_probabilities, messages)
+
+    def score_probabilities(self, messages: list[BaseMessage]) -> dict[int, float]:
+        import numpy as np
+
+        llama, lock = _load(str(self.model_path), self.n_ctx, self.n_threads)
+        prompt = _chat_prompt(llama, messages) + "Score:"
+        tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+        log_probs = _logits_after(llama, lock, tokens, self.model_name)
+        probabilities = {score: float(np.exp(np.logaddexp.reduce(log_probs[ids])))
+                         for score in range(1, 11) if (ids := _single_tokens(llama, str(score)))}
+        if 10 not in probabilities and 1 in probabilities:  # "10" is "1" then "0": split the mass of "1"
+            one = max(_single_tokens(llama, "1"), key=lambda token: log_probs[token])
+            after_one = _logits_after(llama, lock, [*tokens, one], self.model_name)
+            zero = float(np.exp(np.logaddexp.reduce(after_one[_single_tokens(llama, "0")])))
+            probabilities[10] = probabilities[1] * zero
+            probabilities[1] *= 1 - zero
+        return probabilities
+
+
+def _chat_prompt(llama: Any, messages: list[BaseMessage]) -> str:
+    """`messages` in the model's own chat template with the assistant turn opened (plain
+    "role: text" lines when the model file has no template)."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    payload = [{"role": _role(m), "content": m.text} for m in messages]
+    template = llama.metadata.get("tokenizer.chat_template")
+    if not template:
+        return "".join(f"{m['role']}: {m['content']}\n" for m in payload) + "assistant: "
+    vocab = llama._model  # llama-cpp-python exposes token texts only here
+    eos, bos = llama.token_eos(), llama.token_bos()
+    formatter = Jinja2ChatFormatter(template=template, eos_token=vocab.token_get_text(eos) if eos != -1 else "",
+                                    bos_token=vocab.token_get_text(bos) if bos != -1 else "")
+    return formatter(messages=payload).prompt
 
 
 def _single_tokens(llama: Any, letter: str) -> list[int]:

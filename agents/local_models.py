@@ -1,4 +1,4 @@
-"""GGUF chat models that ship inside PyPI packages (DESIGN.md section 5), found offline.
+"""GGUF chat models that ship inside PyPI packages, found offline (docs/operator.md, "Settings").
 
 A split model is the concatenation of its parts' ``data/partNN.bin`` files, in order; it is
 assembled once into the model cache directory, checked against its pinned sha256, and reused

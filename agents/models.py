@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from itemsmith.templates_bank.items.schema import Decision, Template
-from itemsmith.verification.judges import panel_agreement
-
 from itemsmith.agents.taxonomy import CATEGORIES, CONCEPTS, TASK_KINDS
 from itemsmith.agents.usage import UsageTotals
 from itemsmith.agents.verify import VerificationResult
+from itemsmith.templates_bank.items.schema import Decision, Template
+from itemsmith.verification.judges import panel_agreement
 
 SlotStatus = Literal["pending", "running", "accepted", "discarded", "failed"]
 
@@ -110,9 +109,11 @@ class RunReport(BaseModel):
     generator: str
     planner: str
     max_rounds: int
+    num_samples: int | None = Field(None, description="items per structure-check run (None: an older report)")
+    seed: int | None = Field(None, description="seed of the structure checks (None: an older report)")
     slots: list[SlotResult]
     plan: PlanInfo
-    started_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     wall_s: float = 0.0
     resumed: bool = False
     usage: UsageTotals = Field(default_factory=UsageTotals)
@@ -148,16 +149,21 @@ class RunReport(BaseModel):
 
     def verification_summary(self) -> dict[str, object]:
         """Over every candidate that reached the sandbox: how many each stage checked and passed,
-        the judges' agreement (Krippendorff's alpha over candidate x criterion) and mean score per
+        what the item audit rejected candidates for (shortcut or check), the judges' agreement (Krippendorff's alpha over candidate x criterion) and mean score per
         criterion, the students' accuracy per capability rank (with and without the series), the
         capability outcomes and what the verification calls cost."""
         attempts = [(slot.slot, a) for slot in self.slots for a in slot.attempts]
         checked = [a for _, a in attempts if a.status in SANDBOX_STATUSES]
         stages = {"structure": _rate(len(checked), sum(a.status in ("ok", "verify_rejected") for a in checked))}
         results = [(slot, a.round, r) for slot, a in attempts for r in a.verification]
-        for stage in ("judges", "students"):
+        for stage in ("audit", "judges", "students"):
             ran = [r for *_, r in results if r.decision.stage == stage]
             stages[stage] = _rate(len(ran), sum(r.decision.accepted for r in ran))
+        audit_problems: dict[str, int] = {}  # shortcut or failed check -> candidates the audit rejected for it
+        for *_, r in results:
+            if r.audit is not None and not r.audit.passed:
+                for problem in r.audit.shortcuts + r.audit.failed_checks + (["error"] if r.audit.error else []):
+                    audit_problems[problem] = audit_problems.get(problem, 0) + 1
         judgements = [r.judgement.model_copy(update={"template_id": f"{slot}:{round_}"})
                       for slot, round_, r in results if r.judgement is not None]
         scores: dict[str, list[float]] = {}
@@ -179,6 +185,7 @@ class RunReport(BaseModel):
                 correct.setdefault((response.rank, response.blind), []).append(response.correct)
         return {
             "acceptance_by_stage": stages,
+            "audit_rejections": audit_problems,
             "judge_agreement_alpha": _round(panel_agreement(judgements)) if judgements else None,
             "judge_criterion_mean": {c: _round(sum(v) / len(v)) if v else None for c, v in scores.items()},
             "judge_missing_scores": sum(s.score is None for j in judgements for s in j.scores),

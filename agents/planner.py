@@ -25,8 +25,8 @@ from itemsmith.agents.models import Brief, PlanInfo
 from itemsmith.agents.profile import HandlerProfile
 from itemsmith.agents.prompts import (
     PLANNER_SYSTEM,
-    numeric_channel,
     describe_profile,
+    numeric_channel,
     planner_example,
     planner_retry,
     planner_task,

@@ -19,13 +19,12 @@ import inspect
 import json
 from collections.abc import Sequence
 
-from itemsmith.handlers.base import DatasetHandler
-from itemsmith.templates_bank.curated import load_curated
-from itemsmith.templates_bank.items.helpers import mc_item, series, tf_item
-from itemsmith.templates_bank.items.schema import Template
-
 from itemsmith.agents.profile import ColumnInfo, HandlerProfile
 from itemsmith.agents.taxonomy import CATEGORY_HINTS, CONCEPTS, TASK_KINDS
+from itemsmith.handlers.base import DatasetHandler
+from itemsmith.templates_bank.curated import load_curated
+from itemsmith.templates_bank.items.helpers import date_options, mc_item, numeric_options, series, tf_item
+from itemsmith.templates_bank.items.schema import Template
 
 SKELETON = '''def question(num_samples):
     ids = handler.records()["record_id"].tolist()
@@ -39,12 +38,20 @@ SKELETON = '''def question(num_samples):
         {labels_line}
         if len(values) < 10:
             continue
-        answer = round(float(values.max()), 1)    # compute the answer from the data
-        wrong = [round(answer + d, 1) for d in (-6.0, -3.0, 3.0)]   # exactly 3 wrong answers
-        text = f"These are the {channel} values of record {{rid}}. What is the highest value?"
-        why = f"The maximum of {channel} is {{answer}}."
-        items.append(mc_item(text, answer, wrong,
-                             series=[series(values, name="{channel}", timestamps={labels})],
+        start = int(rng.integers(0, len(values) - 9))   # a random window: items differ from draw to draw
+        end = start + int(rng.integers(10, min(60, len(values) - start) + 1))
+        window = values[start:end]
+        answer = float(window.mean())    # compute the answer from the data
+        spread = max(float(window.std()) / 2, 0.01)   # a typical gap between neighbouring options
+        low, high = float(values.min()), float(values.max())   # options stay in the range the data allows
+        if not low + 0.05 < answer < high - 0.05:
+            continue
+        key, wrong = numeric_options(answer, spread=spread, decimals=2, low=low, high=high)   # key at a random rank
+        first, last = {labels}[start], {labels}[end - 1]
+        text = f"These are the {channel} values of record {{rid}} from {{first}} to {{last}}. What is their mean?"
+        why = f"The mean of the {{end - start}} {channel} values is {{key}}."
+        items.append(mc_item(text, key, wrong,
+                             series=[series(window, name="{channel}", timestamps={labels}[start:end])],
                              rationale=why, metadata={{"record_ids": [rid]}}))
     return items'''
 
@@ -56,11 +63,13 @@ COOKBOOK = """values = frame["{channel}"].to_numpy(dtype=float) and {labels_line
 {labels}[i + 1]
 - a window: values[a:b]; first half vs second half: values[: len(values) // 2].mean(), values[len(values) // 2 :].mean()
 - a label of the record: row = handler.records().set_index("record_id").loc[rid]; row["{label}"]
-- number distractors: wrong = [round(answer + d, 1) for d in (-6.0, -3.0, 3.0)]
-- time distractors: picks = rng.choice(len({labels}), size=6, replace=False); \
-wrong = [{labels}[int(j)] for j in picks if {labels}[int(j)] != answer][:3]
-- label distractors: wrong = [c for c in ALL_LABELS if c != answer][:3]
-- then: if len(set(map(str, wrong + [answer]))) < 4: continue
+- number options: key, wrong = numeric_options(answer, spread=typical_gap, decimals=1, unit="..."); \
+mc_item(text, key, wrong, ...)
+- time options: key, wrong = date_options({labels}[i], spread_days=7, low={labels}[0], high={labels}[-1]) \
+(daily dates; for other times pick other real times: picks = rng.choice(len({labels}), size=6, replace=False); \
+wrong = [{labels}[int(j)] for j in picks if {labels}[int(j)] != answer][:3])
+- label distractors: wrong = [c for c in ALL_LABELS if c != answer][:3]  (at least 4 labels in ALL_LABELS)
+- never fixed offsets such as answer + d for d in (-3, 3, 6): the key is then always the second smallest
 Never index a list with a timestamp (idxmax() returns a timestamp, not a position) and never call .iloc on an \
 index: use positions from np.argmax."""
 
@@ -134,6 +143,10 @@ def helper_api() -> str:
         f"        {_first_paragraph(tf_item)}",
         '    series(values, name="...", timestamps=None, unit=None)\n'
         f"        {_first_paragraph(series)} Values must be finite numbers (no NaN).",
+        '    numeric_options(correct, spread=..., n=4, decimals=..., unit="", low=None, high=None) -> (key, wrong)\n'
+        f"        {_first_paragraph(numeric_options)} Pass both to mc_item(question, key, wrong, ...).",
+        '    date_options(correct, spread_days=7, n=4, low=None, high=None, fmt="%Y-%m-%d") -> (key, wrong)\n'
+        f"        {_first_paragraph(date_options)}",
     ])
 
 
@@ -157,8 +170,11 @@ tf_item. The code runs in a sandbox where these names already exist (never impor
 1. Compute the answer from the data. Never guess it or hard-code it.
 2. Attach the data the question is about: series=[series(values, name=..., timestamps=..., unit=...)]. Drop \
 NaN first (`.dropna()`).
-3. Give mc_item exactly 3 distractors, all different from the answer after rounding: offsets of the answer, e.g. \
-`[round(answer + d, 1) for d in (-6.0, -3.0, 3.0)]`, or other real values/labels filtered with `!=` the answer.
+3. Give mc_item exactly 3 distractors that only the data tells apart from the answer: for a number or a date \
+use `key, wrong = numeric_options(answer, spread=..., decimals=1)` / `date_options(...)` (the key lands at a \
+random rank, every option is formatted alike); for a label, other real labels filtered with `!=` the answer. \
+Never fixed offsets of the answer, an unrounded answer among rounded options, or answers from a handful of values: \
+an audit answers your items without the series and rejects the template when it beats chance.
 4. When a record does not fit (too short, empty after a filter, a tie), `continue` and draw another one; the \
 loop is bounded by `tries`.
 5. Pick records with `ids[int(rng.integers(len(ids)))]`. Use only columns listed below; check their exact names.

@@ -4,35 +4,47 @@ Specs::
 
     openai:gpt-4o                                   OPENAI_API_KEY / ITEMSMITH_OPENAI_API_KEY
     anthropic:claude-sonnet-4-5                     ANTHROPIC_API_KEY / ITEMSMITH_ANTHROPIC_API_KEY
-    openai_compatible:qwen2.5-coder@http://localhost:8000/v1   vLLM, Ollama, llama.cpp server
+    openai_compatible:qwen2.5-coder@vllm            a named endpoint (ITEMSMITH_API_ENDPOINTS), with its key
+    openai_compatible:qwen2.5-coder@http://localhost:8000/v1   the command line only: a URL, sent no key
     local:qwen2.5-coder-1.5b                        llama.cpp in-process (extra `local`)
-    scripted:path/to/script.yaml                    recorded replies (tests only)
+    scripted:script.yaml                            recorded replies (tests only; ITEMSMITH_SCRIPTED_DIR)
+
+What a spec may name is a `SpecPolicy`: the operator at the command line may name any URL and any
+script file; a request to the service (`SpecPolicy.service`) only configured endpoints, enabled
+providers and scripts inside the scripts folder. Credentials go only to configured endpoints.
 
 `PROVIDERS` maps a provider name to its factory; `@register_provider("name")` adds one.
 Clients are built with their own retries off: `agents.inference.complete` is the only
-(bounded) retry layer.
+(bounded) retry layer; timeouts and retries come from `AgentSettings.call_policy`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SecretStr
 
 from itemsmith.agents.errors import ProviderConfigError
 from itemsmith.agents.inference import ModelHandle
-from itemsmith.agents.settings import AgentSettings, get_settings
+from itemsmith.agents.settings import ENDPOINT_NAME_PATTERN, AgentSettings, CallPolicy, get_settings
+
+_ENDPOINT_NAME = re.compile(ENDPOINT_NAME_PATTERN)
+_NO_KEY = SecretStr("not-needed")  # the OpenAI client insists on some key; keyless servers ignore it
 
 
 class ModelSpec(BaseModel):
-    """A parsed spec: provider, model name and (OpenAI-compatible servers) a base URL."""
+    """A parsed spec: provider, model name and, for OpenAI-compatible servers, a named endpoint
+    or (command line only) a base URL."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     provider: str
     model: str
+    endpoint: str | None = None
     base_url: str | None = None
 
     @classmethod
@@ -41,17 +53,90 @@ class ModelSpec(BaseModel):
         if not sep or not provider or not rest:
             raise ProviderConfigError(f"model spec {spec!r} is not 'provider:model' "
                                       f"(providers: {', '.join(sorted(PROVIDERS))})")
-        base_url = None
-        if provider == "openai_compatible":
-            model, at, base_url = rest.partition("@")
-            if not at or not model or not base_url.startswith(("http://", "https://")):
-                raise ProviderConfigError(f"model spec {spec!r}: use openai_compatible:<model>@<http(s) base_url>")
-            rest = model
-        return cls(provider=provider, model=rest, base_url=base_url)
+        if provider != "openai_compatible":
+            return cls(provider=provider, model=rest)
+        model, at, target = rest.partition("@")
+        if target.startswith(("http://", "https://")) and model:
+            url = urlsplit(target)
+            if url.username or url.password or url.query:  # the message does not echo the spec: it holds a secret
+                raise ProviderConfigError("a model's base_url must not carry credentials or a query string: "
+                                          "provider keys come from the server's environment")
+            return cls(provider=provider, model=model, base_url=target)
+        if not at or not model or not _ENDPOINT_NAME.match(target):
+            raise ProviderConfigError(f"model spec {spec!r}: use openai_compatible:<model>@<endpoint name> "
+                                      "(an endpoint of ITEMSMITH_API_ENDPOINTS)")
+        return cls(provider=provider, model=model, endpoint=target)
 
     def __str__(self) -> str:
-        tail = f"@{self.base_url}" if self.base_url else ""
-        return f"{self.provider}:{self.model}{tail}"
+        target = self.endpoint or self.base_url
+        return f"{self.provider}:{self.model}" + (f"@{target}" if target else "")
+
+
+class SpecPolicy(BaseModel):
+    """What a spec may name. The operator (the command line) may name any http(s) URL and any
+    script file; a service request only what the operator configured (`service`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    allow_urls: bool
+    scripts_anywhere: bool
+    providers: frozenset[str] | None = None  # None: every registered provider
+
+    @classmethod
+    def operator(cls) -> SpecPolicy:
+        return cls(allow_urls=True, scripts_anywhere=True)
+
+    @classmethod
+    def service(cls, providers: Collection[str]) -> SpecPolicy:
+        """A request's: named endpoints only (never a URL), enabled providers, scripts in the scripts folder."""
+        return cls(allow_urls=False, scripts_anywhere=False, providers=frozenset(providers))
+
+
+def check_spec(spec: str | ModelSpec, policy: SpecPolicy, settings: AgentSettings | None = None) -> ModelSpec:
+    """The parsed spec if `policy` allows it and what it names is configured; else `ProviderConfigError`."""
+    settings = settings or get_settings()
+    parsed = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec)
+    if parsed.provider not in PROVIDERS:
+        raise ProviderConfigError(f"unknown provider {parsed.provider!r}; known: {', '.join(sorted(PROVIDERS))}")
+    if policy.providers is not None and parsed.provider not in policy.providers:
+        raise ProviderConfigError(f"provider {parsed.provider!r} is not enabled on this server (enabled: "
+                                  f"{', '.join(sorted(policy.providers))}; ITEMSMITH_API_MODEL_PROVIDERS)")
+    if parsed.base_url is not None and not policy.allow_urls:
+        raise ProviderConfigError(
+            "a request names an OpenAI-compatible server by its endpoint name, never by URL: "
+            f"openai_compatible:<model>@<name> with a name configured by the operator ({_endpoint_names(settings)}; "
+            "ITEMSMITH_API_ENDPOINTS)")
+    if parsed.endpoint is not None and parsed.endpoint not in settings.endpoints:
+        raise ProviderConfigError(f"no model endpoint named {parsed.endpoint!r} ({_endpoint_names(settings)}; "
+                                  "ITEMSMITH_API_ENDPOINTS)")
+    if parsed.provider == "scripted":
+        script_path(parsed.model, settings, anywhere=policy.scripts_anywhere)
+    return parsed
+
+
+def _endpoint_names(settings: AgentSettings) -> str:
+    names = sorted(settings.endpoints)
+    return f"configured: {', '.join(names)}" if names else "none is configured"
+
+
+def script_path(name: str, settings: AgentSettings, *, anywhere: bool) -> Path:
+    """The script file a `scripted:` spec names: inside `settings.scripted_dir` (symlinks resolved)
+    when one is set; any path only when none is set and `anywhere` (the command line)."""
+    folder = settings.scripted_dir
+    if folder is None:
+        if not anywhere:
+            raise ProviderConfigError("scripted models read only from the scripts folder, and this server has "
+                                      "none (ITEMSMITH_SCRIPTED_DIR)")
+        path = Path(name)
+    else:
+        root = folder.expanduser().resolve()
+        path = (root / name).resolve()
+        if not path.is_relative_to(root):
+            raise ProviderConfigError(f"scripted model {name!r} is outside the scripts folder "
+                                      "(ITEMSMITH_SCRIPTED_DIR)")
+    if not path.is_file():
+        raise ProviderConfigError(f"scripted model: no script file {name!r}")
+    return path
 
 
 class ModelOptions(BaseModel):
@@ -72,14 +157,13 @@ def register_provider(name: str) -> Callable[[Factory], Factory]:
     return decorate
 
 
-def make_model(spec: str | ModelSpec, *, options: ModelOptions | None = None,
-               settings: AgentSettings | None = None) -> ModelHandle:
-    """A chat model (with provider, name and timeout) for a spec; raises `ProviderConfigError`."""
-    parsed = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec)
-    factory = PROVIDERS.get(parsed.provider)
-    if factory is None:
-        raise ProviderConfigError(f"unknown provider {parsed.provider!r}; known: {', '.join(sorted(PROVIDERS))}")
-    return factory(parsed, options or ModelOptions(), settings or get_settings())
+def make_model(spec: str | ModelSpec, *, options: ModelOptions | None = None, settings: AgentSettings | None = None,
+               policy: SpecPolicy | None = None) -> ModelHandle:
+    """A chat model (with provider, name and call policy) for a spec that `policy` (default: the
+    operator's) allows; raises `ProviderConfigError`."""
+    settings = settings or get_settings()
+    parsed = check_spec(spec, policy or SpecPolicy.operator(), settings)
+    return PROVIDERS[parsed.provider](parsed, options or ModelOptions(), settings)
 
 
 def make_chat_model(spec: str | ModelSpec, **kwargs: Any) -> Any:
@@ -95,50 +179,70 @@ def _max_tokens(options: ModelOptions, settings: AgentSettings) -> int:
     return settings.max_output_tokens if options.max_tokens is None else options.max_tokens
 
 
+def _handle(model: Any, provider: str, name: str, calls: CallPolicy, *,
+            max_concurrency: int | None = None) -> ModelHandle:
+    assert calls.timeout_s is not None and calls.retry_timeouts is not None  # AgentSettings.call_policy sets them
+    return ModelHandle(model, provider, name, calls.timeout_s, max_concurrency=max_concurrency,
+                       max_retries=calls.max_retries, retry_timeouts=calls.retry_timeouts)
+
+
 @register_provider("openai")
 def _openai(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
-    from langchain_openai import ChatOpenAI  # noqa: PLC0415
+    from langchain_openai import ChatOpenAI
 
     if settings.openai_api_key is None:
         raise ProviderConfigError("openai models need OPENAI_API_KEY (or ITEMSMITH_OPENAI_API_KEY)")
-    model = ChatOpenAI(model=spec.model, api_key=settings.openai_api_key, timeout=settings.request_timeout_s,
+    calls = settings.call_policy("openai")
+    model = ChatOpenAI(model=spec.model, api_key=settings.openai_api_key, timeout=calls.timeout_s,
                        max_retries=0, temperature=_temperature(options, settings),
                        max_completion_tokens=_max_tokens(options, settings), stream_usage=True)
-    return ModelHandle(model, "openai", spec.model, settings.request_timeout_s)
+    return _handle(model, "openai", spec.model, calls)
 
 
 @register_provider("anthropic")
 def _anthropic(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
-    from langchain_anthropic import ChatAnthropic  # noqa: PLC0415
+    from langchain_anthropic import ChatAnthropic
 
     if settings.anthropic_api_key is None:
         raise ProviderConfigError("anthropic models need ANTHROPIC_API_KEY (or ITEMSMITH_ANTHROPIC_API_KEY)")
+    calls = settings.call_policy("anthropic")
     model = ChatAnthropic(model_name=spec.model, api_key=settings.anthropic_api_key,
-                          default_request_timeout=settings.request_timeout_s, max_retries=0,
+                          default_request_timeout=calls.timeout_s, max_retries=0,
                           temperature=_temperature(options, settings), max_tokens=_max_tokens(options, settings))
-    return ModelHandle(model, "anthropic", spec.model, settings.request_timeout_s)
+    return _handle(model, "anthropic", spec.model, calls)
 
 
 @register_provider("openai_compatible")
 def _openai_compatible(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
-    from langchain_openai import ChatOpenAI  # noqa: PLC0415
-    from pydantic import SecretStr  # noqa: PLC0415
+    from langchain_openai import ChatOpenAI
 
-    key = settings.openai_compatible_api_key or SecretStr("not-needed")
-    model = ChatOpenAI(model=spec.model, base_url=spec.base_url, api_key=key, timeout=settings.request_timeout_s,
+    if spec.endpoint is not None:
+        endpoint = settings.endpoints.get(spec.endpoint)
+        if endpoint is None:
+            raise ProviderConfigError(f"no model endpoint named {spec.endpoint!r} (ITEMSMITH_API_ENDPOINTS)")
+        if endpoint.api_key_env is not None and endpoint.api_key() is None:
+            raise ProviderConfigError(f"model endpoint {spec.endpoint!r} needs its key in the server environment "
+                                      f"variable {endpoint.api_key_env}")
+        base_url, key, concurrency = endpoint.base_url, endpoint.api_key() or _NO_KEY, endpoint.max_concurrency
+    elif spec.base_url is not None:  # a URL typed at the command line: sent no credential of this machine
+        endpoint, base_url, key, concurrency = None, spec.base_url, _NO_KEY, None
+    else:
+        raise ProviderConfigError(f"{spec}: name an endpoint, openai_compatible:<model>@<endpoint name>")
+    calls = settings.call_policy("openai_compatible", endpoint)
+    model = ChatOpenAI(model=spec.model, base_url=base_url, api_key=key, timeout=calls.timeout_s,
                        max_retries=0, temperature=_temperature(options, settings),
                        max_tokens=_max_tokens(options, settings), stream_usage=True)
-    return ModelHandle(model, "openai_compatible", spec.model, settings.request_timeout_s)
+    return _handle(model, "openai_compatible", spec.model, calls, max_concurrency=concurrency)
 
 
 @register_provider("local")
 def _local(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
-    from itemsmith.agents.llamacpp import LlamaCppChatModel, llama_available  # noqa: PLC0415
-    from itemsmith.agents.local_models import get_local_model, model_path  # noqa: PLC0415
+    from itemsmith.agents.llamacpp import LlamaCppChatModel, llama_available
+    from itemsmith.agents.local_models import get_local_model, model_path
 
     entry = get_local_model(spec.model)
     if not llama_available():
-        from itemsmith.agents.errors import LocalModelUnavailable  # noqa: PLC0415
+        from itemsmith.agents.errors import LocalModelUnavailable
 
         raise LocalModelUnavailable(f"local model {spec.model!r} needs llama-cpp-python: "
                                     f"pip install 'itemsmith[{entry.extra}]'")
@@ -148,15 +252,13 @@ def _local(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> M
                               max_tokens=options.max_tokens or settings.local_max_output_tokens)
     # One in-process model serves one call at a time; running slots one after the other also keeps each
     # slot's conversation in llama.cpp's prefix cache between its rounds.
-    return ModelHandle(model, "local", spec.model, settings.local_timeout_s, max_concurrency=1)
+    return _handle(model, "local", spec.model, settings.call_policy("local"), max_concurrency=1)
 
 
 @register_provider("scripted")
 def _scripted(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
-    from itemsmith.agents.scripted import ScriptedChatModel  # noqa: PLC0415
+    from itemsmith.agents.scripted import ScriptedChatModel
 
-    path = Path(spec.model)
-    if not path.is_file():
-        raise ProviderConfigError(f"scripted model: no script file {spec.model!r}")
-    return ModelHandle(ScriptedChatModel.from_source(path, model_name=path.stem), "scripted", path.name,
-                       settings.request_timeout_s)
+    path = script_path(spec.model, settings, anywhere=settings.scripted_dir is None)
+    return _handle(ScriptedChatModel.from_source(path, model_name=path.stem), "scripted", path.name,
+                   settings.call_policy("scripted"))

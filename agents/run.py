@@ -19,7 +19,7 @@ import secrets
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,26 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
+from itemsmith.agents.checkpoint import open_checkpointer
+from itemsmith.agents.context import SlotContext, SlotEvent
+from itemsmith.agents.errors import AgentError, ProviderConfigError
+from itemsmith.agents.generator import build_prompt
+from itemsmith.agents.graph import build_slot_graph
+from itemsmith.agents.inference import ModelHandle
+from itemsmith.agents.model_factory import StudentSpec, retry_policy
+from itemsmith.agents.models import Attempt, Brief, PlanInfo, RunReport, SlotResult
+from itemsmith.agents.planner import plan_briefs
+from itemsmith.agents.profile import HandlerProfile, profile_handler
+from itemsmith.agents.providers import PROVIDERS, ModelOptions, ModelSpec, SpecPolicy, make_model
+from itemsmith.agents.settings import AgentSettings, get_settings
+from itemsmith.agents.usage import UsageLedger, UsageTotals
+from itemsmith.agents.verification_stages import (
+    ItemAuditVerifier,
+    build_review_models,
+    content_stages,
+    verification_stages,
+)
+from itemsmith.agents.verify import Verifier
 from itemsmith.sandbox import SandboxLimits, SandboxPool
 from itemsmith.templates_bank.items.rendering import TextFormat
 from itemsmith.templates_bank.items.schema import Decision, Provenance, StructureReport, Template
@@ -36,27 +56,6 @@ from itemsmith.verification.capability import CapabilityConfig
 from itemsmith.verification.judges import PanelConfig
 from itemsmith.verification.structure import check_structure
 from itemsmith.verification.students import PoolConfig
-
-from itemsmith.agents.checkpoint import open_checkpointer
-from itemsmith.agents.context import SlotContext, SlotEvent
-from itemsmith.agents.errors import AgentError, ProviderConfigError
-from itemsmith.agents.generator import build_prompt
-from itemsmith.agents.graph import build_slot_graph
-from itemsmith.agents.inference import ModelHandle, RetryPolicy
-from itemsmith.agents.models import Attempt, Brief, PlanInfo, RunReport, SlotResult
-from itemsmith.agents.planner import plan_briefs
-from itemsmith.agents.profile import HandlerProfile, profile_handler
-from itemsmith.agents.providers import PROVIDERS, ModelOptions, ModelSpec, make_model
-from itemsmith.agents.settings import AgentSettings, get_settings
-from itemsmith.agents.usage import UsageLedger, UsageTotals
-from itemsmith.agents.verification_stages import (
-    JudgePanelVerifier,
-    StudentPoolVerifier,
-    StudentSpec,
-    build_judges,
-    build_students,
-)
-from itemsmith.agents.verify import Verifier
 
 FINAL = ("accepted", "discarded", "failed")
 
@@ -74,11 +73,14 @@ class AuthorConfig(BaseModel):
     max_rounds: int = Field(3, ge=1, le=20)
     slots: int = Field(4, ge=1, le=256, description="template slots run concurrently")
     sandbox_workers: int = Field(2, ge=1, le=64)
-    num_samples: int = Field(5, ge=1, le=100, description="items per structure-check run")
-    seed: int = Field(0, ge=0)
+    num_samples: int | None = Field(None, ge=1, le=100,
+                                    description="items per structure-check run; None: drawn per check")
+    seed: int | None = Field(None, ge=0, description="structure-check seed; None: drawn per check (unpredictable)")
     examples: int = Field(2, ge=0, le=6, description="curated examples in the generator prompt")
     out_dir: Path = Path("out")
     checkpoint: str | None = Field(None, description="SQLite path, postgresql:// URL or 'memory'")
+    checkpoint_setup: bool = Field(True, description="create the checkpoint tables if missing; False: they must "
+                                                     "exist (`itemsmith db upgrade` made them)")
     run_id: str | None = None
     allow_fallback_briefs: bool = True
     generator_max_tokens: int | None = None
@@ -95,7 +97,7 @@ class AuthorConfig(BaseModel):
 
 
 def new_run_id() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
 
 def slugify(text: str, limit: int = 40) -> str:
@@ -141,7 +143,7 @@ def slot_result(values: dict[str, Any], brief: Brief, *, run_id: str, handler: s
             category=brief.category, concepts=[c for c in (brief.concept,) if c], handler=handler,
             rationale=brief.answer_from, provenance=Provenance(origin="generated", generator=generator))
     decision = Decision.model_validate(values["decision"]) if values.get("decision") else None
-    return SlotResult(slot=int(values.get("slot", 0)), brief=brief, status=status,  # type: ignore[arg-type]
+    return SlotResult(slot=int(values.get("slot", 0)), brief=brief, status=status,
                       rounds=int(values.get("round", 0)), structure_passed_round=values.get("structure_passed_round"),
                       attempts=attempts, decision=decision, template=template, usage=usage,
                       wall_s=float(values.get("elapsed_s", 0.0)), error=values.get("error"))
@@ -168,150 +170,176 @@ def write_outputs(report: RunReport, run_dir: Path) -> None:
 class _Run:
     """The state of one `author` call (not persisted: rebuilt from the checkpointer on resume)."""
 
-    def __init__(self, config: AuthorConfig, settings: AgentSettings, on_event: Callable[[SlotEvent], None] | None):
+    def __init__(self, config: AuthorConfig, settings: AgentSettings, on_event: Callable[[SlotEvent], None] | None,
+                 *, run_id: str, generator_spec: str, planner_spec: str, policy: SpecPolicy | None) -> None:
         self.config = config
         self.settings = settings
+        self.policy = policy
         self.on_event = on_event
+        self.run_id = run_id
+        self.run_dir = config.out_dir / run_id
+        self.generator_spec = generator_spec
+        self.planner_spec = planner_spec
+        self.retry = retry_policy(settings)
         self.accepted_titles: list[str] = []
+        self.results: dict[int, SlotResult] = {}
+
+    @property
+    def request(self) -> dict[str, Any]:
+        """What a resumed run must match."""
+        return {"handler": self.config.handler, "task": self.config.task, "templates": self.config.templates}
 
     def emit(self, event: SlotEvent) -> None:
         if self.on_event is not None:
             self.on_event(event)
+
+    def record(self, slot: int, values: dict[str, Any], brief: Brief) -> SlotResult:
+        result = slot_result(values, brief, run_id=self.run_id, handler=self.config.handler,
+                             generator=self.generator_spec)
+        self.results[slot] = result
+        if result.status == "accepted":
+            self.accepted_titles.append(brief.title)
+        return result
+
+    async def plan(self, saver: BaseCheckpointSaver, profile: HandlerProfile,
+                   planner_model: ModelHandle | None) -> tuple[list[Brief], PlanInfo, bool]:
+        """The briefs (planned once, reused on resume), the planner's info, and whether it was reused."""
+        config = self.config
+
+        async def planner() -> tuple[list[Brief], PlanInfo]:
+            handle = planner_model or make_model(
+                self.planner_spec, settings=self.settings, policy=self.policy,
+                options=ModelOptions(max_tokens=config.planner_max_tokens or min(4000, 250 * config.templates + 300)))
+            return await plan_briefs(handle, profile=profile, task=config.task, n=config.templates, retry=self.retry,
+                                     allow_fallback=config.allow_fallback_briefs)
+
+        plan_graph = _plan_graph(planner, saver)
+        plan_cfg = _thread(self.run_id, "plan")
+        existing = await plan_graph.aget_state(plan_cfg)
+        resumed = bool(existing.values.get("briefs"))
+        if resumed:
+            if existing.values.get("request") != self.request:
+                raise AgentError(f"run {self.run_id!r} exists with different parameters: "
+                                 f"{existing.values.get('request')}")
+            values = existing.values
+        else:
+            values = await plan_graph.ainvoke({"request": self.request}, plan_cfg, durability="sync")
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        (self.run_dir / "plan.json").write_text(json.dumps(values, indent=1))
+        return [Brief.model_validate(b) for b in values["briefs"]], PlanInfo.model_validate(values["info"]), resumed
+
+    async def run_slots(self, saver: BaseCheckpointSaver, briefs: list[Brief], model: ModelHandle,
+                        context: Callable[[], SlotContext]) -> list[SlotResult]:
+        """Every slot's result: finished slots from the checkpointer, the others run now (at most
+        `config.slots` and the model's own concurrency at once)."""
+        slot_graph = build_slot_graph(max_rounds=self.config.max_rounds, checkpointer=saver)
+        states = [await slot_graph.aget_state(_thread(self.run_id, f"slot:{i}")) for i in range(len(briefs))]
+        pending: list[int] = []
+        for i, (brief, state) in enumerate(zip(briefs, states, strict=True)):
+            if state.values.get("status") in FINAL and not state.next:
+                self.emit(_final_event(self.record(i, state.values, brief)))
+            else:
+                pending.append(i)
+                self.emit(SlotEvent(slot=i, title=brief.title, phase="queued"))
+        slot_context = context() if pending else None
+        semaphore = asyncio.Semaphore(min(self.config.slots, model.max_concurrency or self.config.slots))
+
+        async def run_slot(i: int) -> None:
+            async with semaphore:
+                payload = None if states[i].next else _new_slot_state(i, briefs[i])
+                final = await slot_graph.ainvoke(payload, _thread(self.run_id, f"slot:{i}"), context=slot_context,
+                                                 durability="sync")
+                self.record(i, final, briefs[i])
+
+        await asyncio.gather(*(run_slot(i) for i in pending))
+        return [self.results[i] for i in range(len(briefs))]
+
+    def report(self, slots: list[SlotResult], plan_info: PlanInfo, *, resumed: bool, wall_s: float) -> RunReport:
+        usage = plan_info.usage
+        for slot in slots:
+            usage = usage.add(slot.usage)
+        config = self.config
+        return RunReport(run_id=self.run_id, handler=config.handler, task=config.task, generator=self.generator_spec,
+                         planner=self.planner_spec, max_rounds=config.max_rounds, num_samples=config.num_samples,
+                         seed=config.seed, slots=slots, plan=plan_info, wall_s=wall_s, resumed=resumed, usage=usage)
+
+
+def _new_slot_state(slot: int, brief: Brief) -> dict[str, Any]:
+    return {"slot": slot, "brief": brief.model_dump(mode="json"), "round": 0, "attempts": [], "status": "running",
+            "elapsed_s": 0.0}
+
+
+def _model_specs(config: AuthorConfig, settings: AgentSettings, generator_model: ModelHandle | None,
+                 planner_model: ModelHandle | None) -> tuple[str, str]:
+    """The generator's and the planner's specs; a bad spec fails here, before any work."""
+    generator_spec = generator_model.spec if generator_model else (config.generator or settings.default_generator())
+    planner_spec = planner_model.spec if planner_model else (config.planner or settings.planner or generator_spec)
+    for spec in {generator_spec, planner_spec}:
+        parsed = ModelSpec.parse(spec)
+        if parsed.provider not in PROVIDERS:
+            raise ProviderConfigError(f"unknown provider {parsed.provider!r}; known: {', '.join(sorted(PROVIDERS))}")
+    return generator_spec, planner_spec
+
+
+async def _in_thread(executor: ThreadPoolExecutor, function: Callable[..., Any], *args: Any) -> Any:
+    return await asyncio.get_running_loop().run_in_executor(executor, function, *args)
 
 
 async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = None,
                  planner_model: ModelHandle | None = None, verifiers: Sequence[Verifier] = (),
                  on_event: Callable[[SlotEvent], None] | None = None, settings: AgentSettings | None = None,
                  checker: Callable[[str], Any] | None = None, limits: SandboxLimits | None = None,
-                 pool: SandboxPool | None = None) -> RunReport:
+                 pool: SandboxPool | None = None, policy: SpecPolicy | None = None) -> RunReport:
     """Run (or resume, with `config.run_id`) an authoring job and write its outputs.
 
     `generator_model` / `planner_model` override the specs (tests pass scripted models);
     `checker` overrides the sandbox structure check (an async `source -> StructureReport`);
     `pool` reuses a running `SandboxPool` for `config.handler` (left open). `verifiers` replace the
     stages configured by `config.judges` / `config.students` (none of either: every template that
-    passes the structure check is accepted).
+    passes the structure check is accepted). `policy` limits what the specs may name (a service
+    request's: `SpecPolicy.service`; default: the operator's).
     """
     settings = settings or get_settings()
-    run = _Run(config, settings, on_event)
-    run_id = config.run_id or new_run_id()
-    run_dir = config.out_dir / run_id
-    generator_spec = generator_model.spec if generator_model else (config.generator or settings.default_generator())
-    planner_spec = planner_model.spec if planner_model else (config.planner or settings.planner or generator_spec)
-    for spec in {generator_spec, planner_spec} - {None}:
-        parsed = ModelSpec.parse(spec)  # fail fast on a bad spec, before any work
-        if parsed.provider not in PROVIDERS:
-            raise ProviderConfigError(f"unknown provider {parsed.provider!r}; known: {', '.join(sorted(PROVIDERS))}")
+    generator_spec, planner_spec = _model_specs(config, settings, generator_model, planner_model)
     if generator_model is None:  # a missing key, extra or model file fails here, not after planning
-        generator_model = make_model(generator_spec, settings=settings,
+        generator_model = make_model(generator_spec, settings=settings, policy=policy,
                                      options=ModelOptions(max_tokens=config.generator_max_tokens))
     if verifiers and (config.judges or config.students):
         raise AgentError("pass verifiers or configure judges/students, not both")
-    judges = build_judges(config.judges, samples=config.judge_samples, retries=config.judge_retries,
-                          max_tokens=config.review_max_tokens, settings=settings)
-    students = build_students(config.students, text_format=config.student_format,
-                              max_tokens=config.review_max_tokens, settings=settings)
-    retry = RetryPolicy(max_retries=settings.max_retries, initial_s=settings.backoff_initial_s,
-                        max_s=settings.backoff_max_s)
+    run = _Run(config, settings, on_event, run_id=config.run_id or new_run_id(), generator_spec=generator_spec,
+               planner_spec=planner_spec, policy=policy)
+    review_models = build_review_models(config, settings=settings, policy=policy)
     started = time.monotonic()
-    request = {"handler": config.handler, "task": config.task, "templates": config.templates}
-
     own_pool = pool is None
     executor = ThreadPoolExecutor(max_workers=config.sandbox_workers, thread_name_prefix="itemsmith-sandbox")
     try:
         if pool is None:
-            pool = await asyncio.get_running_loop().run_in_executor(
-                executor, lambda: SandboxPool(config.handler, workers=config.sandbox_workers, limits=limits))
-        profile: HandlerProfile = await asyncio.get_running_loop().run_in_executor(executor, profile_handler, pool)
-        stages: list[Verifier] = list(verifiers)
-        if judges:
-            stages.append(JudgePanelVerifier(judges, config.panel, task=config.task, dataset=profile.description,
-                                             retry=retry))
-        if students:
-            stages.append(StudentPoolVerifier(students, config.pool, config.capability, task=config.task,
-                                              dataset=profile.description, retry=retry))
+            pool = await _in_thread(executor, lambda: SandboxPool(config.handler, workers=config.sandbox_workers,
+                                                                   limits=limits))
+        sandbox = pool
+        profile: HandlerProfile = await _in_thread(executor, profile_handler, sandbox)
+        audit = ItemAuditVerifier(config.handler, pool=sandbox, limits=limits, executor=executor)
+        stages: list[Verifier] = verification_stages(audit, [
+            *verifiers, *content_stages(review_models, config, dataset=profile.description, retry=run.retry)])
 
         async def sandbox_check(source: str) -> StructureReport:
-            return await asyncio.get_running_loop().run_in_executor(
-                executor, lambda: check_structure(source, config.handler, num_samples=config.num_samples,
-                                                  seed=config.seed, limits=limits, pool=pool))
+            return await _in_thread(executor, lambda: check_structure(
+                source, config.handler, num_samples=config.num_samples, seed=config.seed, limits=limits, pool=sandbox))
+
+        def slot_context() -> SlotContext:
+            return SlotContext(
+                model=generator_model, prompt=build_prompt(profile, config.task, examples=config.examples),
+                check=checker or sandbox_check, profile=profile, verifiers=tuple(stages), retry=run.retry,
+                max_rounds=config.max_rounds, ledger=UsageLedger(), accepted_titles=lambda: list(run.accepted_titles),
+                on_event=run.emit)
 
         async with open_checkpointer(config.checkpoint or settings.checkpoint_url,
-                                     default_path=config.out_dir / "checkpoints.sqlite") as saver:
-            # 1. the plan (reused on resume)
-            async def planner() -> tuple[list[Brief], PlanInfo]:
-                handle = planner_model or make_model(
-                    planner_spec, settings=settings,
-                    options=ModelOptions(max_tokens=config.planner_max_tokens or min(4000, 250 * config.templates + 300)))
-                return await plan_briefs(handle, profile=profile, task=config.task, n=config.templates, retry=retry,
-                                         allow_fallback=config.allow_fallback_briefs)
-
-            plan_graph = _plan_graph(planner, saver)
-            plan_cfg = _thread(run_id, "plan")
-            existing = await plan_graph.aget_state(plan_cfg)
-            resumed = bool(existing.values.get("briefs"))
-            if resumed:
-                if existing.values.get("request") != request:
-                    raise AgentError(f"run {run_id!r} exists with different parameters: {existing.values.get('request')}")
-                values = existing.values
-            else:
-                values = await plan_graph.ainvoke({"request": request}, plan_cfg, durability="sync")
-            briefs = [Brief.model_validate(b) for b in values["briefs"]]
-            plan_info = PlanInfo.model_validate(values["info"])
-            run_dir.mkdir(parents=True, exist_ok=True)
-            (run_dir / "plan.json").write_text(json.dumps(values, indent=1))
-
-            # 2. the slots
-            slot_graph = build_slot_graph(max_rounds=config.max_rounds, checkpointer=saver)
-            states = [await slot_graph.aget_state(_thread(run_id, f"slot:{i}")) for i in range(len(briefs))]
-            results: dict[int, SlotResult] = {}
-            pending: list[int] = []
-            for i, (brief, state) in enumerate(zip(briefs, states, strict=True)):
-                if state.values.get("status") in FINAL and not state.next:
-                    results[i] = slot_result(state.values, brief, run_id=run_id, handler=config.handler,
-                                             generator=generator_spec)
-                    if results[i].status == "accepted":
-                        run.accepted_titles.append(brief.title)
-                    run.emit(_final_event(results[i]))
-                else:
-                    pending.append(i)
-                    run.emit(SlotEvent(slot=i, title=brief.title, phase="queued"))
-
-            model = generator_model
-            context = None
-            if pending:
-                assert model is not None
-                context = SlotContext(
-                    model=model, prompt=build_prompt(profile, config.task, examples=config.examples),
-                    check=checker or sandbox_check, profile=profile, verifiers=tuple(stages), retry=retry,
-                    max_rounds=config.max_rounds, ledger=UsageLedger(), accepted_titles=lambda: list(run.accepted_titles),
-                    on_event=run.emit)
-            concurrency = min(config.slots, (model.max_concurrency if model else None) or config.slots)
-            semaphore = asyncio.Semaphore(concurrency)
-
-            async def run_slot(i: int) -> None:
-                async with semaphore:
-                    cfg = _thread(run_id, f"slot:{i}")
-                    state = states[i]
-                    payload = None if state.next else {"slot": i, "brief": briefs[i].model_dump(mode="json"),
-                                                       "round": 0, "attempts": [], "status": "running",
-                                                       "elapsed_s": 0.0}
-                    final = await slot_graph.ainvoke(payload, cfg, context=context, durability="sync")
-                    results[i] = slot_result(final, briefs[i], run_id=run_id, handler=config.handler,
-                                             generator=generator_spec)
-                    if results[i].status == "accepted":
-                        run.accepted_titles.append(briefs[i].title)
-
-            await asyncio.gather(*(run_slot(i) for i in pending))
-
-        slots = [results[i] for i in range(len(briefs))]
-        usage = plan_info.usage
-        for slot in slots:
-            usage = usage.add(slot.usage)
-        report = RunReport(run_id=run_id, handler=config.handler, task=config.task, generator=generator_spec,
-                           planner=planner_spec, max_rounds=config.max_rounds, slots=slots, plan=plan_info,
-                           wall_s=time.monotonic() - started, resumed=resumed, usage=usage)
-        write_outputs(report, run_dir)
+                                     default_path=config.out_dir / "checkpoints.sqlite",
+                                     setup=config.checkpoint_setup) as saver:
+            briefs, plan_info, resumed = await run.plan(saver, profile, planner_model)
+            slots = await run.run_slots(saver, briefs, generator_model, slot_context)
+        report = run.report(slots, plan_info, resumed=resumed, wall_s=time.monotonic() - started)
+        write_outputs(report, run.run_dir)
         return report
     finally:
         if own_pool and pool is not None:
@@ -321,7 +349,7 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
 
 def _final_event(result: SlotResult) -> SlotEvent:
     phase = result.status if result.status in FINAL else "queued"
-    return SlotEvent(slot=result.slot, title=result.brief.title, phase=phase,  # type: ignore[arg-type]
+    return SlotEvent(slot=result.slot, title=result.brief.title, phase=phase,
                      round=result.rounds,
                      input_tokens=result.usage.input_tokens, output_tokens=result.usage.output_tokens,
                      cost_usd=result.usage.cost_usd)

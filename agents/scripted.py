@@ -100,7 +100,7 @@ class Script(BaseModel):
         path = Path(source)
         text = path.read_text()
         if path.suffix in (".yaml", ".yml"):
-            import yaml  # noqa: PLC0415 - a dependency of langchain-core
+            import yaml  # a dependency of langchain-core
 
             data = yaml.safe_load(text)
         else:

@@ -2,22 +2,79 @@
 
 API keys are `SecretStr`: they never appear in a repr, a log line or a report. Each key is
 also read from the provider's usual variable (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``).
+
+Named model endpoints (``ITEMSMITH_API_ENDPOINTS``) are the operator's list of OpenAI-compatible
+servers: a spec names one (``openai_compatible:MODEL@NAME``) and only a configured endpoint ever
+receives a credential, read from the server environment variable the endpoint names.
+Timeouts and retries are set per provider (``ITEMSMITH_PROVIDER_CALLS``) and per endpoint.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, StringConstraints, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_LOCAL_GENERATOR = "local:qwen2.5-coder-1.5b"
 DEFAULT_OPENAI_GENERATOR = "openai:gpt-4o"
 DEFAULT_ANTHROPIC_GENERATOR = "anthropic:claude-sonnet-4-5"
 
+ENDPOINT_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+EndpointName = Annotated[str, StringConstraints(pattern=ENDPOINT_NAME_PATTERN)]
+
+
+class CallPolicy(BaseModel):
+    """How calls to one provider or endpoint are timed and retried; an unset field falls back
+    (endpoint -> ``ITEMSMITH_PROVIDER_CALLS`` -> built-in default of the provider -> global setting)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    timeout_s: float | None = Field(None, gt=0, le=7200, description="per call")
+    max_retries: int | None = Field(None, ge=0, le=10, description="retries of a transient error")
+    retry_timeouts: bool | None = Field(
+        None, description="whether a timed-out call is sent again (false for a slow single-slot server: the "
+                          "abandoned call keeps it busy, and a retry would queue the same long prompt behind it)")
+
+
+# A self-hosted server is often slow rather than down: one long timeout, and a timed-out call is not re-sent.
+BUILTIN_CALL_POLICIES: dict[str, CallPolicy] = {
+    "openai_compatible": CallPolicy(timeout_s=600.0, max_retries=1, retry_timeouts=False),
+}
+
+
+class ModelEndpoint(CallPolicy):
+    """One OpenAI-compatible server the operator allows: where it is and how to authenticate."""
+
+    base_url: str = Field(description="http(s) base URL, e.g. http://vllm:8000/v1")
+    api_key_env: Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")] | None = Field(
+        None, description="the server environment variable holding this endpoint's key (none: no key)")
+    max_concurrency: int | None = Field(None, ge=1, le=1024, description="calls in flight at once (1: single slot)")
+
+    @field_validator("base_url")
+    @classmethod
+    def _plain_http_url(cls, value: str) -> str:
+        url = urlsplit(value)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise ValueError("base_url must be an http(s) URL")
+        if url.username or url.password or url.query or url.fragment:
+            raise ValueError("base_url must carry no credentials, query or fragment: name the key's variable "
+                             "in api_key_env")
+        return value
+
+    def api_key(self) -> SecretStr | None:
+        """The key from the server environment; None when the endpoint needs none."""
+        if self.api_key_env is None:
+            return None
+        value = os.environ.get(self.api_key_env)
+        return SecretStr(value) if value else None
+
 
 class AgentSettings(BaseSettings):
-    """Provider keys, timeouts, retry policy, local-model and checkpoint locations."""
+    """Provider keys, endpoints, timeouts, retry policy, local-model and checkpoint locations."""
 
     model_config = SettingsConfigDict(env_prefix="ITEMSMITH_", extra="ignore", populate_by_name=True)
 
@@ -25,8 +82,16 @@ class AgentSettings(BaseSettings):
         None, validation_alias=AliasChoices("ITEMSMITH_OPENAI_API_KEY", "OPENAI_API_KEY", "openai_api_key"))
     anthropic_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("ITEMSMITH_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY", "anthropic_api_key"))
-    openai_compatible_api_key: SecretStr | None = Field(
-        None, description="key for an OpenAI-compatible server (most local servers need none)")
+    endpoints: dict[EndpointName, ModelEndpoint] = Field(
+        default_factory=dict, validation_alias=AliasChoices("ITEMSMITH_API_ENDPOINTS", "endpoints"),
+        description="named OpenAI-compatible endpoints (JSON: name -> {base_url, api_key_env, timeout_s, "
+                    "max_retries, retry_timeouts, max_concurrency})")
+    provider_calls: dict[str, CallPolicy] = Field(
+        default_factory=dict, description="timeout and retries per provider (JSON: provider -> {timeout_s, "
+                                          "max_retries, retry_timeouts})")
+    scripted_dir: Path | None = Field(
+        None, description="the folder `scripted:NAME` specs read from; unset, a service refuses them and the "
+                          "command line reads the path given")
 
     generator: str | None = Field(None, description="default generator spec; else chosen from the keys present")
     planner: str | None = Field(None, description="default planner spec; else the generator")
@@ -59,6 +124,19 @@ class AgentSettings(BaseSettings):
         if self.anthropic_api_key is not None:
             return DEFAULT_ANTHROPIC_GENERATOR
         return DEFAULT_LOCAL_GENERATOR
+
+    def call_policy(self, provider: str, endpoint: ModelEndpoint | None = None) -> CallPolicy:
+        """The effective policy of a provider's calls (through `endpoint`, if one): every field set
+        except `max_retries`, which stays None where the caller's retry policy applies."""
+        layers = [layer for layer in (endpoint, self.provider_calls.get(provider), BUILTIN_CALL_POLICIES.get(provider))
+                  if layer is not None]
+
+        def first(field: str, default: Any) -> Any:
+            return next((getattr(layer, field) for layer in layers if getattr(layer, field) is not None), default)
+
+        timeout = self.local_timeout_s if provider == "local" else self.request_timeout_s
+        return CallPolicy(timeout_s=first("timeout_s", timeout), max_retries=first("max_retries", None),
+                          retry_timeouts=first("retry_timeouts", True))
 
 
 def get_settings() -> AgentSettings:

@@ -21,7 +21,7 @@ CATEGORY_HINTS: dict[str, str] = {
     "domain_reasoning": "use the dataset's labels and domain meaning (e.g. clinical range, weather class)",
 }
 
-# Feature families of seed 000, then the task kinds (the concept tags of the curated bank).
+# Feature families of Fons et al., then the task kinds (the concept tags of the curated bank).
 CONCEPTS: tuple[str, ...] = (
     "trend", "seasonality", "anomaly", "volatility", "structural_break", "stationarity", "fat_tails",
     "correlation", "cross_correlation", "dynamic_correlation", "noise", "causality", "transformation",

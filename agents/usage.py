@@ -54,6 +54,7 @@ class CallUsage(BaseModel):
     model: str
     role: str = ""
     input_tokens: int = 0
+    cached_input_tokens: int = 0  # of input_tokens, read from the provider's prompt cache
     output_tokens: int = 0
     cost_usd: float | None = None
     latency_s: float = 0.0
@@ -65,6 +66,7 @@ class UsageTotals(BaseModel):
 
     calls: int = 0
     input_tokens: int = 0
+    cached_input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = 0.0
     retries: int = 0
@@ -77,6 +79,7 @@ class UsageTotals(BaseModel):
         calls = other.calls if isinstance(other, UsageTotals) else 1
         cost = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
         return UsageTotals(calls=self.calls + calls, input_tokens=self.input_tokens + other.input_tokens,
+                           cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
                            output_tokens=self.output_tokens + other.output_tokens, cost_usd=cost,
                            retries=self.retries + other.retries)
 
@@ -111,6 +114,13 @@ def usage_from_message(message: AIMessage) -> tuple[int, int]:
     return int(inp), int(out)
 
 
+def cached_tokens_of(message: AIMessage) -> int:
+    """Input tokens a reply read from the provider's prompt cache (Anthropic cache reads, OpenAI
+    cached prompt tokens; both reported by LangChain as ``input_token_details.cache_read``)."""
+    details = (message.usage_metadata or {}).get("input_token_details") or {}
+    return int(details.get("cache_read", 0) or 0)
+
+
 def cost_of(provider: str, model: str, input_tokens: int, output_tokens: int,
             prices: dict[str, tuple[float, float]] | None = None) -> float | None:
     price = price_for(provider, model, prices)
@@ -138,6 +148,7 @@ class UsageCallback(BaseCallbackHandler):
                     continue
                 inp, out = usage_from_message(generation.message)
                 call = CallUsage(provider=self.provider, model=self.model, role=self.role, input_tokens=inp,
-                                 output_tokens=out, cost_usd=cost_of(self.provider, self.model, inp, out, self.prices))
+                                 cached_input_tokens=cached_tokens_of(generation.message), output_tokens=out,
+                                 cost_usd=cost_of(self.provider, self.model, inp, out, self.prices))
                 self.last = call
                 self.ledger.record(call)

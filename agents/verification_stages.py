@@ -1,7 +1,13 @@
-"""The content stages of the authoring loop: the judge panel and the student pool, as `Verifier`s.
+"""The stages of the authoring loop after the structure check, as `Verifier`s: the item audit
+(always, first, no LLM), then the judge panel and the student pool.
 
-`verification` scores and decides; this module builds its models from specs, feeds it the items
-the structure check sampled, and turns a rejection into feedback the generator can act on:
+`verification` scores and decides; this module feeds it items drawn under a fresh seed (never the
+structure check's), with models built by `agents.model_factory`, and turns a rejection into
+feedback the generator can act on:
+
+- `ItemAuditVerifier`: blind solvers and item checks over a few hundred items drawn through the
+  sandbox (`verification.audit`); a rejection names each shortcut and its fix. When it passes it
+  draws the items the later stages read, under a fresh seed.
 
 - `JudgePanelVerifier`: G-Eval judges score the sampled items per criterion
   (`verification.judges`); a rejection names each failing criterion with its scores, and the
@@ -22,147 +28,83 @@ import asyncio
 import hashlib
 import re
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import BaseModel, ConfigDict, Field, SkipValidation, model_validator
-
-from itemsmith.templates_bank.items.rendering import TextFormat
-from itemsmith.templates_bank.items.schema import Decision, StructureReport
-from itemsmith.verification.capability import CapabilityConfig, CapabilityReport, Outcome, assess
-from itemsmith.verification.judges import CRITERIA, Judge, JudgeConfig, PanelConfig, TemplateJudgement, ajudge_template
-from itemsmith.verification.samples import TemplateSample
-from itemsmith.verification.students import LetterScorer, PoolConfig, Student, StudentConfig, aanswer_template
-
-from itemsmith.agents.errors import EmptyReplyError, ProviderCallError, ProviderConfigError
-from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete
-from itemsmith.agents.providers import ModelOptions, ModelSpec, make_model
+from itemsmith.agents.feedback import audit_feedback
+from itemsmith.agents.inference import RetryPolicy
+from itemsmith.agents.model_factory import CallLog, JudgeModel, StudentModel, build_judges, build_students
+from itemsmith.agents.providers import SpecPolicy
 from itemsmith.agents.settings import AgentSettings
-from itemsmith.agents.usage import CallUsage, UsageLedger, cost_of
-from itemsmith.agents.verify import VerificationResult
+from itemsmith.agents.verify import VerificationResult, Verifier, pass_through
+from itemsmith.sandbox import SandboxLimits, SandboxPool, run_template
+from itemsmith.templates_bank.items.schema import Decision, Item, RunStatus, StructureReport
+from itemsmith.verification.audit import AuditConfig, audit_template
+from itemsmith.verification.capability import CapabilityConfig, CapabilityReport, Outcome, assess
+from itemsmith.verification.judges import CRITERIA, PanelConfig, TemplateJudgement, ajudge_template
+from itemsmith.verification.samples import TemplateSample
+from itemsmith.verification.seeds import fresh_seed
+from itemsmith.verification.students import PoolConfig, aanswer_template
 
-StudentMode = Literal["auto", "chat", "loglik"]
+if TYPE_CHECKING:  # agents.run imports this module
+    from itemsmith.agents.run import AuthorConfig
+
 RATIONALE_CHARS = 400
 # a "rationale" that is only the score (terse judges reply just "Score: N")
 _BARE_SCORE = re.compile(r"^\W*score\W*\d+(?:\.\d+)?(?:\s*/\s*10)?\W*$", re.IGNORECASE)
 
 
-class StudentSpec(BaseModel):
-    """A student: a model spec and its declared capability rank (larger is more capable).
-
-    Written ``SPEC@RANK`` on the command line (``local:smollm2-135m@1``). ``auto`` answers by
-    letter log-likelihood for local models and by chat (one parsed final letter) otherwise.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    spec: str = Field(min_length=3)
-    rank: int
-    mode: StudentMode = "auto"
-
-    @model_validator(mode="before")
-    @classmethod
-    def _from_text(cls, value: Any) -> Any:
-        if not isinstance(value, str):
-            return value
-        spec, at, rank = value.strip().rpartition("@")
-        try:
-            return {"spec": spec, "rank": int(rank)} if at and spec else _bad_student(value)
-        except ValueError:
-            return _bad_student(value)
-
-    @property
-    def resolved_mode(self) -> Literal["chat", "loglik"]:
-        if self.mode != "auto":
-            return self.mode
-        return "loglik" if ModelSpec.parse(self.spec).provider == "local" else "chat"
-
-    @property
-    def name(self) -> str:
-        return ModelSpec.parse(self.spec).model
-
-
-def _bad_student(value: str) -> Any:
-    raise ValueError(f"student {value!r} is not SPEC@RANK with an integer rank (e.g. local:smollm2-135m@1)")
-
-
-# --- metered, failure-tolerant models -------------------------------------------------------
-
-
-@dataclass
-class CallLog:
-    """What one stage run called: usage per call and the calls that failed for good."""
-
-    ledger: UsageLedger = field(default_factory=UsageLedger)
-    errors: list[str] = field(default_factory=list)
-
-
-class GuardedChatModel(BaseChatModel):
-    """A chat model behind `agents.inference.complete` (timeout, bounded retries, usage): a call
-    that still fails is logged and answered with a text saying so, which the stage then reads
-    as an unparsed reply (a missing judge score, an unanswered item)."""
-
-    handle: SkipValidation[ModelHandle]
-    retry: RetryPolicy
-    log: SkipValidation[CallLog]  # shared by the stage's models: kept as is, never copied
-    role: str = ""
-
-    @property
-    def _llm_type(self) -> str:
-        return "guarded"
-
-    async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                         run_manager: AsyncCallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
-        handle = self.handle
-        if kwargs:  # e.g. logprobs=True, top_logprobs=k bound by the judge panel
-            handle = replace(handle, model=handle.model.bind(**kwargs))  # type: ignore[arg-type]
-        try:
-            reply, _ = await complete(handle, messages, retry=self.retry, ledger=self.log.ledger, role=self.role)
-        except (ProviderCallError, EmptyReplyError) as exc:
-            self.log.errors.append(f"{self.role} {handle.spec}: {exc}")
-            reply = AIMessage(f"(no reply: {exc})")
-        return ChatResult(generations=[ChatGeneration(message=reply)])
-
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
-        return asyncio.run(self._agenerate(messages, stop, **kwargs))
-
-
-@dataclass
-class MeteredScorer:
-    """A `LetterScorer` whose calls are metered; a failed call is logged and gives no scores
-    (the item counts as unanswered)."""
-
-    scorer: LetterScorer
-    provider: str
-    name: str
-    log: CallLog
-
-    def score_letters(self, prompt: str, letters: Sequence[str]) -> Mapping[str, float]:
-        started = time.monotonic()
-        try:
-            scores = self.scorer.score_letters(prompt, letters)
-        except Exception as exc:  # noqa: BLE001 - any failure of the model is recorded, the item stays unanswered
-            self.log.errors.append(f"student {self.provider}:{self.name}: {type(exc).__name__}: {exc}")
-            return {}
-        count = getattr(self.scorer, "count_tokens", None)  # llama.cpp scorers report their prompt's tokens
-        tokens = count(prompt) if count else 0
-        self.log.ledger.record(CallUsage(provider=self.provider, model=self.name, role="student",
-                                         input_tokens=tokens, cost_usd=cost_of(self.provider, self.name, tokens, 0),
-                                         latency_s=time.monotonic() - started))
-        return scores
-
-
 # --- the stages -----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class ItemAuditVerifier:
+    """The item audit as the first stage after the structure check (always on; thresholds from
+    `AuditConfig`, i.e. ``ITEMSMITH_AUDIT_*``). Runs in `executor` (it blocks on the sandbox)."""
+
+    handler: str
+    pool: SandboxPool | None = None
+    config: AuditConfig | None = None
+    limits: SandboxLimits | None = None
+    executor: Executor | None = None
+
+    def _review_items(self, source: str, count: int) -> tuple[int, list[Item], str | None]:
+        seed = fresh_seed()
+        if self.pool is not None:
+            result = self.pool.run(source, num_samples=count, seed=seed, limits=self.limits)
+        else:
+            result = run_template(source, self.handler, num_samples=count, seed=seed, limits=self.limits)
+        if result.status is not RunStatus.ok:
+            return seed, [], f"drawing the review items with seed {seed} failed: {result.error}"
+        return seed, [Item.model_validate(raw) for raw in result.items], None
+
+    async def __call__(self, source: str, report: StructureReport) -> VerificationResult:
+        started = time.monotonic()
+        loop = asyncio.get_running_loop()
+        audit = await loop.run_in_executor(self.executor, lambda: audit_template(
+            source, self.handler, config=self.config or AuditConfig(), pool=self.pool, limits=self.limits))
+        if not audit.passed:
+            return VerificationResult(decision=Decision(accepted=False, stage="audit", reasons=[audit.summary()]),
+                                      feedback=audit_feedback(audit), audit=audit,
+                                      elapsed_s=time.monotonic() - started)
+        count = max(len(report.items), 1)
+        seed, items, error = await loop.run_in_executor(self.executor, lambda: self._review_items(source, count))
+        if error is not None:
+            return VerificationResult(decision=Decision(accepted=False, stage="audit", reasons=[error]),
+                                      feedback=f"The template failed on a fresh seed: {error}", audit=audit,
+                                      elapsed_s=time.monotonic() - started)
+        reasons = [audit.summary()]
+        if audit.thresholds_lowered:
+            reasons.append(f"audit thresholds lowered: {', '.join(audit.thresholds_lowered)}")
+        return VerificationResult(decision=Decision(accepted=True, stage="audit", reasons=reasons), audit=audit,
+                                  review_items=items, review_seed=seed, elapsed_s=time.monotonic() - started)
+
+
 def template_sample(source: str, report: StructureReport, *, task: str, dataset: str) -> TemplateSample:
-    """The structure check's items as the content stages read them (id: hash of the source)."""
+    """The report's items as the content stages read them (id: hash of the source); after the item
+    audit these are its fresh-seed review items, not the structure check's."""
     if not report.passed or not report.items:
         raise ValueError("content stages need a template that passed the structure check with items")
     digest = hashlib.sha256(source.encode("utf-8")).hexdigest()[:12]
@@ -193,7 +135,7 @@ def judge_feedback(judgement: TemplateJudgement) -> str:
 class JudgePanelVerifier:
     """The judge panel as a stage of the authoring loop."""
 
-    judges: Sequence[tuple[JudgeConfig, ModelHandle]]
+    judges: Sequence[JudgeModel]
     panel: PanelConfig
     task: str
     dataset: str
@@ -202,8 +144,7 @@ class JudgePanelVerifier:
     async def __call__(self, source: str, report: StructureReport) -> VerificationResult:
         started = time.monotonic()
         log = CallLog()
-        judges = [Judge(config, GuardedChatModel(handle=handle, retry=self.retry, log=log, role="judge"))
-                  for config, handle in self.judges]
+        judges = [judge.bind(log, self.retry) for judge in self.judges]
         sample = template_sample(source, report, task=self.task, dataset=self.dataset)
         judgement = await ajudge_template(sample, judges, self.panel)
         return VerificationResult(decision=judgement.decision,
@@ -234,23 +175,17 @@ def capability_feedback(capability: CapabilityReport) -> str:
 class StudentPoolVerifier:
     """The student pool and the capability-aligned filter as a stage of the authoring loop."""
 
-    students: Sequence[tuple[StudentConfig, ModelHandle | LetterScorer]]
+    students: Sequence[StudentModel]
     pool: PoolConfig
     capability: CapabilityConfig
     task: str
     dataset: str
     retry: RetryPolicy = field(default_factory=RetryPolicy)
 
-    def _student(self, config: StudentConfig, model: ModelHandle | LetterScorer, log: CallLog) -> Student:
-        if isinstance(model, ModelHandle):
-            return Student(config, GuardedChatModel(handle=model, retry=self.retry, log=log, role="student"))
-        provider, _, name = (config.model or f"local:{config.name}").partition(":")
-        return Student(config, MeteredScorer(model, provider, name, log))
-
     async def __call__(self, source: str, report: StructureReport) -> VerificationResult:
         started = time.monotonic()
         log = CallLog()
-        students = [self._student(config, model, log) for config, model in self.students]
+        students = [student.bind(log, self.retry) for student in self.students]
         sample = template_sample(source, report, task=self.task, dataset=self.dataset)
         answers = await aanswer_template(sample, students, self.pool)
         capability = assess(answers, self.capability)
@@ -264,51 +199,39 @@ class StudentPoolVerifier:
                                   usage=log.ledger.totals(), elapsed_s=time.monotonic() - started)
 
 
-# --- building the models from specs ---------------------------------------------------------
+# --- the stages an authoring configuration names --------------------------------------------
 
 
-def make_letter_scorer(spec: str, settings: AgentSettings) -> LetterScorer:
-    """A log-likelihood scorer for a local model spec (``local:NAME``)."""
-    from itemsmith.agents.llamacpp import LlamaCppLetterScorer, llama_available  # noqa: PLC0415
-    from itemsmith.agents.local_models import get_local_model, model_path  # noqa: PLC0415
+@dataclass(frozen=True)
+class ReviewModels:
+    """The judges and students an authoring configuration names, built once (a missing key or
+    model file fails before any work)."""
 
-    parsed = ModelSpec.parse(spec)
-    if parsed.provider != "local":
-        raise ProviderConfigError(f"student {spec!r}: log-likelihood answers need a local model (local:NAME); "
-                                  "other providers answer in chat mode")
-    entry = get_local_model(parsed.model)
-    if not llama_available():
-        raise ProviderConfigError(f"student {spec!r} needs llama-cpp-python: pip install 'itemsmith[{entry.extra}]'")
-    return LlamaCppLetterScorer(model_path(parsed.model, settings.model_cache_dir), parsed.model,
-                                n_ctx=settings.local_n_ctx, n_threads=settings.local_n_threads)
+    judges: list[JudgeModel]
+    students: list[StudentModel]
 
 
-def build_judges(specs: Sequence[str], *, samples: int, max_tokens: int, retries: int = 2,
-                 settings: AgentSettings) -> list[tuple[JudgeConfig, ModelHandle]]:
-    """One judge per spec (named by its spec, its provider as the family)."""
-    if len(set(specs)) != len(specs):
-        raise ProviderConfigError(f"judge specs must be distinct, got {list(specs)}")
-    judges = []
-    for spec in specs:
-        handle = make_model(spec, options=ModelOptions(max_tokens=max_tokens), settings=settings)
-        judges.append((JudgeConfig(name=spec, family=handle.provider, samples=samples, max_retries=retries), handle))
-    return judges
+def build_review_models(config: AuthorConfig, *, settings: AgentSettings, policy: SpecPolicy | None = None
+                        ) -> ReviewModels:
+    return ReviewModels(
+        judges=build_judges(config.judges, settings=settings, samples=config.judge_samples,
+                            retries=config.judge_retries, max_tokens=config.review_max_tokens, policy=policy),
+        students=build_students(config.students, settings=settings, text_format=config.student_format,
+                                max_tokens=config.review_max_tokens, policy=policy))
 
 
-def build_students(specs: Sequence[StudentSpec], *, max_tokens: int, settings: AgentSettings,
-                   text_format: TextFormat = TextFormat.plain,
-                   ) -> list[tuple[StudentConfig, ModelHandle | LetterScorer]]:
-    """One student per spec, named by its model, shown items in `text_format`, answering in its
-    resolved mode."""
-    names = [s.name for s in specs]
-    if len(set(names)) != len(names):
-        raise ProviderConfigError(f"student models must be distinct, got {names}")
-    students: list[tuple[StudentConfig, ModelHandle | LetterScorer]] = []
-    for spec in specs:
-        config = StudentConfig(name=spec.name, rank=spec.rank, model=spec.spec, text_format=text_format)
-        if spec.resolved_mode == "loglik":
-            students.append((config, make_letter_scorer(spec.spec, settings)))
-        else:
-            students.append((config, make_model(spec.spec, options=ModelOptions(max_tokens=max_tokens),
-                                                settings=settings)))
-    return students
+def verification_stages(audit: ItemAuditVerifier, content: Sequence[Verifier]) -> list[Verifier]:
+    """The stages after the structure check: the item audit first (always), then `content`
+    (none: `pass_through`, which accepts what the audit passed)."""
+    return [audit, *(content or (pass_through,))]
+
+
+def content_stages(models: ReviewModels, config: AuthorConfig, *, dataset: str, retry: RetryPolicy) -> list[Verifier]:
+    """The judge panel and the student pool as stages, in that order (none configured: none)."""
+    stages: list[Verifier] = []
+    if models.judges:
+        stages.append(JudgePanelVerifier(models.judges, config.panel, task=config.task, dataset=dataset, retry=retry))
+    if models.students:
+        stages.append(StudentPoolVerifier(models.students, config.pool, config.capability, task=config.task,
+                                          dataset=dataset, retry=retry))
+    return stages

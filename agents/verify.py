@@ -2,11 +2,14 @@
 
 A `Verifier` takes the template source and its (passed) structure report and returns a
 `VerificationResult`: the stage's `Decision`, feedback for the generator when it rejects, and
-the stage's typed verdicts (the judge panel's `TemplateJudgement`, the student pool's
-`StudentReport`, the `CapabilityReport`), kept on the slot's attempt so the run report and the
-bank keep them. `run_stages` runs the configured verifiers in order and stops at the first
-rejection. With none configured the only stage is `pass_through`, which accepts every template
-that passed the structure check. The real stages are built in `agents.verification_stages`.
+the stage's typed verdicts (the item audit's `AuditReport`, the judge panel's
+`TemplateJudgement`, the student pool's `StudentReport`, the `CapabilityReport`), kept on the
+slot's attempt so the run report and the bank keep them. `run_stages` runs the configured
+verifiers in order and stops at the first rejection; a stage that draws `review_items` (the item
+audit, first, draws them under a fresh seed) hands them to every later stage in place of the
+structure check's items, so judges and students never see the checked seed's items. With none
+configured the only stage is `pass_through`, which accepts every template that passed the
+structure check. The real stages are built in `agents.verification_stages`.
 """
 
 from __future__ import annotations
@@ -16,12 +19,11 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
-from itemsmith.templates_bank.items.schema import Decision, StructureReport
+from itemsmith.agents.usage import UsageTotals
+from itemsmith.templates_bank.items.schema import AuditReport, Decision, Item, StructureReport
 from itemsmith.verification.capability import CapabilityReport
 from itemsmith.verification.judges import TemplateJudgement
 from itemsmith.verification.students import StudentReport
-
-from itemsmith.agents.usage import UsageTotals
 
 
 class VerificationResult(BaseModel):
@@ -29,6 +31,9 @@ class VerificationResult(BaseModel):
 
     decision: Decision
     feedback: str | None = None
+    audit: AuditReport | None = None
+    review_items: list[Item] = Field(default_factory=list, description="items for the later stages (fresh seed)")
+    review_seed: int | None = None
     judgement: TemplateJudgement | None = None
     students: StudentReport | None = None
     capability: CapabilityReport | None = None
@@ -65,5 +70,7 @@ async def run_stages(verifiers: Sequence[Verifier], source: str,
         results.append(result)
         if not result.decision.accepted:
             return result.decision, result.feedback, results
+        if result.review_items:
+            report = report.model_copy(update={"items": result.review_items})
     reasons = [f"{r.decision.stage}: {reason}" for r in results for reason in r.decision.reasons]
     return Decision(accepted=True, stage=results[-1].decision.stage, reasons=reasons), None, results

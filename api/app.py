@@ -2,23 +2,42 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from sqlalchemy import Engine
+from starlette.concurrency import run_in_threadpool
 
-from itemsmith.service.jobs import jobs_lifespan, make_runner
+from itemsmith.api.docs import router as docs_router
 from itemsmith.api.routes import api_router
-from itemsmith.api.web import router as review_page_router
+from itemsmith.api.security import BodyCaps, RequestBodyGate, SecurityHeaders
 from itemsmith.api.settings import ApiSettings
-from itemsmith.templates_bank.storage import NotFoundError, StorageError, get_engine, require_current_schema
+from itemsmith.api.web import router as review_page_router
+from itemsmith.api.web.login import COOKIE_NAME, LOGIN_FORM_MAX_BYTES, LOGIN_PATH
+from itemsmith.sandbox import IsolationUnavailable
+from itemsmith.service.auth import authenticate
+from itemsmith.service.jobs import jobs_lifespan, make_runner
+from itemsmith.templates_bank.storage import (
+    NotFoundError,
+    StorageError,
+    get_engine,
+    open_session,
+    require_current_schema,
+)
 
 __all__ = ["create_app"]
 
 
 async def _not_found(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(status_code=404, content={"detail": str(exc)})
+
+
+async def _sandbox_unavailable(request: Request, exc: Exception) -> JSONResponse:
+    """A required sandbox isolation layer is missing: the service's fault, not the request's."""
+    return JSONResponse(status_code=503, content={"detail": str(exc)})
 
 
 async def _storage_conflict(request: Request, exc: Exception) -> JSONResponse:
@@ -33,23 +52,15 @@ async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(status_code=422, content={"detail": jsonable_encoder(errors)})
 
 
-class BodySizeLimit:
-    """Refuses a request whose declared body exceeds the upload cap before any of it is read
-    (Starlette would otherwise spool a whole multipart upload to disk first)."""
+def _key_checker(engine: Engine) -> Callable[[str], Awaitable[bool]]:
+    def is_live(key: str) -> bool:
+        with open_session(engine) as session:
+            return authenticate(session, key) is not None
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app, self.max_bytes = app, max_bytes
+    async def is_live_key(key: str) -> bool:
+        return await run_in_threadpool(is_live, key)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            length = dict(scope["headers"]).get(b"content-length")
-            if length is not None and length.isdigit() and int(length) > self.max_bytes:
-                response = JSONResponse(status_code=413, content={
-                    "detail": f"request body of {int(length)} bytes exceeds the limit of {self.max_bytes} bytes "
-                              "(ITEMSMITH_API_MAX_UPLOAD_BYTES)"})
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
+    return is_live_key
 
 
 def create_app(settings: ApiSettings | None = None) -> FastAPI:
@@ -57,16 +68,22 @@ def create_app(settings: ApiSettings | None = None) -> FastAPI:
     settings = settings or ApiSettings()
     engine = get_engine(settings.database_url)
     require_current_schema(engine)
-    app = FastAPI(title="itemsmith", version="0.1.0", lifespan=jobs_lifespan,
+    app = FastAPI(title="itemsmith", version="0.1.0", lifespan=jobs_lifespan, docs_url=None, redoc_url=None,
                   description="Authoring, verification and review of time-series reasoning benchmarks.")
     app.state.settings = settings
     app.state.engine = engine
     app.state.job_runner = make_runner(settings, engine)
     app.add_exception_handler(NotFoundError, _not_found)
     app.add_exception_handler(StorageError, _storage_conflict)
+    app.add_exception_handler(IsolationUnavailable, _sandbox_unavailable)
     app.add_exception_handler(RequestValidationError, _invalid_request)
-    # room for the form fields and multipart framing beside the files themselves
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_upload_bytes + settings.max_handler_source_bytes + 65536)
+    # the last added is the outermost: refusals of the body gate get the security headers too
+    caps = BodyCaps(upload=settings.max_upload_bytes + settings.max_handler_source_bytes + 65536,  # + form fields
+                    default=settings.max_request_bytes, login=LOGIN_FORM_MAX_BYTES)
+    app.add_middleware(RequestBodyGate, caps=caps, is_live_key=_key_checker(engine), cookie_name=COOKIE_NAME,
+                       login_path=LOGIN_PATH)
+    app.add_middleware(SecurityHeaders)
     app.include_router(api_router)
     app.include_router(review_page_router)
+    app.include_router(docs_router)
     return app

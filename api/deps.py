@@ -1,4 +1,8 @@
-"""Request dependencies: a database session per request, the caller's API key."""
+"""Request dependencies: a database session per request, the caller's API key.
+
+The REST API authenticates by the ``X-API-Key`` header only: a browser never adds that header to
+a cross-site request, so no other site can act with a visitor's credentials. The review page's
+login cookie is for the review pages alone (`api.web.login`)."""
 
 from __future__ import annotations
 
@@ -6,19 +10,17 @@ from collections.abc import Iterator
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request, Security, status
-from fastapi.security import APIKeyCookie, APIKeyHeader
+from fastapi.security import APIKeyHeader
 from sqlalchemy.orm import Session
 
-from itemsmith.service.auth import Principal, authenticate
 from itemsmith.api.settings import ApiSettings
+from itemsmith.service.auth import Principal, authenticate
 from itemsmith.templates_bank.storage import open_session
 
 __all__ = ["PrincipalDep", "SessionDep", "SettingsDep"]
 
 _api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False,
                                description="An API key from `itemsmith keys create OWNER`.")
-# the review page keeps the key in an HttpOnly cookie after its login form
-_api_key_cookie = APIKeyCookie(name="itemsmith_key", auto_error=False, description="The review page's login cookie.")
 
 
 def get_settings(request: Request) -> ApiSettings:
@@ -26,15 +28,14 @@ def get_settings(request: Request) -> ApiSettings:
 
 
 def get_session(request: Request) -> Iterator[Session]:
-    """A session in a transaction, committed after the route returns, rolled back if it raises."""
+    """A session in a transaction, committed when the route returns (before the response is sent:
+    a streamed response never holds a connection), rolled back if it raises."""
     with open_session(request.app.state.engine) as session:
         yield session
 
 
-def get_principal(session: Annotated[Session, Depends(get_session)],
-                  header_key: Annotated[str | None, Security(_api_key_header)],
-                  cookie_key: Annotated[str | None, Security(_api_key_cookie)]) -> Principal:
-    key = header_key or cookie_key
+def get_principal(session: Annotated[Session, Depends(get_session, scope="function")],
+                  key: Annotated[str | None, Security(_api_key_header)]) -> Principal:
     if not key:
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, "missing API key: send it in the X-API-Key header",
                             headers={"WWW-Authenticate": "APIKey"})
@@ -46,5 +47,5 @@ def get_principal(session: Annotated[Session, Depends(get_session)],
 
 
 SettingsDep = Annotated[ApiSettings, Depends(get_settings)]
-SessionDep = Annotated[Session, Depends(get_session)]
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 PrincipalDep = Annotated[Principal, Depends(get_principal)]

@@ -1,25 +1,28 @@
 """Request and response models of the REST API, one family per resource (``XCreate``, ``XPublic``).
 
 Requests name models by spec only (``openai:gpt-4o``): provider keys come from the server's
-environment and never travel in a request or a response.
+environment and never travel in a request or a response. Handlers appear by name and content
+hash (`HandlerRef`), never by where their files are on the server (`BankView`,
+`TemplateVersionView`).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Annotated, Literal
-from urllib.parse import urlsplit
 
 from fastapi import Path
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from itemsmith.agents.errors import ProviderConfigError
-from itemsmith.agents.providers import PROVIDERS, ModelSpec
+from itemsmith.agents.providers import check_spec
 from itemsmith.service.jobs import JobPublic
-from itemsmith.api.settings import ApiSettings
-from itemsmith.templates_bank.releases import ReleaseManifest
+from itemsmith.service.review import DecisionStage, TemplatePage, TemplateSummary
+from itemsmith.service.settings import request_policy
+from itemsmith.templates_bank.handler_identity import HandlerRef, handler_ref
 from itemsmith.templates_bank.items.rendering import TextFormat
 from itemsmith.templates_bank.items.schema import IRTParameters, Item
+from itemsmith.templates_bank.releases import ReleaseManifest
 from itemsmith.templates_bank.storage import (
     BankPublic,
     ReviewPublic,
@@ -30,33 +33,24 @@ from itemsmith.templates_bank.storage import (
 )
 
 __all__ = [
-    "BankCreated", "BankSettings", "DecisionStage", "EvaluationCreate", "ModelSpecText", "RecordId",
+    "CalibrationCreate",
+    "BankCreated", "BankView", "TemplateVersionView", "BankSettings", "DecisionStage", "EvaluationCreate", "ModelSpecText", "RecordId",
     "ReleaseCreateRequest", "ReleasePublic", "ReverifyCreate", "ReviewRequest", "StudentText", "TemplateDetail",
     "TemplateEdit", "TemplateEdited", "TemplatePage", "TemplateSummary", "check_model_spec", "check_student",
     "validation_message",
 ]
 
 RecordId = Annotated[int, Path(ge=1, le=2**31 - 1, description="a record's id")]
-DecisionStage = Literal["structure", "judges", "students", "capability", "review"]
 
 
 def check_model_spec(spec: str) -> str:
-    """A model spec of a known provider, with no credentials in an OpenAI-compatible URL."""
+    """A model spec a request may name (`service.settings.request_policy`): an enabled provider, an
+    OpenAI-compatible server by its configured endpoint name (never a URL), a script inside the
+    scripts folder."""
     try:
-        parsed = ModelSpec.parse(spec)
+        parsed = check_spec(spec, request_policy())
     except ProviderConfigError as exc:
         raise ValueError(str(exc)) from None
-    if parsed.provider not in PROVIDERS:
-        raise ValueError(f"unknown provider {parsed.provider!r}; known: {', '.join(sorted(PROVIDERS))}")
-    enabled = ApiSettings().model_providers
-    if parsed.provider not in enabled:
-        raise ValueError(f"provider {parsed.provider!r} is not enabled on this server (enabled: {', '.join(enabled)}; "
-                         "ITEMSMITH_API_MODEL_PROVIDERS)")
-    if parsed.base_url is not None:
-        url = urlsplit(parsed.base_url)
-        if url.username or url.password or url.query:
-            raise ValueError("a model's base_url must not carry credentials or a query string: provider keys "
-                             "come from the server's environment")
     return str(parsed)
 
 
@@ -94,38 +88,38 @@ class BankSettings(BaseModel):
     seed: int = Field(0, ge=0, le=2**31 - 1)
 
 
+class BankView(BankPublic):
+    """A bank as the API shows it: its handler by name and content hash."""
+
+    handler: HandlerRef  # type: ignore[assignment]
+
+    @classmethod
+    def of(cls, bank: BankPublic) -> BankView:
+        return cls(**bank.model_dump(exclude={"handler"}), handler=handler_ref(bank.handler))
+
+
+class TemplateVersionView(TemplateVersionPublic):
+    """A template version as the API shows it: its own handler (if any) by name and content hash."""
+
+    handler: HandlerRef | None  # type: ignore[assignment]
+
+    @classmethod
+    def of(cls, version: TemplateVersionPublic) -> TemplateVersionView:
+        return cls(**version.model_dump(exclude={"handler"}),
+                   handler=None if version.handler is None else handler_ref(version.handler))
+
+
 class BankCreated(BaseModel):
     """A new bank and the authoring job filling it."""
 
-    bank: BankPublic
+    bank: BankView
     job: JobPublic
-
-
-class TemplateSummary(BaseModel):
-    """One template version in the review listing."""
-
-    id: int = Field(description="the version id")
-    template_key: str
-    title: str
-    category: str
-    status: VersionStatus
-    decision_stage: DecisionStage | None = Field(description="the stage of the pipeline's latest decision")
-    judge_score: float | None = Field(description="mean of the judges' scores (1 to 10) over criteria and judges")
-    parent_version_id: int | None
-    created_at: datetime
-
-
-class TemplatePage(BaseModel):
-    total: int = Field(description="versions matching the filters")
-    limit: int
-    offset: int
-    items: list[TemplateSummary]
 
 
 class TemplateDetail(BaseModel):
     """A template version with everything said about it and a few items regenerated in the sandbox."""
 
-    version: TemplateVersionPublic
+    version: TemplateVersionView
     status: VersionStatus
     verdicts: list[VerdictPublic]
     responses: list[StudentResponsePublic] = Field(description="every student answer to its items")
@@ -156,7 +150,7 @@ class TemplateEdit(BaseModel):
 
 
 class TemplateEdited(BaseModel):
-    version: TemplateVersionPublic
+    version: TemplateVersionView
     job: JobPublic
 
 
@@ -201,3 +195,12 @@ class EvaluationCreate(BaseModel):
     formats: list[TextFormat] = Field(default_factory=lambda: [TextFormat.plain], min_length=1, max_length=9)
     fresh_seed: int | None = Field(None, ge=0, le=2**31 - 1, description="evaluate on new instances drawn from this "
                                                                          "seed (a contamination check)")
+
+
+class CalibrationCreate(BaseModel):
+    """Calibrate a release's templates on every answer stored for them (student pools, evaluations)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    priors: bool = Field(False, description="fit even with fewer respondents than min_respondents (mostly prior)")
+    min_respondents: int = Field(5, ge=2, le=1000, description="distinct respondents a fit needs")

@@ -28,13 +28,13 @@ from typing import Any
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before llama.cpp's OpenMP runtime loads
 
-from itemsmith.agents.context import SlotEvent  # noqa: E402
-from itemsmith.agents.models import RunReport  # noqa: E402
-from itemsmith.agents.run import AuthorConfig, author  # noqa: E402
-from itemsmith.templates_bank.items.rendering import TextFormat  # noqa: E402
-from itemsmith.verification.diversity import diversity  # noqa: E402
-from itemsmith.verification.judges import CRITERIA, PanelConfig  # noqa: E402
-from itemsmith.verification.structure import check_structure  # noqa: E402
+from itemsmith.agents.context import SlotEvent
+from itemsmith.agents.models import RunReport
+from itemsmith.agents.run import AuthorConfig, author
+from itemsmith.templates_bank.items.rendering import TextFormat
+from itemsmith.verification.diversity import diversity
+from itemsmith.verification.judges import CRITERIA, PanelConfig
+from itemsmith.verification.structure import check_structure
 
 TASK = ("Multiple-choice questions about Seattle's daily weather that can only be answered by reading the series: "
         "values, extremes, counts, timing and comparisons over a window of at most 60 days of one or two channels, "

@@ -1,19 +1,25 @@
-"""Load test of the review listing on PostgreSQL: requests/s and p50/p99 latency.
+"""Load test of the review listing on PostgreSQL: requests/s, p50/p99 latency, and throughput as
+a ratio of ``/health``'s in the same run (the listing should not depend on the bank's size).
 
     python benchmarks/review_listing_load.py [--admin-url postgresql://postgres@127.0.0.1:5432/postgres]
-        [--templates 10000] [--server-workers 2] [--duration 10] [--connections 8] [--threads 2]
+        [--templates 10000 100000] [--server-workers 2] [--duration 10] [--connections 8] [--threads 2]
         [--tool auto|wrk|httpx] [--json FILE]
 
-1. Creates a fresh database (dropped at the end, even on failure) and migrates it.
-2. Bulk-loads (PostgreSQL COPY) one bank of ``--templates`` template versions (a tenth of them
+For each size in ``--templates``:
+
+1. Creates a fresh database (dropped at the end, even on failure) and migrates it to 0002.
+2. Bulk-loads (PostgreSQL COPY) one bank of that many template versions (a tenth of them
    second versions of an earlier template) with verdicts shaped like a real run: a structure
    report each; two judges x five criteria for those that ran; a pipeline decision (declined
    at structure, judges or capability, else accepted with IRT parameters); and some reviews.
-3. Serves the app with ``uvicorn --workers N`` on a loopback port (in-process job runner).
-4. Drives each scenario with ``wrk`` (a Lua script adds the API key) or, without wrk, an
+3. Migrates to the newest revision: 0003 backfills the per-version summaries (timed).
+4. Serves the app with ``uvicorn --workers N`` on a loopback port (in-process job runner).
+5. Drives each scenario with ``wrk`` (a Lua script adds the API key) or, without wrk, an
    asyncio + httpx load generator, after checking that the scenario answers 200.
 
-Everything runs on one machine: the load tool, the server and PostgreSQL share its cores.
+Everything runs on one machine: the load tool, the server and PostgreSQL share its cores, so
+the ratio to ``/health`` (measured by the same tool, server and machine, minutes apart) is the
+number to compare; absolute requests/s move with the machine's load.
 """
 
 from __future__ import annotations
@@ -36,19 +42,19 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import httpx  # noqa: E402
-import psycopg  # noqa: E402
-from sqlalchemy.engine import make_url  # noqa: E402
+import httpx
+import psycopg
+from sqlalchemy.engine import make_url
 
-from itemsmith.service.auth import create_key  # noqa: E402
-from itemsmith.templates_bank.items.schema import (  # noqa: E402
+from itemsmith.service.auth import create_key
+from itemsmith.templates_bank.items.schema import (
     Decision,
     IRTParameters,
     JudgeScore,
@@ -57,7 +63,7 @@ from itemsmith.templates_bank.items.schema import (  # noqa: E402
     StructureReport,
     content_hash,
 )
-from itemsmith.templates_bank.storage import BankCreate, create_bank, get_engine, open_session, upgrade  # noqa: E402
+from itemsmith.templates_bank.storage import BankCreate, create_bank, get_engine, open_session, upgrade
 
 CATEGORIES = ["pattern_recognition", "noise_understanding", "causality", "temporal_relation", "anomaly_detection",
               "similarity", "forecasting", "statistics"]
@@ -83,6 +89,7 @@ class Measurement:
     p50_ms: float
     p99_ms: float
     server_cpu_ms: float = 0.0  # CPU time of the uvicorn processes per request (less sensitive to a busy machine)
+    ratio_to_health: float = 0.0  # requests/s over /health's requests/s in the same run
 
 
 # --- database -------------------------------------------------------------------------------
@@ -138,15 +145,17 @@ def _verdicts(rng: random.Random, version_id: int) -> tuple[list[tuple], list[tu
 
 
 def load_bank(url: str, templates: int, seed: int = 0) -> tuple[int, str, dict[str, int]]:
-    """Bulk-load one bank; returns (bank id, an API key of its owner, row counts)."""
-    upgrade(url)
+    """Bulk-load one bank at revision 0002 (before the summaries), then migrate to the newest
+    revision (0003 backfills the summaries); returns (bank id, an API key of its owner, row counts
+    and the migration's seconds)."""
+    upgrade(url, "0002")
     with open_session(url) as session:
         bank = create_bank(session, BankCreate(name="bench", handler="synthetic", task="load test", owner="bench"))
         key, _ = create_key(session, "bench", name="load test")
     rng = random.Random(seed)
     revised = templates // 10
     first = templates - revised
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     provenance = Provenance(origin="generated", generator="scripted:bench", created_at=now).model_dump_json()
     versions, verdicts, reviews = [], [], []
     for version_id in range(1, templates + 1):
@@ -176,9 +185,13 @@ def load_bank(url: str, templates: int, seed: int = 0) -> tuple[int, str, dict[s
             for row in reviews:
                 copy.write_row((*row, now))
         connection.commit()
+    t0 = time.perf_counter()
+    upgrade(url)
+    migrate_s = round(time.perf_counter() - t0, 1)
     with psycopg.connect(conninfo, autocommit=True) as connection:
-        connection.execute("ANALYZE")
-    return bank.id, key, {"template_versions": len(versions), "verdicts": len(verdicts), "reviews": len(reviews)}
+        connection.execute("VACUUM ANALYZE")  # the steady state autovacuum keeps
+    return bank.id, key, {"template_versions": len(versions), "verdicts": len(verdicts), "reviews": len(reviews),
+                          "backfill_migration_s": migrate_s}
 
 
 # --- server ---------------------------------------------------------------------------------
@@ -208,9 +221,9 @@ def serve(url: str, workers: int) -> Iterator[tuple[str, int]]:
     """``uvicorn api.app:create_app --factory --workers N`` on a free loopback port: (base URL,
     process group of the server)."""
     port = _free_port()
-    env = {**os.environ, "ITEMSMITH_DATABASE_URL": url, "ITEMSMITH_API_DATABASE_URL": url,
+    env = {**os.environ, "ITEMSMITH_DATABASE_URL": url,
            "ITEMSMITH_API_JOB_RUNNER": "inprocess", "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen(  # noqa: S603 - our own interpreter
+    process = subprocess.Popen(  # our own interpreter
         [sys.executable, "-m", "uvicorn", "itemsmith.api.app:create_app", "--factory", "--host", "127.0.0.1", "--port", str(port),
          "--workers", str(workers), "--log-level", "warning", "--no-access-log"],
         env=env, cwd=ROOT, start_new_session=True)
@@ -255,7 +268,7 @@ def run_wrk(base: str, key: str, scenario: Scenario, duration: int, connections:
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         script.write(header_lines)
     try:
-        result = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration}s", "--latency",  # noqa: S607
+        result = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration}s", "--latency",
                                  "--timeout", "30s",  # wrk's 2 s default abandons slow requests that keep running
                                  "-s", script.name, base + scenario.path], capture_output=True, text=True, check=True)
     finally:
@@ -305,36 +318,26 @@ def run_httpx(base: str, key: str, scenario: Scenario, duration: int, connection
                        cuts[49], cuts[98])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--admin-url", default=os.environ.get("ITEMSMITH_TEST_POSTGRES_URL",
-                                                              "postgresql://postgres@127.0.0.1:5432/postgres"))
-    parser.add_argument("--templates", type=int, default=10_000)
-    parser.add_argument("--server-workers", type=int, default=2)
-    parser.add_argument("--duration", type=int, default=10, help="seconds per scenario")
-    parser.add_argument("--connections", type=int, default=8)
-    parser.add_argument("--threads", type=int, default=2, help="wrk threads")
-    parser.add_argument("--tool", choices=["auto", "wrk", "httpx"], default="auto")
-    parser.add_argument("--json", type=Path, help="also write the measurements here")
-    args = parser.parse_args()
-    tool = args.tool if args.tool != "auto" else ("wrk" if shutil.which("wrk") else "httpx")
-
+def measure_size(args: argparse.Namespace, tool: str, templates: int) -> dict:
+    """Load a bank of `templates` versions, serve it and measure every scenario."""
     with fresh_database(args.admin_url) as url:
         t0 = time.perf_counter()
-        bank_id, key, counts = load_bank(url, args.templates)
+        bank_id, key, counts = load_bank(url, templates)
         print(f"loaded {counts} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
         listing = f"/banks/{bank_id}/templates?limit=50"
         scenarios = [
             Scenario("health (baseline: no key, no listing)", "/health"),
             Scenario("listing", listing),
             Scenario("listing status+category", f"{listing}&status=accepted&category=causality"),
-            Scenario("listing min_score, deep page", f"{listing}&min_score=6&offset={args.templates // 4}"),
+            Scenario("listing min_score, deep page", f"{listing}&min_score=6&offset={templates // 4}"),
+            Scenario("listing stage=review", f"{listing}&stage=review"),
             Scenario("listing every version", f"{listing}&latest=false"),
-            Scenario("review page", f"/review/banks/{bank_id}", cookie=True),
-            Scenario("review page filtered", f"/review/banks/{bank_id}?status=accepted&category=causality",
-                     cookie=True),
         ]
-        results = []
+        if args.review_page:
+            scenarios += [Scenario("review page", f"/review/banks/{bank_id}", cookie=True),
+                          Scenario("review page filtered", f"/review/banks/{bank_id}?status=accepted&category=causality",
+                                   cookie=True)]
+        results: list[Measurement] = []
         with serve(url, args.server_workers) as (base, group):
             for scenario in scenarios:
                 check = httpx.get(base + scenario.path, headers=_headers(key, scenario), timeout=30)
@@ -347,13 +350,33 @@ def main() -> None:
                 measure = (run_wrk(base, key, scenario, args.duration, args.connections, args.threads)
                            if tool == "wrk" else run_httpx(base, key, scenario, args.duration, args.connections))
                 measure.server_cpu_ms = (group_cpu_seconds(group) - cpu_before) * 1e3 / max(1, measure.requests)
+                measure.ratio_to_health = measure.requests_per_s / results[0].requests_per_s if results else 1.0
                 results.append(measure)
-                print(f"{measure.scenario:40} {measure.requests_per_s:8.1f} req/s  p50 {measure.p50_ms:7.1f} ms  "
+                print(f"{templates:>7} {measure.scenario:40} {measure.requests_per_s:8.1f} req/s "
+                      f"(x{measure.ratio_to_health:4.2f} of /health)  p50 {measure.p50_ms:7.1f} ms  "
                       f"p99 {measure.p99_ms:7.1f} ms  server CPU {measure.server_cpu_ms:5.1f} ms/req  "
-                      f"({measure.requests} requests, {measure.errors} errors)")
-    info = {"templates": args.templates, "load_average": os.getloadavg(), "server_workers": args.server_workers, "connections": args.connections,
-            "duration_s": args.duration, "tool": tool, "cpus": os.cpu_count(), "rows": counts,
-            "results": [asdict(r) for r in results]}
+                      f"({measure.requests} requests, {measure.errors} errors)", flush=True)
+    return {"templates": templates, "rows": counts, "results": [asdict(r) for r in results]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--admin-url", default=os.environ.get("ITEMSMITH_TEST_POSTGRES_URL",
+                                                              "postgresql://postgres@127.0.0.1:5432/postgres"))
+    parser.add_argument("--templates", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--server-workers", type=int, default=2)
+    parser.add_argument("--duration", type=int, default=10, help="seconds per scenario")
+    parser.add_argument("--connections", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=2, help="wrk threads")
+    parser.add_argument("--tool", choices=["auto", "wrk", "httpx"], default="auto")
+    parser.add_argument("--json", type=Path, help="also write the measurements here")
+    parser.add_argument("--review-page", action="store_true",
+                        help="also load the review page (it renders the bank's calibration and diversity panel)")
+    args = parser.parse_args()
+    tool = args.tool if args.tool != "auto" else ("wrk" if shutil.which("wrk") else "httpx")
+    sizes = [measure_size(args, tool, templates) for templates in args.templates]
+    info = {"load_average": os.getloadavg(), "server_workers": args.server_workers, "connections": args.connections,
+            "duration_s": args.duration, "tool": tool, "cpus": os.cpu_count(), "sizes": sizes}
     if args.json:
         args.json.write_text(json.dumps(info, indent=1) + "\n")
 

@@ -26,10 +26,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from itemsmith.sandbox import SandboxPool  # noqa: E402
-from itemsmith.sandbox.handler_data import HandlerView  # noqa: E402
-from itemsmith.sandbox.runner import run_template_here  # noqa: E402
-from itemsmith.sandbox.settings import SandboxLimits  # noqa: E402
+from itemsmith.sandbox import SandboxPool
+from itemsmith.sandbox.handler_data import HandlerView
+from itemsmith.sandbox.runner import run_template_here
+from itemsmith.sandbox.settings import SandboxLimits
 
 TINY_HANDLER = '''
 import numpy as np
@@ -84,11 +84,11 @@ def quantile(values: list[float], q: float) -> float:
 
 def load_view(handler: str) -> HandlerView:
     if handler.endswith(".py"):
-        from itemsmith.handlers.loader import load_handler_source  # noqa: PLC0415 - our own benchmark handler
+        from itemsmith.handlers.loader import load_handler_source  # our own benchmark handler
 
         path = Path(handler)
         return HandlerView(load_handler_source(path.read_text(), data_dir=path.parent, filename=str(path)))
-    from itemsmith.handlers.registry import get_builtin  # noqa: PLC0415
+    from itemsmith.handlers.registry import get_builtin
 
     return HandlerView(get_builtin(handler))
 

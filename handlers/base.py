@@ -52,7 +52,7 @@ class DatasetHandler(ABC):
         """The samples of one record: time index, one column per channel."""
         return getattr(self, _implemented(type(self), _SERIES_NAMES) or "")(record_id)
 
-    def getDataframe(self) -> pd.DataFrame:  # noqa: N802 - TimeSeriesExamAgent's name
+    def getDataframe(self) -> pd.DataFrame:  # TimeSeriesExamAgent's name
         """Alias of `records()`."""
         return self.records()
 

@@ -2,12 +2,21 @@
 
 Executing the source runs the user's code: the CLI does it for a user's own file;
 the service does it only inside the sandbox.
+
+Handlers written before the package moved under the ``itemsmith`` namespace import
+``from handlers import DatasetHandler``; while such a file loads, ``handlers`` (and its loaded
+submodules) are aliased to `itemsmith.handlers` and a one-line `LegacyHandlerImportWarning` is
+issued. The alias is removed afterwards, so it never shadows another ``handlers`` package.
 """
 
 from __future__ import annotations
 
 import ast
 import inspect
+import sys
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +24,42 @@ import pandas as pd
 
 from itemsmith.handlers.base import _RECORDS_NAMES, _SERIES_NAMES, DatasetHandler, HandlerContractError
 
+LEGACY_PACKAGE = "handlers"
+PACKAGE = "itemsmith.handlers"
+
 
 class HandlerSourceError(ValueError):
     """The handler source cannot be turned into a working DatasetHandler."""
+
+
+class LegacyHandlerImportWarning(FutureWarning):
+    """A handler file imports the pre-namespace ``handlers`` package (shown to users by default)."""
+
+
+def _imports_legacy_package(tree: ast.Module) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == LEGACY_PACKAGE for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == LEGACY_PACKAGE:
+            return True
+    return False
+
+
+@contextmanager
+def _legacy_package_alias(filename: str) -> Iterator[None]:
+    """``handlers`` and its loaded submodules as aliases of `itemsmith.handlers` for one load."""
+    aliases = {LEGACY_PACKAGE + name[len(PACKAGE):]: module for name, module in list(sys.modules.items())
+               if name == PACKAGE or name.startswith(PACKAGE + ".")}
+    shadowed = {name: sys.modules[name] for name in aliases if name in sys.modules}
+    warnings.warn(f"{filename}: `from handlers import ...` is deprecated; use `from itemsmith.handlers import "
+                  "DatasetHandler` (or import nothing)", LegacyHandlerImportWarning, stacklevel=4)
+    sys.modules.update(aliases)
+    try:
+        yield
+    finally:
+        for name in aliases:
+            sys.modules.pop(name, None)
+        sys.modules.update(shadowed)
 
 
 def _is_handler_class(node: ast.ClassDef) -> bool:
@@ -26,13 +68,17 @@ def _is_handler_class(node: ast.ClassDef) -> bool:
     return "DatasetHandler" in bases or bool(methods & set(_RECORDS_NAMES) or methods & set(_SERIES_NAMES))
 
 
-def find_handler_class_name(source: str, class_name: str | None = None) -> str:
-    """Parse `source` and name the one handler class in it (or check `class_name`)."""
+def _parse(source: str) -> ast.Module:
     try:
-        tree = ast.parse(source)
+        return ast.parse(source)
     except SyntaxError as exc:
         where = f" at line {exc.lineno}" if exc.lineno else ""
         raise HandlerSourceError(f"handler source has a syntax error{where}: {exc.msg}") from None
+
+
+def find_handler_class_name(source: str, class_name: str | None = None) -> str:
+    """Parse `source` and name the one handler class in it (or check `class_name`)."""
+    tree = _parse(source)
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
     if class_name is not None:
         chosen = [n for n in classes if n.name == class_name]
@@ -66,8 +112,10 @@ def load_handler_class(source: str, class_name: str | None = None, filename: str
     """Execute `source` and return its handler class, adapted to DatasetHandler."""
     name = find_handler_class_name(source, class_name)
     namespace: dict[str, Any] = {"__name__": "user_handler", "DatasetHandler": DatasetHandler}
+    legacy = _imports_legacy_package(_parse(source))
     try:
-        exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - user's own handler; see module doc
+        with _legacy_package_alias(filename) if legacy else nullcontext():
+            exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - user's own handler; see module doc
     except HandlerContractError as exc:
         raise HandlerSourceError(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - any failure of user code becomes a clear error
@@ -79,7 +127,8 @@ def instantiate_handler(cls: type[DatasetHandler], data_dir: Path | None = None)
     """Create the handler; a constructor taking `data_dir` gets the folder of uploaded files."""
     try:
         params = inspect.signature(cls).parameters
-        handler = cls(data_dir=data_dir) if "data_dir" in params else cls()
+        user_class: Any = cls  # a user's constructor may take data_dir; the base class's does not
+        handler = user_class(data_dir=data_dir) if "data_dir" in params else cls()
     except Exception as exc:  # noqa: BLE001
         raise HandlerSourceError(f"handler {cls.__name__}() raised {type(exc).__name__}: {exc}") from None
     return handler

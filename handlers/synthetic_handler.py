@@ -38,6 +38,8 @@ class SyntheticHandler(DatasetHandler):
         "60 to 300 samples, one sample per day from 2024-01-01 (the calendar is nominal). "
         "series(record_id) has one column `value`, or columns `x` and `y` for the pair families "
         "(correlation, cross_correlation, dynamic_correlation, granger_causality). "
+        "Every stochastic series was kept only if textbook statistics of its values show its label clearly "
+        "(e.g. an 'uncorrelated' pair is not significantly correlated, a random walk is not rejected by ADF). "
         "records() has record_id, generator, family, kind, length, n_channels, then the ground truth "
         "each series was built with (empty where a label does not apply); indices (anomaly_indices, "
         "start, end (exclusive), break_index, change_index) are 0-based row positions. Families and kinds: "

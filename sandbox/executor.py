@@ -9,6 +9,7 @@ keeps N workers for one handler. A worker that stops answering is killed and rep
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import queue
 import subprocess
@@ -19,11 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, Field
+
+from itemsmith.sandbox.layers import ALL_LAYERS, IsolationUnavailable
 from itemsmith.sandbox.models import RunRequest, RunResult
 from itemsmith.sandbox.protocol import ProtocolError, read_frame, write_frame
 from itemsmith.sandbox.results import build_result
 from itemsmith.sandbox.settings import SandboxLimits
 from itemsmith.templates_bank.items.schema import RunStatus
+
+logger = logging.getLogger(__name__)
 
 # The only environment a worker gets: no API keys, tokens or credentials can leak into it.
 WORKER_ENV = {
@@ -55,7 +61,17 @@ def check_handler_folder(folder: Path) -> None:
 
 
 class SandboxError(RuntimeError):
-    """A worker could not be started (bad handler, missing isolation feature, ...)."""
+    """A worker could not be started (bad handler file, unknown handler, ...). A missing
+    isolation layer is `IsolationUnavailable` instead: not the user's fault, the service's."""
+
+
+def _warn_degraded(features: dict[str, Any]) -> None:
+    """Never silent: a worker started without some layers (allow_degraded) says so on every start
+    (with no logging configured, Python prints warnings to stderr)."""
+    active = [layer for layer in ALL_LAYERS if features.get(layer)]
+    logger.warning("the sandbox runs WITHOUT these isolation layers: %s (active: %s); "
+                   "ITEMSMITH_SANDBOX_ALLOW_DEGRADED is for local development only",
+                   ", ".join(features["missing"]), ", ".join(active) or "none")
 
 
 class _WorkerGone(Exception):
@@ -66,14 +82,14 @@ class _WorkerGone(Exception):
 class HandlerSpec:
     """A built-in handler by name, or a user's handler file by absolute path."""
 
-    kind: str
+    kind: str  # "builtin", "file", or "none" (no handler: probing the layers only)
     name: str | None = None
     path: str | None = None
     version: tuple[int, int] | None = None  # (mtime_ns, size) of a handler file
 
     @classmethod
     def parse(cls, name_or_path: str) -> HandlerSpec:
-        from itemsmith.handlers.registry import BUILTIN_HANDLERS  # noqa: PLC0415 - light, but keep import local
+        from itemsmith.handlers.registry import BUILTIN_HANDLERS  # light, but keep import local
 
         path = Path(name_or_path)
         if name_or_path.endswith(".py") or path.is_file():
@@ -95,12 +111,14 @@ class HandlerSpec:
 class Worker:
     """One zygote process, used by one thread at a time."""
 
-    def __init__(self, spec: HandlerSpec, limits: SandboxLimits) -> None:
+    command: tuple[str, ...] = ("-P", "-s", "-m", "itemsmith.sandbox.zygote")  # after sys.executable
+
+    def __init__(self, spec: HandlerSpec, limits: SandboxLimits, *, announce: bool = True) -> None:
         self.spec = spec
         self.limits = limits
         debug = os.environ.get("ITEMSMITH_SANDBOX_DEBUG") == "1"
-        self.process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-            [sys.executable, "-P", "-s", "-m", "itemsmith.sandbox.zygote"],
+        self.process = subprocess.Popen(  # our own interpreter and module
+            [sys.executable, *self.command],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if debug else subprocess.DEVNULL,
             env=dict(WORKER_ENV), cwd="/", close_fds=True, start_new_session=True,
         )
@@ -114,10 +132,23 @@ class Worker:
         except (ProtocolError, OSError) as exc:
             self.kill()
             raise SandboxError(f"the sandbox worker did not start: {exc}") from None
+        if header.get("kind") == "isolation_unavailable":
+            self.kill()
+            raise IsolationUnavailable(list(header.get("missing") or []), str(header.get("error") or ""))
         if header.get("kind") != "ready":
             self.kill()
             raise SandboxError(str(header.get("error") or "the sandbox worker did not start"))
         self.features = dict(header.get("features") or {})
+        if self.features.get("missing") and announce:
+            _warn_degraded(self.features)
+
+    def probe(self) -> dict[str, Any]:
+        """Ask the worker to fork a child as for a run and verify each layer from inside it."""
+        write_frame(self._in, {"kind": "probe"})
+        header, _ = read_frame(self._out, deadline=time.monotonic() + 30)
+        if header.get("error"):
+            raise SandboxError(f"the layer probe failed: {header['error']}")
+        return header
 
     @property
     def alive(self) -> bool:
@@ -291,7 +322,8 @@ _POOLS_LOCK = threading.Lock()
 
 def _startup_key(limits: SandboxLimits) -> tuple[Any, ...]:
     """Settings fixed when a worker starts (a pool is shared only between equal ones)."""
-    return (limits.required_features, limits.sandbox_uid, limits.sandbox_gid, limits.handler_load_s,
+    return (limits.required_layers, limits.disabled_layers, limits.allow_degraded, limits.uid_base,
+            limits.uid_count, limits.handler_load_s,
             limits.handler_memory_mb, limits.handler_snapshot_bytes, limits.handler_max_records, limits.spare_warmup,
             limits.memory_mb, limits.effective_cpu_seconds, limits.max_open_files, limits.max_processes)
 
@@ -333,6 +365,72 @@ def _forget_pools_after_fork() -> None:
 os.register_at_fork(after_in_child=_forget_pools_after_fork)
 
 
+class LayerReport(BaseModel):
+    """Which isolation layers a worker set up, and which a probe child verified from inside."""
+
+    active: list[str]
+    missing: list[str]  # required by the settings, not active
+    verified: list[str]
+    allow_degraded: bool
+    errors: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def unverified(self) -> list[str]:
+        """Set up by the worker but not what a child sees: a bug, never allowed."""
+        return sorted(set(self.active) - set(self.verified))
+
+    def summary(self) -> str:
+        text = f"sandbox layers active: {', '.join(self.active) or 'none'}"
+        if self.missing:
+            text += f"; MISSING: {', '.join(self.missing)}"
+            text += " (allowed: ITEMSMITH_SANDBOX_ALLOW_DEGRADED)" if self.allow_degraded else ""
+        return text
+
+
+def probe_isolation(limits: SandboxLimits | None = None) -> LayerReport:
+    """Start a worker without a handler, have it fork a child as for a run and verify each
+    layer from inside it, stop it. Never raises IsolationUnavailable (see `check_isolation`)."""
+    limits = limits or SandboxLimits()
+    worker = Worker(HandlerSpec(kind="none"), limits.model_copy(update={"allow_degraded": True}), announce=False)
+    try:
+        probe = worker.probe()
+    finally:
+        worker.close()
+    features = worker.features
+    active = [layer for layer in ALL_LAYERS if features.get(layer)]
+    return LayerReport(active=active, missing=sorted(set(limits.required_layers) - set(active)),
+                       verified=[layer for layer, ok in probe["verified"].items() if ok],
+                       allow_degraded=limits.allow_degraded,
+                       errors={k: str(v) for k, v in (features.get("errors") or {}).items()})
+
+
+_REPORTS: dict[tuple[Any, ...], LayerReport] = {}
+_REPORTS_LOCK = threading.Lock()
+
+
+def isolation_report(limits: SandboxLimits | None = None) -> LayerReport:
+    """`probe_isolation` once per process and configuration (the health route asks per request)."""
+    limits = limits or SandboxLimits()
+    key = _startup_key(limits)
+    with _REPORTS_LOCK:
+        if key not in _REPORTS:
+            _REPORTS[key] = probe_isolation(limits)
+        return _REPORTS[key]
+
+
+def check_isolation(limits: SandboxLimits | None = None) -> LayerReport:
+    """The start-up check of the service and its job workers: the report, or IsolationUnavailable
+    when a required layer is missing (unless allow_degraded) or a layer is not in effect."""
+    limits = limits or SandboxLimits()
+    report = isolation_report(limits)
+    if report.unverified:
+        raise IsolationUnavailable(report.unverified, "set up by the worker, but not in effect in a sandbox child")
+    if report.missing and not limits.allow_degraded:
+        raise IsolationUnavailable(report.missing, "; ".join(f"{k}: {report.errors.get(k, 'unavailable')}"
+                                                             for k in report.missing))
+    return report
+
+
 def run_template(source: str, handler: str, *, num_samples: int = 5, seed: int = 0,
                  limits: SandboxLimits | None = None) -> RunResult:
     """Run `question(num_samples)` of a template in the sandbox, against `handler`
@@ -341,6 +439,6 @@ def run_template(source: str, handler: str, *, num_samples: int = 5, seed: int =
     started = time.monotonic()
     try:
         pool = get_pool(handler, limits)
-    except SandboxError as exc:
+    except SandboxError as exc:  # IsolationUnavailable is raised: not a template's or handler's failure
         return RunResult(status=RunStatus.error, error=str(exc), elapsed_ms=(time.monotonic() - started) * 1000)
     return pool.run(source, num_samples=num_samples, seed=seed, limits=limits)

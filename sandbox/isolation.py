@@ -1,28 +1,33 @@
 """Isolation layer: what a freshly forked child does to itself before it runs any template code.
 
-Order (each step needs the privileges the later ones drop):
+Order (each step needs the privileges the later ones drop); `plan.layers` says which of the
+layers in `sandbox.layers` to apply:
 
-1. die with the worker (PR_SET_PDEATHSIG=SIGKILL); close every inherited fd except the result
-   pipe; stdin/stdout/stderr -> /dev/null;
+1. die with the worker (PR_SET_PDEATHSIG=SIGKILL); close every inherited fd except the pipes;
+   stdin/stdout/stderr -> /dev/null;
 2. rlimits: address space (the preloaded interpreter + the memory limit), CPU seconds, file
    size 0, open files, processes (counted per uid), no core dumps, no locked memory;
-3. no_new_privs; Landlock read-only view (read beneath the Python installation and the
-   project's packages only; no write/create/remove/exec anywhere; TCP bind/connect denied;
-   signals and abstract unix sockets scoped to the sandbox);
-4. drop to an unprivileged uid/gid with no supplementary groups (when running as root), with
-   no capabilities, or only CAP_DAC_READ_SEARCH where that uid cannot read the Python
-   installation (Landlock still bounds what can be read);
-5. not dumpable (no ptrace/proc access from same-uid processes);
-6. seccomp deny-list (last, since it blocks some of the calls above): process creation (fork,
-   vfork, clone without CLONE_THREAD, clone3), execve/execveat, sockets (socket, socketpair,
-   connect, bind, listen, accept), ptrace and process_vm_*, sending signals (kill, tgkill, ...),
-   namespaces and mounts, kernel keyrings, bpf, perf, userfaultfd, io_uring, module loading,
-   reboot/swap/clock/hostname changes, open_by_handle_at. Threads stay possible (they die with
-   the process and count against RLIMIT_NPROC and RLIMIT_CPU); nothing in a template's
-   namespace can start one.
+3. fsview: a mount namespace of its own, pivoted into a root that holds only read-only binds
+   of the allowed paths (`sandbox.namespaces`);
+4. no_new_privs; Landlock read-only view (read beneath the allowed paths only; no write/create/
+   remove/exec anywhere; TCP bind/connect denied; signals and abstract unix sockets scoped);
+5. capabilities: securebits locked (no root fix-ups), bounding and ambient sets emptied;
+6. uid: a uid/gid of this run's own (`SandboxLimits.run_uid`), no supplementary groups;
+   then effective, permitted and inheritable capabilities all cleared (no capability is kept,
+   whatever the uid can or cannot read: the fsview and the worker's readability check make
+   the interpreter readable instead);
+7. not dumpable (no ptrace/proc access from same-uid processes);
+8. seccomp deny-list (last, since it blocks some of the calls above), EPERM unless noted:
+   process creation (fork, vfork, clone without CLONE_THREAD, clone3 -> ENOSYS), execve(at),
+   sockets, ptrace and process_vm_*, sending signals, namespaces and mounts, keyrings, bpf,
+   perf, userfaultfd, io_uring, module loading, reboot/swap/clock/hostname changes,
+   open_by_handle_at, and what Landlock does not cover: the xattr family, chmod/chown/utime
+   families, link/symlink/readlink(at), mknod, open/openat with O_PATH (openat2 -> ENOSYS).
+   Threads stay possible (they die with the process and count against RLIMIT_NPROC and
+   RLIMIT_CPU); nothing in a template's namespace can start one.
 
-The network namespace is entered once by the worker (zygote) at start-up, so every child
-inherits an empty one: no interfaces but a down loopback.
+The network and PID namespaces are entered once by the worker (zygote) at start-up, so every
+child inherits them (`sandbox.namespaces`).
 """
 
 from __future__ import annotations
@@ -32,10 +37,11 @@ import errno
 import os
 import resource
 import signal
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from itemsmith.sandbox import landlock
+from itemsmith.sandbox import landlock, namespaces
+from itemsmith.sandbox.layers import ALL_LAYERS
 
 try:  # imported up front: after Landlock the child could not load libseccomp any more
     import pyseccomp as _seccomp
@@ -45,17 +51,26 @@ except Exception:  # noqa: BLE001 - missing package or libseccomp.so
 _libc = ctypes.CDLL(None, use_errno=True)
 
 PR_SET_PDEATHSIG = 1
+PR_SET_SECUREBITS = 28
+# SECBIT_NOROOT, SECBIT_NO_SETUID_FIXUP, SECBIT_KEEP_CAPS_LOCKED, SECBIT_NO_CAP_AMBIENT_RAISE and their locks
+SECUREBITS_LOCKED = 0x01 | 0x02 | 0x04 | 0x08 | 0x20 | 0x40 | 0x80
 PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
-PR_SET_KEEPCAPS = 8
 PR_SET_NO_NEW_PRIVS = 38
 PR_CAP_AMBIENT = 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
-CLONE_NEWNET = 0x40000000
-CLONE_NEWIPC = 0x08000000
 CLONE_THREAD = 0x00010000
-_CAP_LAST_FALLBACK = 40
-CAP_DAC_READ_SEARCH = 2
+
+def _cap_last() -> int:
+    """The highest capability number of this kernel (read at import: children have no /proc)."""
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as fh:
+            return int(fh.read())
+    except OSError:
+        return 40
+
+
+_CAP_LAST = _cap_last()
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
 # Syscalls refused with EPERM (ENOSYS for clone3, so libc falls back to clone, which is filtered).
@@ -73,7 +88,16 @@ DENIED_SYSCALLS = (
     "clock_adjtime", "adjtimex", "sethostname", "setdomainname", "iopl", "ioperm", "vhangup",
     "fanotify_init", "open_by_handle_at", "name_to_handle_at", "personality", "uselib",
     "modify_ldt", "lookup_dcookie", "nfsservctl",
+    # what Landlock does not cover (issue 14): metadata and links
+    "getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr",
+    "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
+    "getxattrat", "setxattrat", "listxattrat", "removexattrat",
+    "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
+    "utime", "utimes", "utimensat", "futimesat",
+    "link", "linkat", "symlink", "symlinkat", "readlink", "readlinkat", "mknod", "mknodat",
+    "quotactl_fd", "fanotify_mark", "inotify_init", "inotify_init1",
 )
+O_PATH = 0o10000000
 
 
 class IsolationError(RuntimeError):
@@ -89,29 +113,18 @@ class HardeningPlan:
     cpu_seconds: int
     max_open_files: int
     max_processes: int
+    layers: frozenset[str]  # the layers to apply (sandbox.layers); a failure to apply one raises
     ruleset_fd: int | None = None
-    uid: int | None = None  # drop to uid/gid (when root)
+    uid: int | None = None  # the run's own uid/gid (layer "uid")
     gid: int | None = None
-    # Keep CAP_DAC_READ_SEARCH (and nothing else) after dropping the uid: for installations the
-    # sandbox uid cannot read (e.g. Python under /root). Landlock still limits reads to its
-    # allow-list, and seccomp blocks open_by_handle_at, the one other thing it grants.
-    keep_read_capability: bool = False
-    seccomp: bool = True
+    view_root: str | None = None  # the root to pivot into (layer "fsview")
     seccomp_program: bytes | None = None  # precompiled BPF (seccomp_program()); built here if None
-    required: frozenset[str] = field(default_factory=frozenset)
 
 
 def _check(res: int, what: str) -> None:
     if res != 0:
         err = ctypes.get_errno()
         raise IsolationError(f"{what} failed: {os.strerror(err)}")
-
-
-def enter_network_namespace() -> bool:
-    """Move the calling process into new, empty network and IPC namespaces (root only)."""
-    if _libc.unshare(ctypes.c_int(CLONE_NEWNET | CLONE_NEWIPC)) != 0:
-        return False
-    return True
 
 
 def seccomp_available() -> bool:
@@ -193,6 +206,23 @@ class _CapData(ctypes.Structure):
                 ("inheritable", ctypes.c_uint32)]
 
 
+CAP_KILL, CAP_SETGID, CAP_SETUID, CAP_SETPCAP, CAP_SYS_ADMIN = 5, 6, 7, 8, 21
+
+
+def effective_capabilities() -> int:
+    """The calling process's effective capability set, as a bit mask."""
+    header, data = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0), (_CapData * 2)()
+    _check(_libc.capget(ctypes.byref(header), ctypes.byref(data)), "capget")
+    return data[0].effective | (data[1].effective << 32)
+
+
+def missing_capabilities(*caps: int) -> list[str]:
+    names = {CAP_KILL: "CAP_KILL", CAP_SETGID: "CAP_SETGID", CAP_SETUID: "CAP_SETUID", CAP_SETPCAP: "CAP_SETPCAP",
+             CAP_SYS_ADMIN: "CAP_SYS_ADMIN"}
+    have = effective_capabilities()
+    return [names[cap] for cap in caps if not have & (1 << cap)]
+
+
 def _capset(caps: int) -> None:
     header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
     data = (_CapData * 2)()
@@ -202,51 +232,29 @@ def _capset(caps: int) -> None:
 
 
 def _drop_bounding_set(keep: int) -> None:
-    last = _CAP_LAST_FALLBACK
-    try:
-        with open("/proc/sys/kernel/cap_last_cap") as fh:
-            last = int(fh.read())
-    except OSError:
-        pass
-    for cap in range(last + 1):
+    for cap in range(_CAP_LAST + 1):
         if not keep & (1 << cap):
-            _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
-    _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+            _check(_libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), "PR_CAPBSET_DROP")
+    _check(_libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "clearing the ambient capabilities")
 
 
-def _drop_uid(uid: int, gid: int, keep_read_capability: bool) -> None:
-    keep = (1 << CAP_DAC_READ_SEARCH) if keep_read_capability else 0
-    _drop_bounding_set(keep)
-    if keep:
-        _check(_libc.prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0), "PR_SET_KEEPCAPS")
+def _drop_capabilities() -> None:
+    """Lock the securebits (uid 0 gets no capabilities back) and empty the bounding and
+    ambient sets; the effective/permitted/inheritable sets are cleared by `_clear_capabilities`."""
+    _check(_libc.prctl(PR_SET_SECUREBITS, SECUREBITS_LOCKED, 0, 0, 0), "PR_SET_SECUREBITS")
+    _drop_bounding_set(0)
+
+
+def _clear_capabilities() -> None:
+    _capset(0)
+
+
+def _drop_uid(uid: int, gid: int) -> None:
     os.setgroups([])
     os.setresgid(gid, gid, gid)
     os.setresuid(uid, uid, uid)
-    if os.getuid() != uid or os.geteuid() != uid or os.getgid() != gid:
-        raise IsolationError("could not drop to the sandbox uid")
-    _capset(keep)  # effective = permitted = keep; inheritable = 0
-    if keep:
-        _libc.prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0)
-
-
-def uid_can_read(paths: list[str], uid: int, gid: int) -> bool:
-    """Whether `uid` can list every one of `paths` (probed in a short-lived forked child)."""
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - child
-        code = 1
-        try:
-            os.setgroups([])
-            os.setresgid(gid, gid, gid)
-            os.setresuid(uid, uid, uid)
-            for path in paths:
-                os.listdir(path)
-            code = 0
-        except BaseException:  # noqa: BLE001
-            code = 1
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status) == 0
+    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid) or os.getgroups():
+        raise IsolationError("could not drop to the run's uid")
 
 
 def build_seccomp_filter() -> Any:
@@ -262,7 +270,10 @@ def build_seccomp_filter() -> Any:
         except (OSError, ValueError, RuntimeError):
             continue  # not a syscall on this architecture
     filt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+    filt.add_rule(sc.ERRNO(errno.ENOSYS), "openat2")  # its flags are in a struct the filter cannot see
     filt.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, CLONE_THREAD, 0))
+    filt.add_rule(deny, "open", sc.Arg(1, sc.MASKED_EQ, O_PATH, O_PATH))
+    filt.add_rule(deny, "openat", sc.Arg(2, sc.MASKED_EQ, O_PATH, O_PATH))
     return filt
 
 
@@ -297,46 +308,89 @@ def _install_seccomp(program: bytes) -> None:
 def harden(plan: HardeningPlan) -> dict[str, bool]:
     """Apply `plan` to the calling (freshly forked, single-threaded) process.
 
-    Returns which features are active; raises IsolationError when a step fails or a feature
-    in `plan.required` could not be applied.
+    Returns which layers are active; raises IsolationError when a step of a planned layer fails.
     """
-    active: dict[str, bool] = {}
+    layers = plan.layers
+    active = dict.fromkeys(ALL_LAYERS, False)
     parent = os.getppid()
     _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "PR_SET_PDEATHSIG")
     if os.getppid() != parent:  # the worker died between fork and prctl
         os._exit(1)
     _close_fds(plan.keep_fds + ((plan.ruleset_fd,) if plan.ruleset_fd is not None else ()))
-    try:
-        _set_rlimits(plan)
+    if "rlimits" in layers:
+        try:
+            _set_rlimits(plan)
+        except (OSError, ValueError) as exc:
+            raise IsolationError(f"setrlimit failed: {exc}") from None
         active["rlimits"] = True
-    except (OSError, ValueError) as exc:
-        raise IsolationError(f"setrlimit failed: {exc}") from None
+    if "fsview" in layers:
+        if plan.view_root is None:
+            raise IsolationError("no filesystem view was built")
+        try:
+            namespaces.enter_view(plan.view_root)
+        except OSError as exc:
+            raise IsolationError(str(exc)) from None
+        active["fsview"] = True
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "PR_SET_NO_NEW_PRIVS")
-    active["landlock"] = False
     if plan.ruleset_fd is not None:
         try:
-            landlock.restrict_self(plan.ruleset_fd)
-            active["landlock"] = True
+            if "landlock" in layers:
+                landlock.restrict_self(plan.ruleset_fd)
+                active["landlock"] = True
         except landlock.LandlockError as exc:
             raise IsolationError(str(exc)) from None
         finally:
             os.close(plan.ruleset_fd)
-    active["uid"] = False
-    if plan.uid is not None and plan.gid is not None and os.geteuid() == 0:
-        _drop_uid(plan.uid, plan.gid, plan.keep_read_capability)
+    if "landlock" in layers and not active["landlock"]:
+        raise IsolationError("no Landlock ruleset was built")
+    if "capabilities" in layers:
+        _drop_capabilities()
+    if "uid" in layers:
+        if plan.uid is None or plan.gid is None:
+            raise IsolationError("no uid for this run")
+        _drop_uid(plan.uid, plan.gid)
         active["uid"] = True
+    if "capabilities" in layers:
+        _clear_capabilities()
+        active["capabilities"] = True
     _check(_libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "PR_SET_DUMPABLE")
-    active["seccomp"] = False
-    if plan.seccomp and (plan.seccomp_program is not None or seccomp_available()):
+    if "seccomp" in layers:
         try:
             if plan.seccomp_program is not None:
                 _install_seccomp(plan.seccomp_program)
             else:  # no precompiled program (RLIMIT_FSIZE=0 rules out exporting one here)
                 build_seccomp_filter().load()
-            active["seccomp"] = True
         except Exception as exc:  # noqa: BLE001 - any failure means no filter
             raise IsolationError(f"seccomp failed: {exc}") from None
-    missing = sorted(f for f in plan.required if f in active and not active[f])
-    if missing:
-        raise IsolationError(f"required isolation features unavailable: {', '.join(missing)}")
+        active["seccomp"] = True
     return active
+
+
+def observe_layers() -> dict[str, Any]:
+    """What a hardened child can see of its own confinement (no privileged call needed);
+    the worker compares it with what it set up (`Zygote.probe`)."""
+    header, data = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0), (_CapData * 2)()
+    _libc.capget(ctypes.byref(header), ctypes.byref(data))
+    caps = 0
+    for index, part in enumerate(data):
+        caps |= (part.effective | part.permitted | part.inheritable) << (32 * index)
+    bounding = sum(1 << cap for cap in range(64) if _libc.prctl(23, cap, 0, 0, 0) == 1)  # PR_CAPBSET_READ
+    ambient = sum(1 << cap for cap in range(64) if _libc.prctl(PR_CAP_AMBIENT, 1, cap, 0, 0) == 1)  # IS_SET
+
+    def outcome(fn: Any) -> str:
+        try:
+            fn()
+        except OSError as exc:
+            return errno.errorcode.get(exc.errno or 0, str(exc.errno))
+        return "allowed"
+
+    return {
+        "uid": list(os.getresuid()), "gid": list(os.getresgid()), "groups": os.getgroups(),
+        "capabilities": caps, "bounding": bounding, "ambient": ambient,
+        "no_new_privs": _libc.prctl(39, 0, 0, 0, 0), "seccomp_mode": _libc.prctl(21, 0, 0, 0, 0),
+        "pid": os.getpid(),
+        "etc_visible": os.path.exists("/etc/passwd"),
+        "list_root": outcome(lambda: os.listdir("/")),
+        "xattr": outcome(lambda: os.listxattr(os.__file__)),
+        "address_space_limit": resource.getrlimit(resource.RLIMIT_AS)[0],
+    }

@@ -3,6 +3,13 @@
 Only exact `dict`, `list`, `str`, `int`, `float`, `bool` and `None` cross the boundary. The
 checks look at `type(x)` before touching a value, so an object with a hostile `__eq__`,
 `__hash__`, `__str__` or `__iter__` is rejected without any of its methods being called.
+
+Strict JSON: no NaN/Infinity, integers within the signed 64-bit range (JSON readers such as
+PostgreSQL and browsers cannot all hold more; a 10**5000 would also stall the parser), and
+no string (value or key) holding a control character or lone surrogate
+(`schema.CONTROL_CHARACTERS`: ESC sequences would reach terminals and a lone surrogate is not
+UTF-8). Free text the sandbox reports itself (printed output, error messages) is cleaned with
+`clean_text` instead of refused.
 """
 
 from __future__ import annotations
@@ -13,7 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from itemsmith.templates_bank.items.schema import CONTROL_CHARACTERS
+
 MAX_DEPTH = 32
+MIN_INT = -(2**63)
+MAX_INT = 2**63 - 1
 
 _SCALARS = (str, int, float, bool, type(None))
 # numpy scalar types whose .item() is plain C code returning a Python scalar.
@@ -26,6 +37,20 @@ _NUMPY_ARRAY_KINDS = frozenset("biufU")
 
 class OutputError(ValueError):
     """The output is not plain JSON within the limits; the message names the offending path."""
+
+
+def clean_text(text: str) -> str:
+    """`text` with every control character and lone surrogate replaced by U+FFFD."""
+    return CONTROL_CHARACTERS.sub("\ufffd", text)
+
+
+def _text_problem(text: str) -> str | None:
+    found = CONTROL_CHARACTERS.search(text)
+    if found is None:
+        return None
+    code = ord(found.group())
+    kind = "a lone surrogate" if 0xD800 <= code <= 0xDFFF else "the control character"
+    return f"{kind} U+{code:04X} at position {found.start()}"
 
 
 def _path(parts: list[str | int]) -> str:
@@ -52,8 +77,18 @@ def to_plain_json(value: Any, max_bytes: int) -> str:
             raise OutputError(f"output is nested deeper than {MAX_DEPTH} levels (at {_path(parts)})")
         if t is str:
             spend(len(v) + 2, parts)
+            problem = _text_problem(v)
+            if problem is not None:
+                raise OutputError(f"{_path(parts)} contains {problem}; text in items must be printable "
+                                  "(no control characters or lone surrogates)")
             return v
-        if t is bool or t is int or v is None:
+        if t is int:
+            if not MIN_INT <= v <= MAX_INT:
+                raise OutputError(f"{_path(parts)} is an integer outside the signed 64-bit range; "
+                                  "use a float or a string")
+            spend(8, parts)
+            return v
+        if t is bool or v is None:
             spend(8, parts)
             return v
         if t is float:
@@ -69,6 +104,9 @@ def to_plain_json(value: Any, max_bytes: int) -> str:
             for key, item in dict.items(v):
                 if type(key) is not str:
                     raise OutputError(f"{_path(parts)} has a key of type {type(key).__name__}; keys must be str")
+                problem = _text_problem(key)
+                if problem is not None:
+                    raise OutputError(f"{_path(parts)} has a key that contains {problem}")
                 spend(len(key) + 4, parts)
                 out[key] = convert(item, [*parts, key], depth + 1)
             return out
@@ -95,17 +133,44 @@ def _reject_constant(name: str) -> Any:
 
 
 def parse_plain_json(raw: bytes, max_bytes: int) -> Any:
-    """Parse untrusted JSON bytes (on the host) and check exact types, depth and finiteness."""
+    """Parse untrusted JSON bytes (on the host) and check exact types, depth, finiteness,
+    integer range and text (no control characters or lone surrogates)."""
     if len(raw) > max_bytes:
         raise OutputError(f"output is larger than {max_bytes} bytes")
     try:
         value = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
     except OutputError:
         raise
-    except (ValueError, RecursionError) as exc:
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):  # CPython's cap on int digits
+            raise OutputError("output contains an integer outside the signed 64-bit range") from None
         raise OutputError(f"output is not valid JSON: {type(exc).__name__}") from None
+    except RecursionError:
+        raise OutputError("output is not valid JSON: RecursionError") from None
     check_plain(value)
     return value
+
+
+def _check_scalar_list(values: list[Any], kinds: set[type]) -> bool:
+    """Check a list of plain scalars in bulk (series values, option texts); False when it
+    holds anything else and must be walked."""
+    if not kinds <= _BULK_SCALARS:
+        return False
+    if float in kinds and not all(map(math.isfinite, values if len(kinds) == 1 else
+                                      (v for v in values if type(v) is float))):
+        raise OutputError("output contains a non-finite number")
+    if int in kinds:
+        ints = values if len(kinds) == 1 else [v for v in values if type(v) is int]
+        if min(ints) < MIN_INT or max(ints) > MAX_INT:
+            raise OutputError("output contains an integer outside the signed 64-bit range")
+    if str in kinds:
+        for text in values:
+            if type(text) is str and CONTROL_CHARACTERS.search(text) is not None:
+                raise OutputError(f"output text contains {_text_problem(text)}")
+    return True
+
+
+_BULK_SCALARS = {float, int, str, bool, type(None)}
 
 
 def check_plain(value: Any) -> None:
@@ -116,7 +181,15 @@ def check_plain(value: Any) -> None:
         t = type(v)
         if depth > MAX_DEPTH + 4:
             raise OutputError("output is nested too deeply")
-        if t is str or t is int or t is bool or v is None:
+        if t is str:
+            if CONTROL_CHARACTERS.search(v) is not None:
+                raise OutputError(f"output text contains {_text_problem(v)}")
+            continue
+        if t is int:
+            if not MIN_INT <= v <= MAX_INT:
+                raise OutputError("output contains an integer outside the signed 64-bit range")
+            continue
+        if t is bool or v is None:
             continue
         if t is float:
             if not math.isfinite(v):
@@ -126,9 +199,12 @@ def check_plain(value: Any) -> None:
             for key, item in dict.items(v):
                 if type(key) is not str:
                     raise OutputError("output has a non-string key")
+                if CONTROL_CHARACTERS.search(key) is not None:
+                    raise OutputError(f"output has a key that contains {_text_problem(key)}")
                 stack.append((item, depth + 1))
             continue
         if t is list:
-            stack.extend((item, depth + 1) for item in list.__iter__(v))
+            if not _check_scalar_list(v, set(map(type, list.__iter__(v)))):
+                stack.extend((item, depth + 1) for item in list.__iter__(v))
             continue
         raise OutputError(f"output contains a {t.__name__}")

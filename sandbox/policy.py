@@ -19,6 +19,7 @@ import builtins
 import collections
 import functools
 import operator
+import statistics
 import types
 import weakref
 from collections.abc import Callable
@@ -89,9 +90,95 @@ class TemplateTransformer(RestrictingNodeTransformer):
     """
 
     def check_name(self, node: Any, name: str | None, allow_magic_methods: bool = False) -> None:
+        if name == "super" and not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+            self.error(node, '"super" cannot be rebound in templates')
+            return
         if (allow_magic_methods and name in EXTRA_MAGIC_METHODS and getattr(node, "col_offset", 0) != 0):
             return
         super().check_name(node, name, allow_magic_methods)
+
+    def visit_Call(self, node: Any) -> Any:
+        """Every call goes through `_call_` (callee checked, result checked), except the
+        generated print collector, `super()` (it reads its caller's frame) and
+        `super().__init__(...)`."""
+        node = super().visit_Call(node)
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "_apply_":
+            func.id = "_call_"
+            return node
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "_print":
+            return node
+        if _is_super_call(node) and not node.args:
+            return node
+        if (isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "_getattr_"
+                and _is_super_call(func.args[0])):
+            return node
+        new = ast.Call(func=ast.Name("_call_", ast.Load()), args=[func, *node.args], keywords=node.keywords)
+        copy_locations(new, node)
+        return new
+
+    def _guard_parameters(self, args: ast.arguments) -> ast.expr | None:
+        """`_guard_args_((a, b), args, kwargs)` for a function's parameters, or None."""
+        names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+        if not names and args.vararg is None and args.kwarg is None:
+            return None
+        def load(name: str | None) -> ast.expr:
+            return ast.Name(name, ast.Load()) if name else ast.Constant(None)
+        return ast.Call(func=ast.Name("_guard_args_", ast.Load()),
+                        args=[ast.Tuple([load(n) for n in names], ast.Load()),
+                              load(args.vararg.arg if args.vararg else None),
+                              load(args.kwarg.arg if args.kwarg else None)], keywords=[])
+
+    def _guard_decorators(self, node: Any) -> None:
+        wrapped = []
+        for decorator in node.decorator_list:
+            call = ast.Call(func=ast.Name("_decorator_", ast.Load()), args=[decorator], keywords=[])
+            copy_locations(call, decorator)
+            ast.fix_missing_locations(call)
+            wrapped.append(call)
+        node.decorator_list = wrapped
+
+    def visit_FunctionDef(self, node: Any) -> Any:
+        node = super().visit_FunctionDef(node)
+        guard = self._guard_parameters(node.args)
+        if guard is not None:
+            statement = ast.Expr(guard)
+            first = node.body[0] if node.body else node
+            copy_locations(statement, first)
+            ast.fix_missing_locations(statement)
+            docstring = (node.body and isinstance(node.body[0], ast.Expr)
+                         and isinstance(node.body[0].value, ast.Constant) and isinstance(node.body[0].value.value, str))
+            node.body.insert(1 if docstring else 0, statement)
+        self._guard_decorators(node)
+        return node
+
+    def visit_Lambda(self, node: Any) -> Any:
+        node = super().visit_Lambda(node)
+        guard = self._guard_parameters(node.args)
+        if guard is not None:
+            body = ast.BoolOp(op=ast.Or(), values=[guard, node.body])
+            copy_locations(body, node.body)
+            ast.fix_missing_locations(body)
+            node.body = body
+        return node
+
+    def visit_ClassDef(self, node: Any) -> Any:
+        node = super().visit_ClassDef(node)
+        self._guard_decorators(node)
+        return node
+
+    def visit_With(self, node: Any) -> Any:
+        node = super().visit_With(node)
+        for item in node.items:
+            target = item.optional_vars
+            if isinstance(target, ast.Name):
+                check = ast.Assign(targets=[ast.Name(target.id, ast.Store())],
+                                   value=ast.Call(func=ast.Name("_guard_", ast.Load()),
+                                                  args=[ast.Name(target.id, ast.Load())], keywords=[]))
+                copy_locations(check, node)
+                ast.fix_missing_locations(check)
+                node.body.insert(0, check)
+        return node
 
     def check_import_names(self, node: ast.ImportFrom | ast.Import) -> ast.AST:
         if isinstance(node, ast.ImportFrom):
@@ -179,14 +266,18 @@ _OPTION_ATTRIBUTES = frozenset({
 })
 _INTROSPECTION_ATTRIBUTES = frozenset({"mro", "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "tb_frame",
                                        "tb_next"}) | INSPECT_ATTRIBUTES
+# Wall-clock readers (datetime.now, date.today, pd.Timestamp.now, ...): an item keyed on them
+# differs between runs of one seed, so checks on one run say nothing about the next.
+_CLOCK_ATTRIBUTES = frozenset({"now", "today", "utcnow"})
 # Names that are never reachable as attributes of library objects, with the reason given.
 DENIAL_REASONS: dict[str, str] = {
-    **{n: "file, network and pickle I/O is blocked" for n in _IO_ATTRIBUTES},
-    **{n: "expression evaluation is blocked" for n in _EVAL_ATTRIBUTES},
-    **{n: "raw memory access is blocked" for n in _NATIVE_ATTRIBUTES},
-    **{n: "plotting and styling backends are blocked" for n in _BACKEND_ATTRIBUTES},
-    **{n: "global options and registries cannot be changed" for n in _OPTION_ATTRIBUTES},
-    **{n: "introspection is blocked" for n in _INTROSPECTION_ATTRIBUTES},
+    **dict.fromkeys(_IO_ATTRIBUTES, "file, network and pickle I/O is blocked"),
+    **dict.fromkeys(_EVAL_ATTRIBUTES, "expression evaluation is blocked"),
+    **dict.fromkeys(_NATIVE_ATTRIBUTES, "raw memory access is blocked"),
+    **dict.fromkeys(_BACKEND_ATTRIBUTES, "plotting and styling backends are blocked"),
+    **dict.fromkeys(_OPTION_ATTRIBUTES, "global options and registries cannot be changed"),
+    **dict.fromkeys(_INTROSPECTION_ATTRIBUTES, "introspection is blocked"),
+    **dict.fromkeys(_CLOCK_ATTRIBUTES, "the clock is not seeded: items must depend on the run's seed only"),
 }
 DENIED_ATTRIBUTES = frozenset(DENIAL_REASONS)
 DENIED_PREFIXES = ("read_", "to_")
@@ -204,6 +295,7 @@ TYPE_RULES: dict[type, frozenset[str]] = {
     np.random.Generator: proxies.GENERATOR_METHODS,
     np.random.RandomState: proxies.RANDOMSTATE_METHODS,
     __import__("random").Random: proxies.PY_RANDOM_METHODS,
+    proxies.TemplateRandom: proxies.PY_RANDOM_METHODS,
     functools.partial: frozenset(),
 }
 # Legacy numpy.random names LLMs reach for on a Generator.
@@ -294,15 +386,355 @@ def _user_class_set(obj: Any) -> Any:
     return USER_CLASSES if type(obj) is type else ()
 
 
+# --- value guard -------------------------------------------------------------------------
+#
+# Every value that crosses from library code into template code is checked: attribute reads,
+# subscripts, iteration, call results, arguments a library passes to a template's callback,
+# `with ... as x`, decorators. A value is refused when it is a module, frame, traceback, code
+# object or cell; a callable whose name starts with "_" (bound dunders such as
+# `NDFrame.__array_ufunc__`, `object.__getattribute__`); a denied builtin or a function of a
+# denied module; a raw pandas dispatcher (it is wrapped with its guard instead when it crosses
+# alone); or a container, object-dtype array or pandas object holding any of those at any
+# depth (iterative walk, no depth limit, exact base-type iteration so a lying `__iter__`/
+# `values()` is never called). Values the template built from checked values stay checked;
+# values library code computes are checked where they cross.
+
+_INERT_TYPES = frozenset({
+    int, float, str, bool, type(None), bytes, complex, slice, range, type(Ellipsis),
+    np.float64, np.float32, np.float16, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+    np.uint32, np.uint64, np.bool_, np.str_, np.datetime64, np.timedelta64, np.complex128, np.complex64,
+    pd.Timestamp, pd.Timedelta, pd.Period, type(pd.NaT), type(pd.NA),
+})
+_NAMED_CALLABLE_TYPES = frozenset({
+    types.BuiltinFunctionType, types.FunctionType, types.MethodType, types.MethodWrapperType,
+    types.WrapperDescriptorType, types.MethodDescriptorType, types.ClassMethodDescriptorType,
+    types.GetSetDescriptorType, types.MemberDescriptorType, staticmethod, classmethod,
+})
+_SEQUENCE_TYPES: dict[type, Callable[[Any], Any]] = {list: list.__iter__, tuple: tuple.__iter__, set: set.__iter__, frozenset: frozenset.__iter__,
+                   collections.deque: collections.deque.__iter__, type({}.keys()): type({}.keys()).__iter__,
+                   type({}.values()): type({}.values()).__iter__, type({}.items()): type({}.items()).__iter__}
+_SEQUENCE_BASES: tuple[type, ...] = tuple(_SEQUENCE_TYPES)
+_MAPPING_TYPES = (dict,)  # dict subclasses: defaultdict, OrderedDict, Counter, a template's own
+_PANDAS_FRAMES = (pd.Series, pd.Index, pd.api.extensions.ExtensionArray)
+# pandas' inferred kinds of an object array that cannot hold a callable.
+_INERT_INFERRED = frozenset({
+    "string", "bytes", "floating", "integer", "mixed-integer-float", "decimal", "complex", "boolean",
+    "datetime64", "datetime", "date", "timedelta64", "timedelta", "time", "period", "interval", "empty",
+})
+
+
+class ValueRefused(TypeError):
+    """A value crossing into template code that the policy does not allow."""
+
+
+def _refuse(value: Any) -> ValueRefused:
+    name = getattr(value, "__name__", None) if type(value) in _NAMED_CALLABLE_TYPES else None
+    what = f"{type(value).__name__} {name!r}" if type(name) is str else type(value).__name__
+    return ValueRefused(f"a value of type {what} is not available in templates "
+                        "(internal functions, modules and frames are blocked)")
+
+
+def _is_template_code(func: Any) -> bool:
+    t = type(func)
+    if t is types.MethodType:
+        func = func.__func__
+        t = type(func)
+    return t is types.FunctionType and func.__code__.co_filename == TEMPLATE_FILENAME
+
+
+def _raw_dispatcher(value: Any) -> tuple[str, int] | None:
+    """(name, offset) when `value` is an unguarded pandas dispatch method, else None."""
+    t = type(value)
+    if t is types.MethodType:
+        name = value.__name__
+        if name in dispatch.GUARDED_METHODS and _is_pandas(value.__self__):
+            return name, 0
+    elif t is types.FunctionType:
+        name = value.__name__
+        module = value.__module__
+        if name in dispatch.GUARDED_METHODS and type(module) is str and module.startswith("pandas"):
+            return name, 1
+    return None
+
+
+def _scalar_refused(value: Any) -> bool:
+    """A single value (not looking inside containers) the policy refuses."""
+    t = type(value)
+    if t in DENIED_VALUE_TYPES:
+        return True
+    if t in _NAMED_CALLABLE_TYPES:
+        name = getattr(value, "__name__", "")
+        if type(name) is not str or name[:1] == "_":
+            return True
+        if t is types.MethodType and type(value.__self__) in DENIED_VALUE_TYPES:
+            return True
+        return _denied_callable(value)
+    if t is type:
+        return _denied_callable(value)
+    return False
+
+
+def _object_array_items(value: Any) -> Any:
+    """The elements of an object ndarray / pandas object to inspect, or None when the dtype
+    (or pandas' C-level inference) shows it cannot hold a callable."""
+    if type(value) is np.ndarray:
+        dtype = value.dtype
+        if not dtype.hasobject:
+            return None
+        if dtype.kind != "O":
+            raise ValueRefused("structured arrays with object fields are not available in templates")
+        array = value
+    else:
+        dtype = value.dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            return _object_array_items(dtype.categories)
+        if isinstance(dtype, pd.SparseDtype) and dtype.subtype == object:  # noqa: E721 - dtype equality
+            return _object_array_items(np.asarray(value, dtype=object))
+        if dtype != object:  # noqa: E721 - numpy dtype equality, not a type comparison
+            return None
+        array = value.to_numpy(dtype=object, copy=False)
+    if array.size == 0 or pd.api.types.infer_dtype(array.ravel(), skipna=True) in _INERT_INFERRED:
+        return None
+    elements = array.ravel().tolist() if array.ndim else [array.item()]
+    if any(map(callable, elements)):
+        raise ValueRefused("object arrays and pandas objects holding functions are not available in templates")
+    return elements
+
+
+def check_deep(value: Any) -> Any:
+    """Refuse `value` if it, or anything inside it at any depth, is refused (see above).
+
+    Walks exact containers with their base type's own iteration (never a subclass's
+    `__iter__`/`values()`), object-dtype arrays and pandas objects (values, index, columns,
+    name); other objects are checked as single values. Returns `value`, or for a raw pandas
+    dispatcher its guarded wrapper.
+    """
+    wrapped = _raw_dispatcher(value)
+    if wrapped is not None:
+        return dispatch.guard_method(value, *wrapped)
+    pending = [value]
+    seen: set[int] = set()
+    while pending:
+        item = pending.pop()
+        t = type(item)
+        if t in _INERT_TYPES:
+            continue
+        if _scalar_refused(item) or _raw_dispatcher(item) is not None:
+            raise _refuse(item)
+        if t in _SEQUENCE_TYPES or isinstance(item, _SEQUENCE_BASES) or isinstance(item, _MAPPING_TYPES):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            if isinstance(item, _MAPPING_TYPES):
+                for part in (dict.keys(item), dict.values(item)):
+                    if not set(map(type, part)) <= _INERT_TYPES:
+                        pending.extend(part)
+                continue
+            base = next(b for b in type(item).__mro__ if b in _SEQUENCE_TYPES)
+            elements = list(_SEQUENCE_TYPES[base](item))
+            if not set(map(type, elements)) <= _INERT_TYPES:
+                pending.extend(elements)
+        elif t is np.ndarray or isinstance(item, _PANDAS_FRAMES):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            elements = _object_array_items(item)
+            if elements is not None:
+                pending.extend(elements)
+            if isinstance(item, pd.Series):
+                pending.append(item.index)
+                pending.append(item.name)
+            elif isinstance(item, pd.Index):
+                pending.extend(item.names)
+        elif isinstance(item, pd.DataFrame):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            pending.append(item.index)
+            pending.append(item.columns)
+            for position, dtype in enumerate(item.dtypes.tolist()):
+                if dtype == object or isinstance(dtype, pd.CategoricalDtype):  # noqa: E721 - numpy dtype equality
+                    pending.append(item.iloc[:, position])
+    return value
+
+
+def check_value(value: Any) -> Any:
+    """The check for a single value crossing into template code: refused scalars, raw pandas
+    dispatchers (returned wrapped), object arrays and pandas Series/Index holding refused
+    values. Plain containers are not walked here; `check_deep` walks them."""
+    t = type(value)
+    if t in _INERT_TYPES:
+        return value
+    wrapped = _raw_dispatcher(value)
+    if wrapped is not None:
+        return dispatch.guard_method(value, *wrapped)
+    if _scalar_refused(value):
+        raise _refuse(value)
+    if t is np.ndarray or isinstance(value, _PANDAS_FRAMES):
+        check_deep(value)
+    return value
+
+
+def guard_args(named: tuple[Any, ...], varargs: tuple[Any, ...] | None, varkw: dict[str, Any] | None) -> None:
+    """`_guard_args_`: the parameters of a template function or lambda, on entry (a library
+    calling a template's callback hands it values no other guard has seen)."""
+    for value in named:
+        if type(value) not in _INERT_TYPES:
+            check_value(value)
+    if varargs:
+        for value in varargs:
+            check_value(value)
+    if varkw:
+        for value in varkw.values():
+            check_value(value)
+
+
+def _check_out_arguments(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """No object-dtype array as a ufunc's or a numpy function's `out=`: library code would
+    store whatever it computes into an array the template then holds."""
+    outs: list[Any] = []
+    if "out" in kwargs:
+        out = kwargs["out"]
+        outs.extend(tuple.__iter__(out) if type(out) is tuple else (out,))
+    if type(func) is np.ufunc:
+        outs.extend(args[func.nin:])
+    elif type(func) is types.BuiltinMethodType and type(func.__self__) is np.ufunc:
+        outs.extend(args[1:])  # ufunc.at(a, indices, b) writes into a; reduce/accumulate take out=
+        if func.__name__ == "at":
+            outs.append(args[0] if args else None)
+    for out in outs:
+        if type(out) is np.ndarray and out.dtype.hasobject:
+            raise ValueRefused("object-dtype arrays cannot be used as out= in templates")
+        if isinstance(out, (pd.Series, pd.DataFrame, pd.Index)):
+            raise ValueRefused("pandas objects cannot be used as out= in templates")
+
+
+# Strings that make numpy/pandas read the clock (`np.datetime64("now")`, `pd.Timestamp("today")`,
+# `pd.Series(["now"]).astype("datetime64[ns]")`): denying the `now`/`today` attributes is not enough.
+CLOCK_WORDS = ("now", "today")
+
+
+def _names_the_clock(value: Any, seen: set[int]) -> bool:
+    """Whether `value` is, or holds at any depth, a clock word (case and spaces ignored)."""
+    t = type(value)
+    if t is str or t is bytes:
+        text = value.decode("latin-1") if t is bytes else value
+        return len(text) < 16 and text.strip().lower() in CLOCK_WORDS
+    if id(value) in seen:
+        return False
+    seen.add(id(value))
+    if t is list or t is tuple:
+        items = list.__iter__(value) if t is list else tuple.__iter__(value)
+        return any(_names_the_clock(v, seen) for v in items)
+    if t is dict:
+        return any(_names_the_clock(v, seen) for v in (*dict.keys(value), *dict.values(value)))
+    if t is np.ndarray:
+        if value.dtype.kind in "US":
+            return bool(np.isin(np.char.lower(np.char.strip(value.astype("U16"))), CLOCK_WORDS).any())
+        return value.dtype.hasobject and any(_names_the_clock(v, seen) for v in value.ravel().tolist())
+    if isinstance(value, pd.DataFrame):
+        return any(_names_the_clock(value.iloc[:, i], seen) for i in range(value.shape[1]))
+    if isinstance(value, (pd.Series, pd.Index)) and (value.dtype.kind in "OSU" or value.dtype == "string"):
+        return _names_the_clock(np.asarray(value, dtype=object), seen)
+    return False
+
+
+def _numpy_or_pandas(obj: Any) -> bool:
+    module = getattr(obj, "__module__", None)
+    if type(module) is not str:
+        module = type(obj).__module__
+    return module.partition(".")[0] in ("numpy", "pandas")
+
+
+# Library callables that draw from OS entropy unless given a seed.
+SEED_REQUIRED: dict[Any, str] = {statistics.NormalDist.samples: "seed"}
+
+
+def _check_seeded(func: Any, kwargs: dict[str, Any]) -> None:
+    target = getattr(func, "__func__", func)
+    if type(target) is types.FunctionType and target in SEED_REQUIRED and kwargs.get(SEED_REQUIRED[target]) is None:
+        raise ValueRefused(f"{target.__qualname__}() needs {SEED_REQUIRED[target]}=... in templates "
+                           "(without one it draws from OS entropy, so runs would not repeat)")
+
+
+def _check_clock_words(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """numpy and pandas read the clock when handed "now" or "today" (as an argument, or held by
+    the object whose method is called: `Series(["today"]).astype(...)`, `.apply(pd.Timestamp)`)."""
+    owner = getattr(func, "__self__", None)
+    if not (_numpy_or_pandas(func) or (owner is not None and _numpy_or_pandas(owner))):
+        return
+    seen: set[int] = set()
+    if any(_names_the_clock(v, seen) for v in (*args, *kwargs.values(), owner)):
+        raise ValueRefused(f"templates cannot pass {' or '.join(map(repr, CLOCK_WORDS))} to numpy or pandas: "
+                           "they read the clock, so items would change from day to day; take dates from the data")
+
+
+def guarded_call(func: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """`_call_`: every call a template makes (`f(x)` is compiled to `_call_(f, x)`).
+
+    A template's own functions and classes are called directly (their parameters are guarded
+    on entry). Anything else is a library callable: it is checked as a value (no dunder
+    methods, no denied builtins; a raw pandas dispatcher gets its guard), its keyword
+    arguments must not pick engines/backends/window functions by name, object arrays cannot
+    be its `out=`, and its result is checked at every depth before the template sees it.
+    """
+    if _is_template_code(func) or (type(func) is type and func in USER_CLASSES):
+        return func(*args, **kwargs)
+    func = check_value(func)
+    dispatch.check_call_keywords(kwargs)
+    _check_clock_words(func, args, kwargs)
+    target, target_args, target_kwargs = _unwrapped(func, args, kwargs)
+    _check_seeded(target, target_kwargs)
+    if "out" in target_kwargs or type(target) is np.ufunc or (
+            type(target) is types.BuiltinMethodType and type(target.__self__) is np.ufunc):
+        _check_out_arguments(target, target_args, target_kwargs)
+    return check_deep(func(*args, **kwargs))
+
+
+def _unwrapped(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+               ) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
+    """What `functools.partial` wrappers finally call, with the arguments they add."""
+    while type(func) is functools.partial:
+        args, kwargs, func = (*func.args, *args), {**func.keywords, **kwargs}, func.func
+    return func, args, kwargs
+
+
+def guarded_iter(obj: Any) -> Any:
+    """`_getiter_`: `for` loops, comprehensions and unpacking; every element is checked."""
+    iterator = iter(obj)
+    t = type(obj)
+    if t is range or t is str or t is bytes:
+        return iterator
+    if t in _SEQUENCE_TYPES or t is dict or t is np.ndarray and not obj.dtype.hasobject:
+        return _checked(iterator, check_value)
+    return _checked(iterator, check_deep)
+
+
+def _checked(iterator: Any, check: Callable[[Any], Any]) -> Any:
+    for value in iterator:
+        yield check(value)
+
+
+def guard_with_value(value: Any) -> Any:
+    """`_guard_`: what `with ... as x` binds."""
+    return check_deep(value)
+
+
+def guard_decorator(decorator: Any) -> Callable[[Any], Any]:
+    """`_decorator_`: `@d` applies `d` through the same call guard."""
+    return functools.partial(guarded_call, decorator)
+
+
 def guarded_getattr(obj: Any, name: str) -> Any:
     """`obj.name` in a template."""
     if type(name) is not str:
         raise TypeError("attribute names must be str")
+    trusted = False
     if name[:1] == "_":
         if not (name == "__init__" and type(obj) is super):
             raise AttributeError(f'"{name}" is not accessible in templates (names starting with "_" are blocked)')
     elif type(obj) in _TRUSTED_NAMESPACES or type(obj) in USER_CLASSES or obj in _user_class_set(obj):
-        pass
+        trusted = True
     elif name in DENIED_ATTRIBUTES:
         raise _deny(obj, name)
     elif name.startswith(DENIED_PREFIXES) and name not in ALLOWED_TO_METHODS:
@@ -328,19 +760,24 @@ def guarded_getattr(obj: Any, name: str) -> Any:
         if kind:
             return dispatch.guard_method(getattr(obj, name), name, offset=1 if kind == 2 else 0)
     value = getattr(obj, name)
-    vt = type(value)
-    if vt in DENIED_VALUE_TYPES or (vt in _CALLABLE_TYPES and _denied_callable(value)):
-        raise _deny(obj, name)
-    return value
+    if name == "__init__":
+        return value
+    try:
+        return check_value(value) if trusted else check_deep(value)
+    except ValueRefused:
+        raise _deny(obj, name, "it is an internal object") from None
 
 
 def guarded_getitem(obj: Any, key: Any) -> Any:
     """`obj[key]` in a template."""
     value = obj[key]
-    vt = type(value)
-    if vt in DENIED_VALUE_TYPES or (vt in _CALLABLE_TYPES and _denied_callable(value)):
-        raise TypeError("this item is not available in templates")
-    return value
+    t = type(obj)
+    try:
+        if t in _SEQUENCE_TYPES or t is dict or t is str or t in USER_CLASSES:
+            return check_value(value)
+        return check_deep(value)
+    except ValueRefused:
+        raise TypeError("this item is not available in templates") from None
 
 
 def guarded_getattr_builtin(obj: Any, name: str, default: Any = _MISSING) -> Any:
@@ -374,8 +811,21 @@ _LIBRARY_WRITABLE = (
 WRITABLE_LIBRARY_ATTRIBUTES = frozenset({"columns", "index", "name", "names", "attrs", "shape"})
 
 
+def _holds_callable(value: Any) -> bool:
+    """A function, or a plain list/tuple/object array with one at its top level."""
+    if callable(value):
+        return True
+    t = type(value)
+    if t is list or t is tuple:
+        return any(map(callable, value))
+    if t is np.ndarray and value.dtype.kind == "O":
+        return any(map(callable, value.ravel().tolist()))
+    return False
+
+
 class LibraryWriter:
-    """What `_write_` hands back for a numpy/pandas object: items, plus a few plain attributes."""
+    """What `_write_` hands back for a numpy/pandas object: items (data only: no functions in
+    arrays or pandas objects), plus a few plain attributes."""
 
     __slots__ = ("_LibraryWriter__target",)
 
@@ -383,6 +833,8 @@ class LibraryWriter:
         object.__setattr__(self, "_LibraryWriter__target", target)
 
     def __setitem__(self, key: Any, value: Any) -> None:
+        if _holds_callable(value):
+            raise TypeError("functions cannot be stored in arrays or pandas objects in templates")
         self.__target[key] = value
 
     def __delitem__(self, key: Any) -> None:
@@ -520,13 +972,33 @@ ALLOWED_BASES = frozenset({object, dict, list} | {v for v in safe_builtins.value
                                                    if isinstance(v, type) and issubclass(v, BaseException)})
 
 
+_VALUE_HASHABLE = (str, bytes, int, float, complex, bool, type(None))
+
+
+def refuse_id(obj: Any) -> int:
+    raise TypeError("id() is not available in templates: it differs between processes, so items keyed on it "
+                    "are not reproducible; derive everything from rng and the data")
+
+
+def value_hash(obj: Any) -> int:
+    """`hash()` for values only (str, numbers, tuples of them): a hash by identity differs between
+    processes, so items keyed on it are not reproducible."""
+    if type(obj) in (tuple, frozenset):
+        for part in obj:
+            value_hash(part)
+    elif type(obj) not in _VALUE_HASHABLE:
+        raise TypeError(f"hash() of a {type(obj).__name__} is not available in templates: it differs between "
+                        "processes; hash strings, numbers or tuples of them, or draw from rng")
+    return hash(obj)
+
+
 def make_builtins(writes: WritePolicy, importer: Callable[..., Any]) -> dict[str, Any]:
     table = dict(safe_builtins)
     for name in _SAFE_BUILTIN_NAMES:
         table[name] = getattr(builtins, name)
     table.update(
         getattr=guarded_getattr_builtin, hasattr=guarded_hasattr, setattr=writes.setattr,
-        delattr=writes.delattr, __import__=importer,
+        delattr=writes.delattr, __import__=importer, id=refuse_id, hash=value_hash,
     )
     return table
 
@@ -544,7 +1016,7 @@ def build_namespace(*, handler: Any, randomness: proxies.RunRandomness, helpers:
         "__metaclass__": writes.metaclass,
         "_getattr_": guarded_getattr,
         "_getitem_": guarded_getitem,
-        "_getiter_": iter,
+        "_getiter_": guarded_iter,
         "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
         "_unpack_sequence_": guarded_unpack_sequence,
         "_write_": writes.write,
@@ -552,7 +1024,11 @@ def build_namespace(*, handler: Any, randomness: proxies.RunRandomness, helpers:
         "_inplace_attr_": writes.inplace_attr,
         "_inplace_item_": writes.inplace_item,
         "_print_": make_print_factory(print_sink),
-        "_apply_": lambda f, *a, **kw: f(*a, **kw),
+        "_apply_": guarded_call,
+        "_call_": guarded_call,
+        "_guard_args_": guard_args,
+        "_guard_": guard_with_value,
+        "_decorator_": guard_decorator,
         # what the template contract promises
         "handler": handler,
         "rng": randomness.rng,

@@ -242,15 +242,62 @@ RE = ModuleProxy("re", _pick(_re, RE_NAMES))
 FUTURE = ModuleProxy("__future__", {"annotations": object()})
 
 
+class TemplateRandom(_random.Random):
+    """The stdlib generator a template gets: `seed()` needs an explicit value (reseeding from
+    the clock or os.urandom would make runs unrepeatable)."""
+
+    def seed(self, a: Any = None, version: int = 2) -> None:
+        if a is None:
+            raise TypeError("random.seed() needs an explicit seed in templates (runs are repeatable)")
+        if type(a) not in (int, float, str, bytes, bool):
+            raise TypeError("random seeds in templates are int, float, str or bytes")
+        super().seed(a, version)
+
+
+class _RandomFactory(type):
+    """`random.Random` for templates: usable with isinstance(); calling it makes a
+    `TemplateRandom` with the given seed, or without one a seed derived from the run's."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, _random.Random)
+
+    def __subclasscheck__(cls, sub: Any) -> bool:
+        return isinstance(sub, type) and issubclass(sub, _random.Random)
+
+    def __call__(cls, seed: Any = None) -> TemplateRandom:
+        if seed is None:
+            seed = cls._next_seed()  # type: ignore[attr-defined]
+        return TemplateRandom(seed)
+
+
 class RunRandomness:
-    """The seeded random sources of one run: `rng`, `np.random` (legacy API) and `random`."""
+    """The seeded random sources of one run: `rng`, `np.random` (legacy API), `random` and
+    `random.Random(...)` instances."""
 
     def __init__(self, seed: int) -> None:
         self.seed = seed
         self.rng = np.random.default_rng(seed)
         self.legacy = np.random.RandomState(seed % 2**32)
-        self.py_random = _random.Random(seed)
+        # Library code draws from the process-wide generators where a template names none
+        # (`DataFrame.sample()` without random_state): seeded from the run too, so those draws
+        # repeat with the seed instead of depending on which child ran the template.
+        np.random.seed(seed % 2**32)
+        _random.seed(seed)
+        self.py_random = TemplateRandom(seed)
         self._spawned = 0
+        self._py_spawned = 0
+        self.random_class = _RandomFactory("Random", (), {"_next_seed": staticmethod(self._derived_seed),
+                                                          "__doc__": _RandomFactory.__doc__})
+
+    def _derived_seed(self) -> int:
+        self._py_spawned += 1
+        return int(np.random.default_rng([self.seed, 2**32, self._py_spawned]).integers(2**63))
+
+    def legacy_seed(self, seed: Any = None) -> None:
+        """`np.random.seed(seed)`; without a seed numpy would reseed from OS entropy."""
+        if seed is None:
+            raise TypeError("np.random.seed() needs an explicit seed in templates (runs are repeatable)")
+        self.legacy.seed(seed)
 
     def default_rng(self, seed: Any = None) -> np.random.Generator:
         """`np.random.default_rng(seed)`; without a seed, a generator derived from the run seed."""
@@ -266,6 +313,7 @@ def numpy_proxy(randomness: RunRandomness) -> ModuleProxy:
     random_members: dict[str, Any] = {n: getattr(randomness.legacy, n) for n in RANDOMSTATE_METHODS
                                       if hasattr(randomness.legacy, n)}
     random_members["default_rng"] = randomness.default_rng
+    random_members["seed"] = randomness.legacy_seed
     members = dict(_NUMPY_STATIC)
     members.update(linalg=NUMPY_LINALG, fft=NUMPY_FFT, lib=NUMPY_LIB,
                    random=ModuleProxy("np.random", random_members))
@@ -273,15 +321,17 @@ def numpy_proxy(randomness: RunRandomness) -> ModuleProxy:
 
 
 def random_proxy(randomness: RunRandomness) -> ModuleProxy:
-    return ModuleProxy("random", {n: getattr(randomness.py_random, n) for n in PY_RANDOM_METHODS
-                                  if hasattr(randomness.py_random, n)})
+    members: dict[str, Any] = {n: getattr(randomness.py_random, n) for n in PY_RANDOM_METHODS
+                               if hasattr(randomness.py_random, n)}
+    members["Random"] = randomness.random_class
+    return ModuleProxy("random", members)
 
 
 def synth_proxy() -> ModuleProxy:
     """The public members of `handlers.synthetic` (`__all__`: generators, transforms, registries;
     imported lazily; when it is absent or broken, any use is a clear error)."""
     try:
-        import itemsmith.handlers.synthetic as synthetic  # noqa: PLC0415 - optional, written separately
+        import itemsmith.handlers.synthetic as synthetic  # optional, written separately
     except Exception as exc:  # noqa: BLE001 - any import failure makes synth unavailable
         reason = f"{type(exc).__name__}: {exc}"
         return _UnavailableProxy("synth", f"synth is not available in this installation ({reason})")
@@ -304,7 +354,7 @@ class _UnavailableProxy(ModuleProxy):
 
 def import_table(np_proxy: ModuleProxy, random_module: ModuleProxy) -> dict[str, ModuleProxy]:
     """What `import x` / `from x import y` resolve to inside a template."""
-    np_random = getattr(np_proxy, "random")
+    np_random = np_proxy.random
     return {
         "numpy": np_proxy, "numpy.fft": NUMPY_FFT, "numpy.linalg": NUMPY_LINALG, "numpy.random": np_random,
         "numpy.lib": NUMPY_LIB, "numpy.lib.stride_tricks": NUMPY_STRIDE_TRICKS,

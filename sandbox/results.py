@@ -1,7 +1,7 @@
 """Turning what a worker reports about a child into a `RunResult`, on the host.
 
 The payload is untrusted: it is parsed with a size cap, checked for exact plain-JSON types,
-validated as a `ChildEnvelope`, and its items validated with `templates_bank.schema.Item`.
+validated as a `ChildEnvelope`, and its items validated with `templates_bank.items.schema.Item`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 `run_template_here` compiles the source under the policy, executes it in a fresh namespace,
 calls `question(num_samples)`, converts the result to plain JSON and returns the envelope the
 child writes to its pipe. Errors name the exception, its message and the template's own
-line, never a sandbox or library frame.
+line, never a sandbox or library frame; error, traceback and printed text are cleaned of
+control characters and lone surrogates (`output.clean_text`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import types
 from typing import Any
 
 from itemsmith.sandbox import policy, proxies
-from itemsmith.sandbox.output import OutputError, to_plain_json
+from itemsmith.sandbox.output import OutputError, clean_text, to_plain_json
 from itemsmith.templates_bank.items.helpers import bind_helpers
 
 MAX_ERROR_CHARS = 400
@@ -82,10 +83,10 @@ def run_template_here(source: str, *, handler: Any, num_samples: int, seed: int,
         if items_json is not None:
             parts.append(f'"items":{items_json}')
         if error is not None:
-            parts.append(f'"error":{json.dumps(error)}')
+            parts.append(f'"error":{json.dumps(clean_text(error))}')
         if tb is not None:
-            parts.append(f'"traceback":{json.dumps(tb)}')
-        parts.append(f'"printed":{json.dumps(sink.text())}')
+            parts.append(f'"traceback":{json.dumps(clean_text(tb))}')
+        parts.append(f'"printed":{json.dumps(clean_text(sink.text()))}')
         return "{" + ",".join(parts) + "}"
 
     try:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from itemsmith.sandbox.layers import ALL_LAYERS, check_layer_names
 
 MIB = 1024 * 1024
 
@@ -31,14 +33,28 @@ class SandboxLimits(BaseSettings):
     handler_memory_mb: int = Field(4096, ge=256, le=262144)
     handler_snapshot_bytes: int = Field(512 * MIB, ge=MIB, le=16 * 1024 * MIB)
     handler_max_records: int = Field(100_000, ge=1)
-    # Isolation features that must be active or the worker refuses to start (the others are
-    # used when the machine allows them). Known: seccomp, rlimits, landlock, netns, uid.
-    required_features: tuple[str, ...] = ("seccomp", "rlimits")
-    sandbox_uid: int = Field(65534, ge=1, description="uid a run drops to when the worker runs as root")
-    sandbox_gid: int = Field(65534, ge=1)
+    # OS isolation layers (see sandbox.layers): a worker refuses to start unless every required
+    # layer is active, except with allow_degraded (local development only: the missing layers
+    # are reported, never silently skipped).
+    required_layers: tuple[str, ...] = Field(ALL_LAYERS, description="layers a worker must have to start")
+    disabled_layers: tuple[str, ...] = Field((), description="layers never applied (diagnostics and tests)")
+    allow_degraded: bool = Field(False, description="start with whatever layers the machine provides "
+                                                    "(local development only)")
+    # Each run drops to uid_base + (its host pid % uid_count): runs alive at the same time never
+    # share a uid when uid_count >= /proc/sys/kernel/pid_max (and no file is owned by these uids).
+    uid_base: int = Field(1_000_000, ge=1, le=2**31)
+    uid_count: int = Field(4_194_304, ge=1, le=2**30)
     startup_s: float = Field(180.0, gt=0, description="how long a worker may take to start")
     spare_warmup: bool = Field(True, description="pre-run trusted warm-up code in each waiting spare child "
                                                  "(fewer copy-on-write faults on the request path)")
+
+    @field_validator("required_layers", "disabled_layers")
+    @classmethod
+    def _known_layers(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return check_layer_names(value)
+
+    def run_uid(self, host_pid: int) -> int:
+        return self.uid_base + host_pid % self.uid_count
 
     @property
     def effective_cpu_seconds(self) -> int:

@@ -1,14 +1,18 @@
 """The worker ("zygote"): a clean process that preloads everything, then forks one child per run.
 
-Started by the host with `python -P -s -m sandbox.zygote`, a scrubbed environment (no API
-keys, no secrets), cwd "/", and only its stdin/stdout pipes. At start-up it enters an empty
-network namespace, imports numpy/pandas/RestrictedPython/the helpers, loads the handler (a
-built-in one directly; a user's handler file in a hardened child that returns a pickle-free
-snapshot), builds the Landlock ruleset, runs a trusted warm-up template and freezes the GC.
-Then, for each request, it forks a child that hardens itself (`sandbox.isolation`), runs the
-template (`sandbox.runner`) and writes JSON to a pipe; the zygote enforces the wall-clock
-limit with SIGKILL and an output cap, and reports how the child ended. The zygote itself never
-runs untrusted code.
+Started by the host with `python -P -s -m itemsmith.sandbox.zygote`, a scrubbed environment (no
+API keys, no secrets), cwd "/", and only its stdin/stdout pipes. At start-up it sets up the
+layers it can (`sandbox.layers`): network, mount and PID namespaces and the filesystem views
+(`sandbox.namespaces`), the seccomp program, the Landlock ruleset, and checks that a run's uid
+can read the interpreter; it refuses to start (`isolation_unavailable`) when a required layer
+is missing. Then it loads the handler (a built-in one directly; a user's handler file in a
+hardened child that returns a pickle-free snapshot), runs a trusted warm-up template and freezes
+the GC (a worker without a handler, kind "none", only answers layer probes). For each request it
+hands the run to a child forked and hardened ahead (`sandbox.isolation`; its uid and result key
+sent first thing after the fork), which runs the template (`sandbox.runner`) and writes one
+sealed frame to its pipe (`sandbox.protocol.seal_result`); the zygote enforces the wall-clock
+limit with SIGKILL and an output cap, accepts only one authentic frame, and reports how the
+child ended. The zygote itself never runs untrusted code.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import dataclasses
 import gc
 import json
 import os
+import resource
+import secrets
 import select
 import signal
 import struct
@@ -28,17 +34,24 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-import numpy as np  # noqa: F401 - preloaded for the children
-import pandas as pd  # noqa: F401 - preloaded for the children
+import numpy as np  # preloaded for the children
+import pandas as pd  # preloaded for the children
 import RestrictedPython  # noqa: F401 - preloaded for the children
 
-from itemsmith import handlers
-from itemsmith import sandbox
-from itemsmith import templates_bank
-from itemsmith.sandbox import isolation, landlock, proxies
+from itemsmith import handlers, sandbox, templates_bank
+from itemsmith.sandbox import isolation, landlock, namespaces, proxies
 from itemsmith.sandbox.handler_data import HandlerView, SnapshotError, decode_snapshot, encode_snapshot
+from itemsmith.sandbox.isolation import IsolationError
+from itemsmith.sandbox.layers import ALL_LAYERS, IsolationUnavailable
 from itemsmith.sandbox.models import RunRequest
-from itemsmith.sandbox.protocol import read_frame, write_frame
+from itemsmith.sandbox.protocol import (
+    RESULT_KEY_BYTES,
+    ResultRejected,
+    open_result,
+    read_frame,
+    seal_result,
+    write_frame,
+)
 from itemsmith.sandbox.runner import run_template_here
 from itemsmith.sandbox.settings import MIB, SandboxLimits
 
@@ -144,7 +157,7 @@ def _read_paths() -> list[str]:
     for package in (sandbox, handlers, templates_bank):
         paths.add(str(Path(package.__file__).parent))
     try:
-        from itemsmith import verification  # noqa: PLC0415 - optional sibling package
+        from itemsmith import verification  # optional sibling package
         paths.add(str(Path(verification.__file__).parent))
     except Exception:  # noqa: BLE001
         pass
@@ -153,19 +166,30 @@ def _read_paths() -> list[str]:
     return sorted(p for p in paths if p and os.path.exists(p))
 
 
+def _interpreter_paths() -> list[str]:
+    """What a run's uid must be able to read: the standard library, site-packages, numpy and
+    the project's packages (folders listed, files read)."""
+    return [os.path.dirname(os.__file__), os.__file__, sysconfig.get_paths()["purelib"],
+            np.__file__, pd.__file__, sandbox.__file__, str(Path(sandbox.__file__).parent)]
+
+
 class Zygote:
     def __init__(self, config: dict[str, Any]) -> None:
         self.limits = SandboxLimits(**config["limits"])
         self.handler_spec: dict[str, Any] = config["handler"]
         self.features: dict[str, Any] = {}
-        self.root = os.geteuid() == 0
-        self.uid = self.limits.sandbox_uid if self.root else None
-        self.gid = self.limits.sandbox_gid if self.root else None
+        self.wanted = frozenset(ALL_LAYERS) - frozenset(self.limits.disabled_layers)
+        self.layers: frozenset[str] = frozenset()  # the layers every child applies
+        self.errors: dict[str, str] = {}
         self.view: HandlerView | None = None
         self.synth: Any = None  # loaded on first use: importing handlers.synthetic takes seconds
         self.ruleset_fd: int | None = None
-        self.keep_read_capability = False
         self.read_paths = _read_paths()
+        self.run_view: str | None = None
+        self.handler_folder_error: str | None = None
+        self.loader_view: str | None = None
+        self.host_netns: int | None = None
+        self.seccomp_program: bytes | None = None
         self.spares: collections.deque[Child] = collections.deque()
         self.zombies: list[int] = []
 
@@ -173,44 +197,127 @@ class Zygote:
 
     def start(self) -> None:
         signal.signal(signal.SIGUSR1, signal.SIG_IGN)  # inherited: only a warming spare listens
-        self.features["netns"] = isolation.enter_network_namespace() if self.root else False
-        self.seccomp_program: bytes | None = None
-        if isolation.seccomp_available():
-            try:
-                self.seccomp_program = isolation.seccomp_program()
-            except Exception as exc:  # noqa: BLE001 - reported as a missing feature
-                self.features["seccomp_error"] = str(exc)
-        self.features["seccomp"] = self.seccomp_program is not None
-        self.features["rlimits"] = True
-        self.features["uid"] = self.root
-        try:
-            self.ruleset_fd, abi = landlock.create_read_only_ruleset(self.read_paths)
-            self.features["landlock"] = True
-            self.features["landlock_abi"] = abi
-        except (landlock.LandlockError, OSError) as exc:
-            self.features["landlock"] = False
-            self.features["landlock_error"] = str(exc)
-        if self.root and self.uid is not None and self.gid is not None:
-            python_dirs = [os.path.dirname(os.__file__), sysconfig.get_paths()["purelib"]]
-            self.keep_read_capability = not isolation.uid_can_read(python_dirs, self.uid, self.gid)
-        self.features["read_capability"] = self.keep_read_capability
-        missing = [f for f in self.limits.required_features if not self.features.get(f)]
-        if missing:
-            raise RuntimeError(f"required isolation features unavailable: {', '.join(missing)}")
-        self.view = HandlerView(self._load_handler())
-        if "itemsmith.handlers.synthetic" in sys.modules:  # the handler imported it already: free to expose
-            self.synth = proxies.synth_proxy()
-        self._warm_up()
+        self._set_up_layers()
+        if self.handler_spec["kind"] != "none":
+            self.view = HandlerView(self._load_handler())
+            if "itemsmith.handlers.synthetic" in sys.modules:  # the handler imported it already: free to expose
+                self.synth = proxies.synth_proxy()
+            self._warm_up()
         gc.collect()
         gc.freeze()
 
-    def _plan(self, keep_fd: int, *, memory_bytes: int, cpu_seconds: int, max_open_files: int,
-              max_processes: int, ruleset_fd: int | None, keep_read_capability: bool) -> isolation.HardeningPlan:
+    def _try(self, layer: str, step: Any) -> bool:
+        """Run one layer's set-up step; a failure is recorded, never raised."""
+        if layer not in self.wanted:
+            self.errors[layer] = "disabled (ITEMSMITH_SANDBOX_DISABLED_LAYERS)"
+            return False
+        try:
+            step()
+        except Exception as exc:  # noqa: BLE001 - reported as a missing layer
+            self.errors[layer] = str(exc) or type(exc).__name__
+            return False
+        return True
+
+    def _set_up_layers(self) -> None:
+        """Enter the namespaces, build the views, filter and ruleset; refuse to go on when a
+        required layer is missing (unless allow_degraded)."""
+        active: dict[str, bool] = dict.fromkeys(ALL_LAYERS, False)
+        self.host_netns = os.stat("/proc/self/ns/net").st_ino
+
+        def require(condition: bool, why: str) -> None:
+            if not condition:
+                raise IsolationError(why)
+
+        def require_capabilities(*caps: int) -> None:
+            missing = isolation.missing_capabilities(*caps)
+            require(not missing, f"needs {', '.join(missing)} (the worker runs as uid {os.geteuid()}; "
+                                 "see docs/operator.md, 'Sandbox layers')")
+
+        mounts_private = False
+        if self.wanted & {"pidns", "fsview"}:
+            try:
+                require_capabilities(isolation.CAP_SYS_ADMIN)
+                namespaces.make_mounts_private()
+                mounts_private = True
+            except OSError as exc:
+                self.errors["mounts"] = str(exc)
+            except IsolationError as exc:
+                self.errors["mounts"] = str(exc)
+
+        def netns() -> None:
+            require_capabilities(isolation.CAP_SYS_ADMIN)
+            namespaces.enter_network_namespace()
+            self.features["netns_inode"] = os.stat("/proc/self/ns/net").st_ino
+
+        def pidns() -> None:
+            require(mounts_private, self.errors.get("mounts", "needs a private mount namespace"))
+            self.features["pid_init"] = namespaces.enter_pid_namespace()
+
+        def fsview() -> None:
+            require(mounts_private, self.errors.get("mounts", "needs a private mount namespace"))
+            folder = os.path.dirname(self.handler_spec["path"]) if self.handler_spec["kind"] == "file" else None
+            builder = namespaces.ViewBuilder(namespaces.staging_folder([*self.read_paths, *filter(None, [folder])]))
+            self.run_view = builder.build("run", self.read_paths)
+            if folder is not None:
+                try:
+                    self.loader_view = builder.build("loader", self.read_paths, folders=[folder])
+                except namespaces.HandlerFolderError as exc:
+                    self.handler_folder_error = str(exc)  # the handler's fault: reported when it loads
+            builder.seal()
+
+        def seccomp() -> None:
+            require(isolation.seccomp_available(), "pyseccomp/libseccomp is not installed")
+            self.seccomp_program = isolation.seccomp_program()
+
+        def landlock_ruleset() -> None:
+            self.ruleset_fd, self.features["landlock_abi"] = landlock.create_read_only_ruleset(self.read_paths)
+
+        def uid() -> None:  # CAP_KILL: the wall-clock SIGKILL of a child that runs as another uid
+            require_capabilities(isolation.CAP_SETUID, isolation.CAP_SETGID, isolation.CAP_KILL)
+            probe_uid = self.limits.run_uid(os.getpid())
+            unreadable = namespaces.readable_by(_interpreter_paths(), probe_uid, probe_uid,
+                                                self.run_view if active["fsview"] else None)
+            require(unreadable is None, f"a run's uid cannot read the Python installation ({unreadable}); "
+                                        "install Python where every user can read it, or enable the fsview layer")
+
+        def capabilities() -> None:
+            require_capabilities(isolation.CAP_SETPCAP)
+
+        active["netns"] = self._try("netns", netns)
+        active["pidns"] = self._try("pidns", pidns)
+        active["fsview"] = self._try("fsview", fsview)
+        active["seccomp"] = self._try("seccomp", seccomp)
+        active["landlock"] = self._try("landlock", landlock_ruleset)
+        active["uid"] = self._try("uid", uid)
+        active["capabilities"] = self._try("capabilities", capabilities)
+        active["rlimits"] = self._try("rlimits", lambda: None)
+        self.layers = frozenset(layer for layer, on in active.items() if on)
+        self.features.update(active)
+        missing = sorted(set(self.limits.required_layers) - self.layers)
+        self.features["missing"] = missing
+        self.features["errors"] = {k: v for k, v in self.errors.items() if k in missing or k == "mounts"}
+        if missing and not self.limits.allow_degraded:
+            raise IsolationUnavailable(missing, "; ".join(f"{k}: {self.errors.get(k, 'unavailable')}" for k in missing))
+
+    def _plan(self, keep_fds: tuple[int, ...], *, memory_bytes: int, cpu_seconds: int, max_open_files: int,
+              max_processes: int, ruleset_fd: int | None, view_root: str | None) -> isolation.HardeningPlan:
+        """The plan for a child; its uid is filled in by the child from the worker's first message."""
         return isolation.HardeningPlan(
-            keep_fds=(keep_fd,), memory_bytes=memory_bytes, cpu_seconds=cpu_seconds,
-            max_open_files=max_open_files, max_processes=max_processes, ruleset_fd=ruleset_fd,
-            uid=self.uid, gid=self.gid, keep_read_capability=keep_read_capability,
-            seccomp=True, seccomp_program=self.seccomp_program, required=frozenset(self.limits.required_features))
+            keep_fds=keep_fds, memory_bytes=memory_bytes, cpu_seconds=cpu_seconds,
+            max_open_files=max_open_files, max_processes=max_processes, layers=self.layers,
+            ruleset_fd=ruleset_fd, view_root=view_root, seccomp_program=self.seccomp_program)
+
+    def _fork_child(self, plan: isolation.HardeningPlan, req_r: int, req_w: int, res_r: int) -> tuple[int, bytes]:
+        """Fork a child and send it its uid and result key first thing: (pid, key), (0, b"") in
+        the child. The key is made after the fork, so no child inherits another's."""
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            os.close(req_w)
+            os.close(res_r)
+            return 0, b""
+        key = secrets.token_bytes(RESULT_KEY_BYTES)
+        _write_all(req_w, struct.pack("<Q", self.limits.run_uid(pid)) + key)
+        return pid, key
 
     def _load_handler(self) -> Any:
         kind = self.handler_spec["kind"]
@@ -227,25 +334,29 @@ class Zygote:
     def _load_user_handler(self, path: str) -> Any:
         """Run the user's handler file in a hardened child and decode its snapshot."""
         folder = os.path.dirname(path)
-        from itemsmith.sandbox.executor import check_handler_folder  # noqa: PLC0415 - same rule as the host
+        from itemsmith.sandbox.executor import check_handler_folder  # same rule as the host
 
         check_handler_folder(Path(folder))
+        if self.handler_folder_error:
+            raise RuntimeError(f"the handler file failed to load: {self.handler_folder_error}")
         ruleset_fd = None
-        if self.features.get("landlock"):
-            ruleset_fd, _ = landlock.create_read_only_ruleset([*self.read_paths, folder])
+        if "landlock" in self.layers:  # in the loader's view the folder may be a copy: the view's inode
+            seen_folder = self.loader_view + folder if self.loader_view is not None else folder
+            ruleset_fd, _ = landlock.create_read_only_ruleset([*self.read_paths, seen_folder])
         limits = self.limits
+        req_r, req_w = os.pipe()
         r, w = os.pipe()
-        plan = self._plan(w, memory_bytes=limits.handler_memory_mb * MIB,
+        plan = self._plan((req_r, w), memory_bytes=limits.handler_memory_mb * MIB,
                           cpu_seconds=int(limits.handler_load_s) + 1, max_open_files=256,
-                          max_processes=limits.max_processes, ruleset_fd=ruleset_fd,
-                          keep_read_capability=self.keep_read_capability or self._folder_needs_capability(folder))
-        pid = os.fork()
+                          max_processes=limits.max_processes, ruleset_fd=ruleset_fd, view_root=self.loader_view)
+        pid, key = self._fork_child(plan, req_r, req_w, r)
         if pid == 0:  # pragma: no cover - runs in the loader child
-            os.close(r)
             data = b"E"
+            key = b""
             try:
-                isolation.harden(plan)
-                from itemsmith.handlers.loader import load_handler_source  # noqa: PLC0415
+                uid, key = _receive_setup(req_r)
+                isolation.harden(dataclasses.replace(plan, uid=uid, gid=uid))
+                from itemsmith.handlers.loader import load_handler_source
 
                 source = Path(path).read_text()
                 handler = load_handler_source(source, data_dir=Path(folder), filename=path)
@@ -254,13 +365,18 @@ class Zygote:
             except BaseException as exc:  # noqa: BLE001 - reported to the host
                 data = b"E" + f"{type(exc).__name__}: {exc}"[:2000].encode("utf-8", "replace")
             finally:
-                _write_output(w, data)
+                _write_all(w, seal_result(key, data))
                 os._exit(0)
+        os.close(req_r)
+        os.close(req_w)
         os.close(w)
         if ruleset_fd is not None:
             os.close(ruleset_fd)
         outcome = collect_child(pid, r, time.monotonic() + limits.handler_load_s,
-                                limits.handler_snapshot_bytes + MIB)
+                                limits.handler_snapshot_bytes + MIB, key=key)
+        if self.loader_view is not None:
+            namespaces.discard_view(self.loader_view)
+            self.loader_view = None
         payload = outcome.pop("payload")
         if outcome["timed_out"]:
             raise RuntimeError(f"loading the handler file took longer than {limits.handler_load_s:g} s")
@@ -268,6 +384,8 @@ class Zygote:
             raise RuntimeError("the handler's data is larger than the sandbox snapshot limit")
         if outcome["signal"]:
             raise RuntimeError(f"loading the handler file was killed by {signal.Signals(outcome['signal']).name}")
+        if outcome["rejected"]:
+            raise RuntimeError(f"the handler loader's result was refused: {outcome['rejected']}")
         if payload[:1] == b"S":
             try:
                 return decode_snapshot(payload[1:])
@@ -275,12 +393,6 @@ class Zygote:
                 raise RuntimeError(f"the handler snapshot is invalid: {exc}") from None
         message = payload[1:].decode("utf-8", "replace") if payload[:1] == b"E" else "no output"
         raise RuntimeError(f"the handler file failed to load: {message}")
-
-    def _folder_needs_capability(self, folder: str) -> bool:
-        """Whether the sandbox uid needs CAP_DAC_READ_SEARCH to read the handler's folder."""
-        if not self.root or self.uid is None or self.gid is None:
-            return False
-        return not isolation.uid_can_read([folder], self.uid, self.gid)
 
     def _warm_up(self) -> None:
         """Run a trusted template in this process so lazy imports happen before any fork."""
@@ -302,42 +414,48 @@ class Zygote:
         """Fork a child that hardens itself at once, then waits for its request on a pipe."""
         req_r, req_w = os.pipe()
         res_r, res_w = os.pipe()
-        plan = self._plan(res_w, memory_bytes=limits.memory_bytes, cpu_seconds=limits.cpu_seconds,
+        plan = self._plan((req_r, res_w), memory_bytes=limits.memory_bytes, cpu_seconds=limits.cpu_seconds,
                           max_open_files=limits.max_open_files, max_processes=limits.max_processes,
-                          ruleset_fd=self.ruleset_fd, keep_read_capability=self.keep_read_capability)
-        plan = dataclasses.replace(plan, keep_fds=(req_r, res_w))
-        pid = os.fork()
+                          ruleset_fd=self.ruleset_fd, view_root=self.run_view)
+        pid, key = self._fork_child(plan, req_r, req_w, res_r)
         if pid == 0:  # pragma: no cover - runs in the sandbox child
-            os.close(req_w)
-            os.close(res_r)
             self._child_main(req_r, res_w, plan)
         os.close(req_r)
         os.close(res_w)
-        return Child(pid, req_w, res_r, limits)
+        return Child(pid, req_w, res_r, limits, key)
 
     def _child_main(self, req_r: int, res_w: int, plan: isolation.HardeningPlan) -> None:  # pragma: no cover
         data = b""
+        key = b""
         try:
-            isolation.harden(plan)
-            if self.limits.spare_warmup:
+            uid, key = _receive_setup(req_r)
+            isolation.harden(dataclasses.replace(plan, uid=uid, gid=uid))
+            if self.limits.spare_warmup and self.view is not None:
                 self._prewarm_spare(req_r)
             raw = _read_all(req_r, MAX_REQUEST_BYTES)
+            if raw[:1] == b"P":  # a probe of the layers (Zygote.probe), not a template run
+                data = json.dumps(isolation.observe_layers()).encode()
+                return
             request = RunRequest.model_validate_json(raw)
             isolation.lower_limits(memory_bytes=request.memory_bytes, cpu_seconds=request.cpu_seconds,
                                    max_open_files=request.max_open_files, max_processes=request.max_processes)
-            data = run_template_here(
-                request.source, handler=self.view, num_samples=request.num_samples, seed=request.seed,
-                output_bytes=request.output_bytes, print_bytes=request.print_bytes, synth=self.synth,
-            ).encode("utf-8")
+            data = self.run_in_child(request).encode("utf-8")
         except isolation.IsolationError as exc:
             data = json.dumps({"status": "error", "error": f"sandbox isolation failed: {exc}"}).encode()
         except BaseException as exc:  # noqa: BLE001
             data = json.dumps({"status": "error", "error": f"internal sandbox error ({type(exc).__name__}: "
                                                            f"{str(exc)[:200]})"}).encode()
         finally:
-            _write_output(res_w, data)
+            _write_all(res_w, seal_result(key, data))
             os.close(res_w)  # the worker may answer now, before this process is torn down
             os._exit(0)
+
+    def run_in_child(self, request: RunRequest) -> str:  # pragma: no cover - runs in the sandbox child
+        """The template run itself (after hardening); its envelope as JSON text."""
+        return run_template_here(
+            request.source, handler=self.view, num_samples=request.num_samples, seed=request.seed,
+            output_bytes=request.output_bytes, print_bytes=request.print_bytes, synth=self.synth,
+        )
 
     def _prewarm_spare(self, req_r: int) -> None:  # pragma: no cover - runs in the sandbox child
         """Warm up at SCHED_IDLE (only on otherwise idle CPU) until the request comes.
@@ -439,14 +557,41 @@ class Zygote:
         # The next spare is forked while this child runs, unless it finishes within a couple of
         # milliseconds: then the answer goes out first and the spare is forked after it.
         outcome = collect_child(child.pid, child.res_r, started + request.wall_seconds,
-                                request.output_bytes + ENVELOPE_SLACK, early=True,
+                                request.output_bytes + ENVELOPE_SLACK, key=child.key, early=True,
                                 while_waiting=self.prefork, waiting_after_s=PREFORK_AFTER_S)
         if outcome.pop("pending", False):
             self.zombies.append(child.pid)
         payload = outcome.pop("payload")
+        rejected = outcome.pop("rejected")
+        if rejected and not (outcome["timed_out"] or outcome["oversize"] or outcome["signal"]):
+            # written here, by the worker: never the child's own words
+            payload = json.dumps({"status": "error", "error": f"sandbox protocol violation: {rejected}"}).encode()
         outcome["elapsed_ms"] = (time.monotonic() - started) * 1000
         outcome["kind"] = "result"
         return outcome, payload
+
+    def probe(self) -> dict[str, Any]:
+        """Fork a child exactly as for a run, let it report what it sees of its confinement,
+        and compare with what this worker set up: {layer: verified}."""
+        child = self._spawn(self._default_limits())
+        _write_all(child.req_w, b"P")
+        os.close(child.req_w)
+        outcome = collect_child(child.pid, child.res_r, time.monotonic() + 10, MIB, key=child.key)
+        if outcome["rejected"] or outcome["signal"] or outcome["timed_out"]:
+            raise RuntimeError(f"the layer probe failed: {outcome}")
+        seen = json.loads(outcome["payload"])
+        uid = self.limits.run_uid(child.pid)
+        verified = {
+            "netns": self.features.get("netns_inode") not in (None, self.host_netns),
+            "pidns": seen["pid"] != child.pid,
+            "fsview": not seen["etc_visible"],
+            "uid": seen["uid"] == [uid] * 3 and seen["gid"] == [uid] * 3 and seen["groups"] == [] and uid != 0,
+            "capabilities": seen["capabilities"] == 0 and seen["bounding"] == 0 and seen["ambient"] == 0,
+            "landlock": seen["list_root"] == "EACCES",
+            "seccomp": seen["seccomp_mode"] == 2 and seen["xattr"] == "EPERM",
+            "rlimits": seen["address_space_limit"] != resource.RLIM_INFINITY,
+        }
+        return {"verified": verified, "observed": seen}
 
     def _idle_reap(self, in_fd: int) -> None:
         """Reap finished children while no request is waiting (they take a few ms to go)."""
@@ -465,6 +610,12 @@ class Zygote:
                 return
             if kind == "ping":
                 write_frame(out_fd, {"kind": "pong", "features": self.features})
+                continue
+            if kind == "probe":
+                try:
+                    write_frame(out_fd, {"kind": "probe", **self.probe()})
+                except Exception as exc:  # noqa: BLE001 - reported to the host
+                    write_frame(out_fd, {"kind": "probe", "error": str(exc)[:2000]})
                 continue
             received = time.monotonic()
             try:
@@ -502,6 +653,18 @@ class Child:
     req_w: int
     res_r: int
     limits: ChildLimits
+    key: bytes  # the key its result is sealed with
+
+
+def _receive_setup(req_r: int) -> tuple[int, bytes]:  # pragma: no cover - runs in a child
+    """The run's uid and result key, the first thing the worker sends a new child."""
+    data = b""
+    while len(data) < 8 + RESULT_KEY_BYTES:
+        chunk = os.read(req_r, 8 + RESULT_KEY_BYTES - len(data))
+        if not chunk:
+            raise isolation.IsolationError("the worker closed the pipe before sending the run's uid")
+        data += chunk
+    return struct.unpack("<Q", data[:8])[0], data[8:]
 
 
 def _alive(pid: int) -> bool:
@@ -527,12 +690,6 @@ def _read_all(fd: int, cap: int) -> bytes:
     return b"".join(chunks)
 
 
-def _write_output(fd: int, data: bytes) -> None:
-    """Write a child's output, prefixed with its length (so the worker can stop reading the
-    moment it is complete, without waiting for the child to close and exit)."""
-    _write_all(fd, struct.pack("<Q", len(data)) + data)
-
-
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     try:
@@ -542,26 +699,27 @@ def _write_all(fd: int, data: bytes) -> None:
         pass
 
 
-def collect_child(pid: int, fd: int, deadline: float, cap: int, *, early: bool = False,
+def collect_child(pid: int, fd: int, deadline: float, cap: int, *, key: bytes, early: bool = False,
                   while_waiting: Any = None, waiting_after_s: float = 0.0) -> dict[str, Any]:
-    """Read a child's output, killing it at `deadline` or past `cap` bytes.
+    """Read a child's sealed result (`protocol.seal_result`), killing it at `deadline` or past
+    `cap` bytes.
 
     Normally waits for the child to exit and reports its exit code or signal. With `early`,
-    a child that closed its pipe after writing output counts as finished at once: it is
-    SIGKILLed (it is only tearing itself down) and `pending` asks the caller to reap it later.
-    `while_waiting` is called once if the child is still running `waiting_after_s` seconds in.
+    a child that closed its pipe counts as finished at once: it is SIGKILLed (it is only
+    tearing itself down) and `pending` asks the caller to reap it later. `while_waiting` is
+    called once if the child is still running `waiting_after_s` seconds in. `rejected` says
+    why the data is not one authentic frame (then `payload` is empty).
     """
     hook_at = time.monotonic() + waiting_after_s if while_waiting is not None else None
     chunks: list[bytes] = []
     size = 0
-    declared: int | None = None
-    timed_out = oversize = exited = eof = complete = False
+    timed_out = oversize = exited = eof = False
     pidfd = os.pidfd_open(pid)
     poller = select.poll()
     poller.register(fd, select.POLLIN | select.POLLHUP)
     poller.register(pidfd, select.POLLIN)
     try:
-        while not (eof and exited) and not (early and complete):
+        while not (eof and exited) and not (early and eof):
             now = time.monotonic()
             remaining = deadline - now
             if remaining <= 0:
@@ -580,14 +738,10 @@ def collect_child(pid: int, fd: int, deadline: float, cap: int, *, early: bool =
                     eof = True
                     continue
                 size += len(chunk)
-                if size > cap + 8:
+                if size > cap + 256:
                     oversize = True
                     break
                 chunks.append(chunk)
-                if declared is None and size >= 8:
-                    declared = struct.unpack("<Q", b"".join(chunks)[:8])[0]
-                if declared is not None and size >= declared + 8:
-                    complete = True
             if not events and hook_at is not None and time.monotonic() >= hook_at:
                 hook_at = None
                 while_waiting()
@@ -597,7 +751,7 @@ def collect_child(pid: int, fd: int, deadline: float, cap: int, *, early: bool =
                 # the child is gone: what is left in the pipe can be read without blocking
                 os.set_blocking(fd, False)
                 try:
-                    while size <= cap + 8:
+                    while size <= cap + 256:
                         chunk = os.read(fd, 1 << 16)
                         if not chunk:
                             break
@@ -605,9 +759,7 @@ def collect_child(pid: int, fd: int, deadline: float, cap: int, *, early: bool =
                         chunks.append(chunk)
                 except BlockingIOError:
                     pass
-                oversize = size > cap + 8
-                if declared is None and size >= 8:
-                    declared = struct.unpack("<Q", b"".join(chunks)[:8])[0]
+                oversize = size > cap + 256
                 eof = True
     finally:
         if not exited:
@@ -615,7 +767,7 @@ def collect_child(pid: int, fd: int, deadline: float, cap: int, *, early: bool =
                 signal.pidfd_send_signal(pidfd, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        pending = early and complete and not exited and not timed_out and not oversize
+        pending = early and eof and not exited and not timed_out and not oversize
         status = None
         if not pending:
             _, status = os.waitpid(pid, 0)
@@ -627,10 +779,14 @@ def collect_child(pid: int, fd: int, deadline: float, cap: int, *, early: bool =
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
         if (timed_out or oversize) and sig == signal.SIGKILL:
             sig = None  # our own kill, reported as timed_out / oversize
-    data = b"".join(chunks)
-    payload = data[8:8 + declared] if declared is not None else b""
+    payload, rejected = b"", None
+    if not oversize:
+        try:
+            payload = open_result(key, b"".join(chunks))
+        except ResultRejected as exc:
+            rejected = str(exc)
     return {"exit_code": code, "signal": sig, "timed_out": timed_out, "oversize": oversize,
-            "pending": pending, "payload": b"" if oversize else payload}
+            "pending": pending, "payload": payload, "rejected": rejected}
 
 
 def main() -> None:
@@ -645,12 +801,15 @@ def main() -> None:
         header, _ = read_frame(in_fd)
         zygote = Zygote(header)
         zygote.start()
+    except IsolationUnavailable as exc:
+        write_frame(out_fd, {"kind": "isolation_unavailable", "error": str(exc)[:2000], "missing": exc.missing})
+        return
     except Exception as exc:  # noqa: BLE001 - reported to the host
         detail = str(exc) if type(exc) is RuntimeError else \
             "".join(traceback.format_exception_only(type(exc), exc)).strip()
         write_frame(out_fd, {"kind": "init_error", "error": detail[:2000]})
         return
-    for _ in range(SPARES):
+    for _ in range(SPARES if zygote.view is not None else 0):
         zygote.prefork()
     write_frame(out_fd, {"kind": "ready", "features": zygote.features, "pid": os.getpid()})
     zygote.serve(in_fd, out_fd)

@@ -14,9 +14,8 @@ from pydantic import BaseModel
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from itemsmith.templates_bank.storage import NotFoundError
-from itemsmith.templates_bank.storage._models import ApiKeyRow
-from itemsmith.templates_bank.storage._types import utcnow
+from itemsmith.service.tables import ApiKeyRow
+from itemsmith.templates_bank.storage import NotFoundError, utcnow
 
 __all__ = ["ApiKeyPublic", "Principal", "authenticate", "create_key", "list_keys", "revoke_key"]
 

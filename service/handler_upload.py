@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from itemsmith.handlers.loader import HandlerSourceError, find_handler_class_name
-from itemsmith.sandbox import SandboxError, SandboxPool
+from itemsmith.sandbox import SandboxError, SandboxLimits, SandboxPool
+from itemsmith.templates_bank.handler_identity import redact_handler_paths
 
 __all__ = ["HANDLER_FILE", "UploadRejected", "UploadTooLarge", "check_handler", "new_upload_folder", "owner_folder",
            "save_upload", "store_handler"]
@@ -97,29 +98,32 @@ def new_upload_folder(uploads_dir: Path, owner: str, bank: str) -> Path:
 
 
 def store_handler(folder: Path, handler_source: str, data_files: Sequence[tuple[str | None, BinaryIO]], *,
-                  max_upload_bytes: int, max_handler_source_bytes: int) -> Path:
-    """`save_upload` then `check_handler`; the folder is removed if either fails."""
+                  max_upload_bytes: int, max_handler_source_bytes: int, check_s: float | None = None) -> Path:
+    """`save_upload` then `check_handler` (loading bounded by `check_s` seconds); the folder is
+    removed if either fails."""
     path = save_upload(folder, handler_source, data_files, max_upload_bytes=max_upload_bytes,
                        max_handler_source_bytes=max_handler_source_bytes)
     try:
-        check_handler(path)
+        check_handler(path, check_s=check_s)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     return path
 
 
-def check_handler(handler_path: Path) -> None:
+def check_handler(handler_path: Path, *, check_s: float | None = None) -> None:
     """Load the handler in the sandbox (records() and every record's series(), in a hardened
-    child); raise `UploadRejected` with the sandbox's message if it fails. Source that does not
-    even parse is refused before a sandbox worker is started."""
+    child, for at most `check_s` seconds when given); raise `UploadRejected` with the sandbox's
+    message if it fails, the upload's paths replaced by the handler's name and hash. Source that
+    does not even parse is refused before a sandbox worker is started."""
     try:
         find_handler_class_name(handler_path.read_text(encoding="utf-8"))
     except HandlerSourceError as exc:
         raise UploadRejected(str(exc)) from None
     except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
         raise UploadRejected(f"the handler source cannot be parsed: {type(exc).__name__}: {exc}") from None
+    limits = None if check_s is None else SandboxLimits().model_copy(update={"handler_load_s": check_s})
     try:
-        SandboxPool(str(handler_path)).close()
+        SandboxPool(str(handler_path), limits=limits).close()
     except SandboxError as exc:
-        raise UploadRejected(str(exc)) from None
+        raise UploadRejected(redact_handler_paths(str(exc), str(handler_path))) from None

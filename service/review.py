@@ -1,30 +1,76 @@
 """What a reviewer sees: the filtered template listing, and one version's status.
 
-Status is `storage.version_statuses`' rule written in SQL: a person's latest review wins, else
-the pipeline's latest decision (accepted or declined), else ``pending``.
-
-The listing is two statements whatever the page size, with no query per row: the page's ids
-with the total count of matches (a window count), then the page's rows. Filters on status,
-decision stage or judge score join grouped subqueries over the bank's verdicts and reviews
-(one pass each, hash joins); the page's own status, stage and score are correlated lookups on
-the (version, stage) index, evaluated for the page's rows only. Measured on PostgreSQL with
-10,000 versions and 50,000 verdicts: about 25-40 ms a page unfiltered, about 100 ms filtered by
-status and score (two busy cores).
+The listing reads the per-version summaries the bank maintains on every verdict and review
+write (``template_summaries``, see `templates_bank.storage._summaries`): status (a person's
+latest review wins, else the pipeline's latest decision, else ``pending``), the pipeline's
+decision stage (the filter ``stage=review`` matches the versions a person decided), the latest judge panel's mean score, the latest IRT
+parameters and decision. A page is two indexed statements (the count of matches, then the page
+joined to its versions), whatever the size of the bank: the total is summed from the bank's
+per-(newest?, status, category, stage) counters, except under a judge-score filter, where it is
+counted; ``history=true`` adds every panel's
+score for the page's rows only.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import and_, case, exists, func, select
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
-from itemsmith.api.models import DecisionStage, TemplatePage, TemplateSummary
-from itemsmith.templates_bank.storage import VersionStatus
-from itemsmith.templates_bank.storage._models import ReviewDecisionRow, TemplateVersionRow, VerdictRow
+from itemsmith.templates_bank.items.schema import Decision, IRTParameters
+from itemsmith.templates_bank.storage import (
+    BankPublic,
+    BankRow,
+    TemplateSummaryCountRow,
+    TemplateSummaryRow,
+    TemplateVersionRow,
+    VersionStatus,
+    judge_panels,
+    refresh_summary,
+)
 
-__all__ = ["TemplateFilters", "list_templates", "version_status"]
+__all__ = ["DecisionStage", "JudgePanelScore", "TemplateFilters", "TemplatePage", "TemplateSummary", "bank_categories",
+           "banks_with_version_counts", "list_templates", "version_status"]
+
+DecisionStage = Literal["structure", "audit", "judges", "students", "capability", "review"]
+
+
+class JudgePanelScore(BaseModel):
+    """One judge panel's mean score of a version (a panel: the judge verdicts of one run)."""
+
+    run_id: str | None = Field(description="the job or run that recorded the panel's verdicts")
+    judges: list[str]
+    score: float | None = Field(description="mean over criteria and judges (1 to 10); None: no parseable score")
+    created_at: datetime
+
+
+class TemplateSummary(BaseModel):
+    """One template version in the review listing."""
+
+    id: int = Field(description="the version id")
+    template_key: str
+    title: str
+    category: str
+    status: VersionStatus
+    decision_stage: DecisionStage | None = Field(description="the stage of the pipeline's latest decision")
+    judge_score: float | None = Field(description="mean of the latest judge panel's scores (1 to 10) over criteria "
+                                                  "and judges")
+    judge_history: list[JudgePanelScore] | None = Field(
+        None, description="every panel's mean score, oldest first (only with history=true)")
+    parent_version_id: int | None
+    created_at: datetime
+    irt: IRTParameters | None = Field(None, description="the latest IRT parameters")
+    decision: Decision | None = Field(None, description="the pipeline's latest decision")
+
+
+class TemplatePage(BaseModel):
+    total: int = Field(description="versions matching the filters")
+    limit: int
+    offset: int
+    items: list[TemplateSummary]
 
 
 class TemplateFilters(BaseModel):
@@ -34,100 +80,88 @@ class TemplateFilters(BaseModel):
 
     status: VersionStatus | None = Field(None, description="approved/rejected by a person, accepted/declined by "
                                                            "the pipeline, or pending")
-    stage: DecisionStage | None = Field(None, description="the stage of the pipeline's latest decision")
+    stage: DecisionStage | None = Field(None, description="the stage of the pipeline's latest decision; review: "
+                                                          "the versions a person approved or rejected")
     category: str | None = Field(None, max_length=100)
-    min_score: float | None = Field(None, ge=1, le=10, description="lowest mean judge score")
+    min_score: float | None = Field(None, ge=1, le=10, description="lowest mean score of the latest judge panel")
     latest: bool = Field(True, description="only the newest version of each template")
+    history: bool = Field(False, description="also every judge panel's mean score per version")
     limit: int = Field(50, ge=1, le=500)
     offset: int = Field(0, ge=0, le=10_000_000)
 
 
-def _row_columns() -> dict[str, Any]:
-    """Status, decision stage and mean judge score of the outer query's version, as correlated
-    subqueries (cheap per row: meant for a page of rows)."""
-    versions = TemplateVersionRow
-    reviews, decisions = aliased(ReviewDecisionRow), aliased(VerdictRow)
-    newest_review = (select(func.max(reviews.id)).where(reviews.template_version_id == versions.id)
-                     .correlate(versions).scalar_subquery())
-    newest_decision = (select(func.max(decisions.id))
-                       .where(decisions.template_version_id == versions.id, decisions.stage == "decision")
-                       .correlate(versions).scalar_subquery())
-    review = select(ReviewDecisionRow.decision).where(ReviewDecisionRow.id == newest_review).scalar_subquery()
-    accepted = (select(VerdictRow.payload["accepted"].as_boolean()).where(VerdictRow.id == newest_decision)
-                .scalar_subquery())
-    stage = select(VerdictRow.payload["stage"].as_string()).where(VerdictRow.id == newest_decision).scalar_subquery()
-    score = (select(func.avg(VerdictRow.payload["score"].as_float()))
-             .where(VerdictRow.template_version_id == versions.id, VerdictRow.stage == "judge")
-             .correlate(versions).scalar_subquery())
-    return {"status": _status(review, accepted), "stage": stage, "score": score}
+def _filters_on(table: Any, bank_id: int, filters: TemplateFilters) -> list[Any]:
+    """The listing's filters (but the judge score) on the summary table or its per-bank counters:
+    both have the bank, latest flag, status, category and decision stage columns."""
+    wanted = [table.bank_id == bank_id]
+    if filters.latest:
+        wanted.append(table.is_latest.is_(True))
+    for column, value in ((table.status, filters.status), (table.category, filters.category)):
+        if value is not None:
+            wanted.append(column == value)
+    if filters.stage == "review":
+        wanted.append(table.status.in_(("approved", "rejected")))
+    elif filters.stage is not None:
+        wanted.append(table.decision_stage == filters.stage)
+    return wanted
 
 
-def _status(review: Any, accepted: Any) -> Any:
-    return case((review == "approve", "approved"), (review == "reject", "rejected"), (accepted.is_(True), "accepted"),
-                (accepted.is_not(None), "declined"), else_="pending")
+def _conditions(bank_id: int, filters: TemplateFilters) -> list[Any]:
+    wanted = _filters_on(TemplateSummaryRow, bank_id, filters)
+    if filters.min_score is not None:
+        wanted.append(TemplateSummaryRow.judge_score >= filters.min_score)
+    return wanted
 
 
-def _filter_columns(query: Any, bank_id: int) -> tuple[Any, dict[str, Any]]:
-    """``query`` (over template versions) outer-joined to grouped subqueries that give every
-    version of the bank its status, decision stage and mean judge score."""
-    versions = TemplateVersionRow
-    in_bank = select(versions.id).where(versions.bank_id == bank_id).scalar_subquery()
-    last_review = (select(ReviewDecisionRow.template_version_id.label("vid"), func.max(ReviewDecisionRow.id).label("id"))
-                   .where(ReviewDecisionRow.template_version_id.in_(in_bank))
-                   .group_by(ReviewDecisionRow.template_version_id).subquery())
-    last_decision = (select(VerdictRow.template_version_id.label("vid"), func.max(VerdictRow.id).label("id"))
-                     .where(VerdictRow.stage == "decision", VerdictRow.template_version_id.in_(in_bank))
-                     .group_by(VerdictRow.template_version_id).subquery())
-    scores = (select(VerdictRow.template_version_id.label("vid"),
-                     func.avg(VerdictRow.payload["score"].as_float()).label("score"))
-              .where(VerdictRow.stage == "judge", VerdictRow.template_version_id.in_(in_bank))
-              .group_by(VerdictRow.template_version_id).subquery())
-    review, decision = aliased(ReviewDecisionRow), aliased(VerdictRow)
-    joined = (query.outerjoin(last_review, last_review.c.vid == versions.id)
-              .outerjoin(review, review.id == last_review.c.id)
-              .outerjoin(last_decision, last_decision.c.vid == versions.id)
-              .outerjoin(decision, decision.id == last_decision.c.id)
-              .outerjoin(scores, scores.c.vid == versions.id))
-    return joined, {"status": _status(review.decision, decision.payload["accepted"].as_boolean()),
-                    "stage": decision.payload["stage"].as_string(), "score": scores.c.score}
+def _total(session: Session, bank_id: int, filters: TemplateFilters, wanted: list[Any]) -> int:
+    """The number of matches: summed from the bank's counters (a few rows, whatever the bank's
+    size), or counted when a judge-score filter is set (the counters do not split by score)."""
+    if filters.min_score is not None:
+        return session.scalar(select(func.count()).select_from(TemplateSummaryRow).where(*wanted)) or 0
+    counts = TemplateSummaryCountRow
+    keyed = _filters_on(counts, bank_id, filters)
+    return int(session.scalar(select(func.coalesce(func.sum(counts.count), 0)).where(*keyed)) or 0)
 
 
 def list_templates(session: Session, bank_id: int, filters: TemplateFilters) -> TemplatePage:
     """One page of the bank's template versions, oldest first, with the total matching count."""
-    versions = TemplateVersionRow
-    matching = select(versions.id).where(versions.bank_id == bank_id)
-    if filters.latest:
-        newer = aliased(TemplateVersionRow)
-        matching = matching.where(~exists().where(and_(newer.bank_id == versions.bank_id,
-                                                       newer.template_key == versions.template_key,
-                                                       newer.id > versions.id)))
-    if filters.category is not None:
-        matching = matching.where(versions.category == filters.category)
-    wanted = {"status": filters.status, "stage": filters.stage}
-    if any(value is not None for value in wanted.values()) or filters.min_score is not None:
-        matching, col = _filter_columns(matching, bank_id)
-        matching = matching.where(*(col[name] == value for name, value in wanted.items() if value is not None))
-        if filters.min_score is not None:
-            matching = matching.where(col["score"] >= filters.min_score)
-    window = session.execute(matching.add_columns(func.count().over().label("total"))
-                             .order_by(versions.id).limit(filters.limit).offset(filters.offset)).all()
-    if window:
-        total = window[0].total
-    else:  # past the end (or nothing matches): the count needs its own statement
-        total = session.scalar(select(func.count()).select_from(matching.subquery())) if filters.offset else 0
-    col = _row_columns()
-    page = session.execute(select(
-        versions.id, versions.template_key, versions.title, versions.category, versions.parent_version_id,
-        versions.created_at, col["status"].label("status"), col["stage"].label("stage"), col["score"].label("score"),
-    ).where(versions.id.in_([row.id for row in window])).order_by(versions.id)) if window else []
-    items = [TemplateSummary(id=r.id, template_key=r.template_key, title=r.title, category=r.category,
-                             status=r.status, decision_stage=r.stage,
-                             judge_score=None if r.score is None else round(float(r.score), 3),
-                             parent_version_id=r.parent_version_id, created_at=r.created_at)
-             for r in page]
+    summary, versions = TemplateSummaryRow, TemplateVersionRow
+    wanted = _conditions(bank_id, filters)
+    total = _total(session, bank_id, filters, wanted)
+    rows = session.execute(
+        select(summary, versions.title, versions.parent_version_id, versions.created_at)
+        .join(versions, versions.id == summary.version_id).where(*wanted)
+        .order_by(summary.version_id).limit(filters.limit).offset(filters.offset)).all()
+    history = judge_panels(session, [row[0].version_id for row in rows]) if filters.history and rows else {}
+    items = [TemplateSummary(
+        id=s.version_id, template_key=s.template_key, title=title, category=s.category, status=s.status,
+        decision_stage=s.decision_stage, judge_score=s.judge_score,
+        judge_history=[JudgePanelScore(**panel) for panel in history.get(s.version_id, [])] if filters.history else None,
+        parent_version_id=parent_id, created_at=created_at,
+        irt=None if s.irt is None else IRTParameters.model_validate(s.irt),
+        decision=None if s.decision is None else Decision.model_validate(s.decision))
+        for s, title, parent_id, created_at in rows]
     return TemplatePage(total=total, limit=filters.limit, offset=filters.offset, items=items)
 
 
 def version_status(session: Session, version_id: int) -> VersionStatus:
-    """One version's status (the listing's rule)."""
-    return session.scalar(select(_row_columns()["status"]).where(TemplateVersionRow.id == version_id))
+    """One version's status (the listing's rule, from its summary)."""
+    status = session.scalar(select(TemplateSummaryRow.status).where(TemplateSummaryRow.version_id == version_id))
+    if status is None:  # stored before the summaries and never backfilled
+        refresh_summary(session, version_id)
+        status = session.scalar(select(TemplateSummaryRow.status).where(TemplateSummaryRow.version_id == version_id))
+    return status  # type: ignore[return-value]
+
+
+def bank_categories(session: Session, bank_id: int) -> list[str]:
+    """The categories of the bank's template versions, sorted (the review page's filter)."""
+    return list(session.scalars(select(TemplateSummaryRow.category).where(TemplateSummaryRow.bank_id == bank_id)
+                                .distinct().order_by(TemplateSummaryRow.category)))
+
+
+def banks_with_version_counts(session: Session, owner: str) -> list[tuple[BankPublic, int]]:
+    """The owner's banks by name, each with its number of template versions."""
+    counts = (select(BankRow, func.count(TemplateVersionRow.id))
+              .outerjoin(TemplateVersionRow, TemplateVersionRow.bank_id == BankRow.id)
+              .where(BankRow.owner == owner).group_by(BankRow.id).order_by(BankRow.name))
+    return [(BankPublic.model_validate(bank), count) for bank, count in session.execute(counts)]

@@ -1,6 +1,6 @@
 """Evaluate one model on a release: accuracy overall, per category, per dataset (the shape of
-seed 002's main table, with the random-guess baseline of each group), the performance factors of
-seed 000 (text format, series length, position of the queried point) and the model's IRT ability.
+TimeSeriesExamAgent's main table, with the random-guess baseline of each group), the performance factors of
+Fons et al. (text format, series length, position of the queried point) and the model's IRT ability.
 
 Items come from the release exactly (`Release.items`, checked against the manifest) or, with a
 ``fresh_seed``, from the same templates run on seeds the release never used: new instances of
@@ -17,37 +17,57 @@ Factors read from the items, never guessed:
   without a series are ``"no series"``.
 - position of the queried point: where an item's metadata names one point of its series (a
   sample index, or a timestamp found in a channel; `QUERIED_POINT_KEYS`), its quarter of the
-  series, ``Q1`` to ``Q4`` (seed 000 reports position bias by quadrant); ``"n/a"`` otherwise.
+  series, ``Q1`` to ``Q4`` (Fons et al. reports position bias by quadrant); ``"n/a"`` otherwise.
 
 Ability: EAP on the calibration's scale (`verification.irt.estimate_ability`) from the responses
-to templates whose release entry carries IRT parameters, one estimate per text format (formats
-are a factor, so they are not pooled); templates without parameters are listed, not guessed.
+to templates with IRT parameters (the caller's, e.g. the bank's current calibration from
+`templates_bank.calibration.current_parameters`, else those pinned in the release manifest), one
+estimate per text format (formats are a factor, so they are not pooled); templates without
+parameters are listed, not guessed.
+
+Stored and resumable: with an `EvaluationStore` every answer is written to the bank
+(``evaluation_responses``, committed one by one) under the evaluation's id as it arrives, so
+calibration can read it; an evaluation that stops half way (a model error, a crash) is resumed by
+running it again with the same id: stored answers are reused, only the missing ones are asked,
+and a report exists only once every item has an answer.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session
 
 from itemsmith.sandbox import SandboxLimits
+from itemsmith.templates_bank.handler_identity import handler_label
+from itemsmith.templates_bank.items.hashing import canonical_json, item_hash, sha256_hex
+from itemsmith.templates_bank.items.rendering import TextFormat
+from itemsmith.templates_bank.items.schema import IRTParameters, Item, StudentResponse
 from itemsmith.templates_bank.regeneration import TemplateRun, regenerate
 from itemsmith.templates_bank.releases import Release, ReleaseTemplate
-from itemsmith.templates_bank.items.rendering import TextFormat
-from itemsmith.templates_bank.items.schema import Item
+from itemsmith.templates_bank.storage import (
+    EvaluationResponseCreate,
+    find_version,
+    get_bank,
+    list_evaluation_responses,
+    record_evaluation_response,
+)
 from itemsmith.verification.irt import estimate_ability
 from itemsmith.verification.samples import TemplateSample
-from itemsmith.verification.students import PoolConfig, Student, aanswer_templates
+from itemsmith.verification.students import PoolConfig, Student, StudentCall, aanswer_templates
 
 __all__ = [
     "LENGTH_BUCKETS", "NOT_APPLICABLE", "NO_SERIES", "QUERIED_POINT_KEYS", "AbilityEstimate", "EvaluationReport",
-    "GroupAccuracy", "ItemResponse", "ReleaseItems", "TemplateItems", "aevaluate", "evaluate", "evaluate_release",
-    "fresh_seeds", "length_bucket", "position_bucket", "release_items", "report_table", "series_length",
+    "EvaluationStore", "GroupAccuracy", "ItemResponse", "ReleaseItems", "TemplateItems", "aevaluate", "evaluate", "evaluate_release",
+    "fresh_seeds", "length_bucket", "position_bucket", "release_items", "release_versions", "report_table",
+    "series_length",
 ]
 
 LENGTH_BUCKETS = (50, 100, 200, 500, 1000)  # upper edges; longer series fall in ">1000"
@@ -156,12 +176,91 @@ def release_items(release: Release, *, fresh_seed: int | None = None, workers: i
             raise ValueError(f"fresh_seed must be a non-negative integer, got {fresh_seed}")
         used = {s for t in manifest.templates for s in t.seeds}
         drawn = fresh_seeds(used, max(len(t.seeds) for t in manifest.templates), fresh_seed)
-        entry_of = {TemplateRun(template_id=t.template_id, source=release.sources[t.version], handler=t.handler,
+        entry_of = {TemplateRun(template_id=t.template_id, source=release.sources[t.version],
+                                handler=release.local_handler(t),
                                 seeds=tuple(drawn[:len(t.seeds)]), num_samples=t.num_samples): t
                     for t in manifest.templates}
         runs = [TemplateItems(entry_of[run.run], run.seed, run.items)
                 for run in regenerate(list(entry_of), workers=workers, limits=limits)]
     return ReleaseItems(release=manifest.ref, checksum=manifest.checksum, fresh_seed=fresh_seed, runs=runs)
+
+
+# --- storing the answers -----------------------------------------------------------------------
+
+
+def release_versions(session: Session, release: Release) -> dict[str, int]:
+    """The bank's version id of each template of the release."""
+    bank_id = get_bank(session, release.manifest.bank).id
+    out: dict[str, int] = {}
+    for entry in release.manifest.templates:
+        version = find_version(session, bank_id, entry.version)
+        if version is None:
+            raise ValueError(f"{release.manifest.ref}: template {entry.template_id!r} is not in the bank")
+        out[entry.template_id] = version.id
+    return out
+
+
+def _prompt_hash(call: StudentCall) -> str:
+    return sha256_hex(canonical_json({"mode": call.mode, "vision": call.student.vision, "prompt": call.prompt}))
+
+
+@dataclass
+class EvaluationStore:
+    """An `AnswerCache` that writes every fresh answer of the evaluation ``evaluation_id`` to the
+    bank, each in a transaction of its own (a crash or a model error loses nothing, whatever the
+    caller's transaction does), and serves the answers that evaluation already stored (a resumed
+    evaluation asks only the missing ones). Build it with `open`."""
+
+    engine: Engine
+    evaluation_id: str
+    versions: dict[str, int]
+    adaptive: bool = False
+    fresh: int = 0
+    reused: int = 0
+
+    def __post_init__(self) -> None:
+        with Session(self.engine) as session:
+            stored = list_evaluation_responses(session, evaluation_id=self.evaluation_id)
+        self._stored = {(r.template_version_id, r.text_format, r.item_hash, r.item_index): r for r in stored}
+        self._origin: dict[str, tuple[int, int]] = {}
+
+    @classmethod
+    def open(cls, session: Session, release: Release, evaluation_id: str, *, adaptive: bool = False) -> EvaluationStore:
+        """The store of the evaluation on the session's database."""
+        return cls(session.get_bind(), evaluation_id, release_versions(session, release), adaptive=adaptive)
+
+    @property
+    def stored(self) -> int:
+        """Answers this evaluation holds in the bank."""
+        return len(self._stored)
+
+    def expect(self, item: Item, seed: int, item_index: int) -> None:
+        """Record where an item about to be asked comes from (its seed and index in its run)."""
+        self._origin[item_hash(item)] = (seed, item_index)
+
+    def _key(self, call: StudentCall) -> tuple[int, str, str, int]:
+        hashed = item_hash(call.item)
+        return self.versions[call.template_id], call.student.text_format.value, hashed, self._origin[hashed][1]
+
+    def get(self, call: StudentCall) -> StudentResponse | None:
+        hit = self._stored.get(self._key(call))
+        if hit is None:
+            return None
+        self.reused += 1
+        return StudentResponse(student=call.student.name, rank=call.student.rank, item_index=call.item_index,
+                               blind=call.blind, raw=hit.raw, choice=hit.choice,
+                               correct=hit.choice == call.item.answer_index)
+
+    def put(self, call: StudentCall, response: StudentResponse) -> None:
+        version_id, text_format, hashed, index = self._key(call)
+        with Session(self.engine) as session, session.begin():
+            row = record_evaluation_response(session, EvaluationResponseCreate(
+                evaluation_id=self.evaluation_id, template_version_id=version_id, model=call.student.name,
+                text_format=text_format, seed=self._origin[hashed][0], item_index=index, item_hash=hashed,
+                prompt_hash=_prompt_hash(call), adaptive=self.adaptive, raw=response.raw, choice=response.choice,
+                correct=response.correct))
+        self._stored[(version_id, text_format, hashed, index)] = row
+        self.fresh += 1
 
 
 # --- the report --------------------------------------------------------------------------------
@@ -219,13 +318,16 @@ class EvaluationReport(BaseModel):
     release: str
     release_checksum: str
     model: str
+    evaluation_id: str | None = Field(None, description="the id its answers are stored under in the bank; "
+                                                        "None: not stored")
+    reused_answers: int = Field(0, description="answers a resumed evaluation took from the bank instead of asking")
     fresh_seed: int | None = Field(
         description="seed the fresh instances' seeds were drawn from; None: the release's items")
     seeds: dict[str, list[int]] = Field(description="seeds each template ran on")
     formats: list[TextFormat]
     decimals: int
     overall: GroupAccuracy
-    dataset_average: float = Field(description="mean of the per-dataset accuracies (seed 002's 'Avg')")
+    dataset_average: float = Field(description="mean of the per-dataset accuracies (TimeSeriesExamAgent's 'Avg')")
     by_category: dict[str, GroupAccuracy]
     by_dataset: dict[str, GroupAccuracy]
     by_format: dict[str, GroupAccuracy]
@@ -253,9 +355,17 @@ def _groups(responses: Sequence[ItemResponse], key: Callable[[ItemResponse], str
     return {name: _group(members[name]) for name in names}
 
 
-def _abilities(responses: Sequence[ItemResponse], runs: Sequence[TemplateItems],
+def _parameters(runs: Sequence[TemplateItems],
+                parameters: Mapping[str, IRTParameters] | None) -> dict[str, IRTParameters]:
+    """The given parameters of the runs' templates, else those pinned in the release."""
+    if parameters is not None:
+        return {run.template.template_id: parameters[run.template.template_id] for run in runs
+                if run.template.template_id in parameters}
+    return {run.template.template_id: run.template.irt for run in runs if run.template.irt is not None}
+
+
+def _abilities(responses: Sequence[ItemResponse], parameters: Mapping[str, IRTParameters],
                formats: Sequence[TextFormat]) -> dict[str, AbilityEstimate]:
-    parameters = {run.template.template_id: run.template.irt for run in runs if run.template.irt is not None}
     out: dict[str, AbilityEstimate] = {}
     for fmt in formats:
         scored = [r for r in responses if r.text_format == fmt and r.template_id in parameters]
@@ -276,9 +386,11 @@ def _length_order() -> list[str]:
 
 
 async def aevaluate(items: ReleaseItems, student: Student, *, formats: Sequence[TextFormat] = (TextFormat.plain,),
-                    max_concurrency: int = 4) -> EvaluationReport:
+                    max_concurrency: int = 4, parameters: Mapping[str, IRTParameters] | None = None,
+                    store: EvaluationStore | None = None) -> EvaluationReport:
     """The student answers every item in every text format (its config's format is replaced;
-    its ``decimals`` and ``vision`` are kept); async."""
+    its ``decimals`` and ``vision`` are kept); async. ``parameters``: IRT parameters by template
+    id (default: the release's); ``store``: write (and reuse) the answers in the bank."""
     formats = list(dict.fromkeys(TextFormat(f) for f in formats))
     if not formats:
         raise ValueError("give at least one text format")
@@ -286,51 +398,62 @@ async def aevaluate(items: ReleaseItems, student: Student, *, formats: Sequence[
     if not runs:
         raise ValueError(f"{items.release}: no items to evaluate")
     samples = [TemplateSample(template_id=run.template.template_id, items=run.items) for run in runs]
+    if store is not None:
+        for run in runs:
+            for index, item in enumerate(run.items):
+                store.expect(item, run.seed, index)
     pool = PoolConfig(blind=False, max_concurrency=max_concurrency)
     responses: list[ItemResponse] = []
     for fmt in formats:
         answering = Student(student.config.model_copy(update={"text_format": fmt}), student.model)
-        reports = await aanswer_templates(samples, [answering], pool)
+        reports = await aanswer_templates(samples, [answering], pool, cache=store)
         for run, report in zip(runs, reports, strict=True):
             for r in report.responses:
                 item = run.items[r.item_index]
                 length = series_length(item)
                 responses.append(ItemResponse(
-                    template_id=run.template.template_id, category=run.template.category, dataset=run.template.handler,
+                    template_id=run.template.template_id, category=run.template.category, dataset=handler_label(run.template.handler),
                     seed=run.seed, item_index=r.item_index, text_format=fmt, options=len(item.options),
                     answer_index=item.answer_index, series_length=length, length_bucket=length_bucket(length),
                     position_bucket=position_bucket(item), raw=r.raw, choice=r.choice, correct=r.correct))
     by_dataset = _groups(responses, lambda r: r.dataset)
+    known = _parameters(runs, parameters)
     seeds: dict[str, list[int]] = {}
     for run in items.runs:
         seeds.setdefault(run.template.template_id, []).append(run.seed)
     return EvaluationReport(
         release=items.release, release_checksum=items.checksum, model=student.config.model or student.config.name,
-        fresh_seed=items.fresh_seed, seeds=seeds, formats=formats, decimals=student.config.decimals,
+        evaluation_id=store.evaluation_id if store is not None else None,
+        reused_answers=store.reused if store is not None else 0, fresh_seed=items.fresh_seed, seeds=seeds, formats=formats, decimals=student.config.decimals,
         overall=_group(responses), dataset_average=sum(g.accuracy for g in by_dataset.values()) / len(by_dataset),
         by_category=_groups(responses, lambda r: r.category), by_dataset=by_dataset,
         by_format=_groups(responses, lambda r: r.text_format.value, [f.value for f in formats]),
         by_length=_groups(responses, lambda r: r.length_bucket, _length_order()),
         by_position=_groups(responses, lambda r: r.position_bucket, [*_QUARTERS, NOT_APPLICABLE]),
-        ability=_abilities(responses, runs, formats),
-        templates_without_irt=sorted({run.template.template_id for run in runs if run.template.irt is None}),
+        ability=_abilities(responses, known, formats),
+        templates_without_irt=sorted({run.template.template_id for run in runs} - set(known)),
         responses=responses,
     )
 
 
 def evaluate(items: ReleaseItems, student: Student, *, formats: Sequence[TextFormat] = (TextFormat.plain,),
-             max_concurrency: int = 4) -> EvaluationReport:
+             max_concurrency: int = 4, parameters: Mapping[str, IRTParameters] | None = None,
+             store: EvaluationStore | None = None) -> EvaluationReport:
     """Synchronous `aevaluate` (not from inside a running event loop)."""
-    return asyncio.run(aevaluate(items, student, formats=formats, max_concurrency=max_concurrency))
+    return asyncio.run(aevaluate(items, student, formats=formats, max_concurrency=max_concurrency,
+                                 parameters=parameters, store=store))
 
 
 def evaluate_release(release: Release, student: Student, *, formats: Sequence[TextFormat] = (TextFormat.plain,),
                      fresh_seed: int | None = None, max_concurrency: int = 4, workers: int = 1,
-                     limits: SandboxLimits | None = None) -> EvaluationReport:
+                     limits: SandboxLimits | None = None, parameters: Mapping[str, IRTParameters] | None = None,
+                     store: EvaluationStore | None = None) -> EvaluationReport:
     """Regenerate the release (or, with ``fresh_seed``, new instances of its templates) and
-    evaluate the student on it."""
+    evaluate the student on it (see `aevaluate`). A resumed evaluation (a ``store`` with the
+    same evaluation id) must use the same ``fresh_seed``, so it is shown the same items."""
     items = release_items(release, fresh_seed=fresh_seed, workers=workers, limits=limits)
-    return evaluate(items, student, formats=formats, max_concurrency=max_concurrency)
+    return evaluate(items, student, formats=formats, max_concurrency=max_concurrency, parameters=parameters,
+                    store=store)
 
 
 # --- text --------------------------------------------------------------------------------------
@@ -349,6 +472,8 @@ def report_table(report: EvaluationReport) -> str:
     source = (f"fresh instances (seed {report.fresh_seed})" if report.fresh_seed is not None
               else "the release's items")
     lines = [f"{report.model} on {report.release} ({source}), formats: {', '.join(f.value for f in report.formats)}",
+             *([f"stored as evaluation {report.evaluation_id} ({report.reused_answers} answers reused from the bank)"]
+               if report.evaluation_id is not None else []),
              f"overall accuracy {report.overall.accuracy:.3f} (chance {report.overall.chance:.3f}, "
              f"n={report.overall.n}, unparsed {report.overall.unparsed}); dataset average {report.dataset_average:.3f}"]
     for fmt, ability in report.ability.items():

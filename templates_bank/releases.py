@@ -8,6 +8,10 @@ release regenerates the items from the stored sources and seeds and checks them 
 hashes (`Release.items` raises `ReleaseIntegrityError` on any difference), so the same release
 always exports the same items and, with the same software, the same bytes.
 
+Handlers are named by `HandlerRef` (name and content hash), never by where they live on this
+machine: `Release.handlers` maps each to its local spec for regeneration (manifests stored
+before this carry the spec string itself, which is still accepted).
+
 The manifest's ``checksum`` is the sha256 of the canonical JSON of the manifest without
 ``release``, ``created_at``, ``created_by``, ``note`` and ``checksum``: two releases with the
 same content have the same checksum.
@@ -18,8 +22,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
@@ -27,19 +31,24 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from itemsmith.handlers import BUILTIN_HANDLERS
 from itemsmith.sandbox import SandboxLimits
+from itemsmith.templates_bank.handler_identity import HandlerRef, handler_ref
 from itemsmith.templates_bank.items.hashing import canonical_json, sha256_hex
-from itemsmith.templates_bank.regeneration import RunItems, TemplateRun, items_digest, regenerate
 from itemsmith.templates_bank.items.schema import IRTParameters
-from itemsmith.templates_bank.storage import NotFoundError, TemplateVersionPublic, get_bank, releasable_versions
-from itemsmith.templates_bank.storage._models import (
+from itemsmith.templates_bank.regeneration import RunItems, TemplateRun, items_digest, regenerate
+from itemsmith.templates_bank.storage import (
+    NotFoundError,
     ReleaseRow,
     ReleaseTemplateRow,
     StudentResponseRow,
+    TemplateVersionPublic,
     TemplateVersionRow,
     VerdictRow,
+    get_bank,
+    releasable_versions,
+    utcnow,
 )
-from itemsmith.templates_bank.storage._types import utcnow
 
 __all__ = ["CategoryCount", "Release", "ReleaseCounts", "ReleaseCreate", "ReleaseError", "ReleaseIntegrityError",
            "ReleaseManifest", "ReleaseTemplate", "create_release", "get_release", "list_releases",
@@ -70,6 +79,7 @@ class ReleaseCreate(BaseModel):
     students: list[dict[str, Any]] | None = Field(None, description="student configs; default: those on record")
     created_by: str = Field(min_length=1, max_length=200)
     note: str = ""
+    owner: str | None = Field(None, description="the bank's owner (needed when several owners use the name)")
 
     @field_validator("seeds")
     @classmethod
@@ -89,7 +99,7 @@ class ReleaseTemplate(BaseModel):
     title: str
     category: str
     concepts: list[str]
-    handler: str
+    handler: HandlerRef | str = Field(description="the handler by name and content hash (a string: an old manifest)")
     difficulty: str | None
     seeds: list[int]
     num_samples: int
@@ -131,7 +141,7 @@ class ReleaseManifest(BaseModel):
 
     format: Literal["itemsmith-release/1"] = "itemsmith-release/1"
     bank: str
-    handler: str
+    handler: HandlerRef | str
     task: str
     release: int
     created_at: datetime
@@ -163,9 +173,19 @@ class Release:
 
     manifest: ReleaseManifest
     sources: dict[str, str]
+    handlers: dict[str, str] = field(default_factory=dict)  # a HandlerRef's sha256 -> its local spec
+    bank_id: int | None = None  # the bank it was read from (names are unique per owner only)
+
+    def local_handler(self, entry: ReleaseTemplate) -> str:
+        """Where `entry`'s handler is on this machine (`ReleaseError` when it is not here)."""
+        return _local_handler(entry.handler, self.handlers)
+
+    def local_bank_handler(self) -> str:
+        """Where the bank's handler (the manifest's) is on this machine."""
+        return _local_handler(self.manifest.handler, self.handlers)
 
     def runs(self) -> list[TemplateRun]:
-        return _runs(self.manifest.templates, self.sources)
+        return _runs(self.manifest.templates, self.sources, self.handlers)
 
     def items(self, *, workers: int = 1,
               limits: SandboxLimits | None = None) -> Iterator[tuple[ReleaseTemplate, RunItems]]:
@@ -188,9 +208,24 @@ class Release:
                     "(did numpy, pandas or a handler's data change?)")
 
 
-def _runs(templates: list[ReleaseTemplate], sources: dict[str, str]) -> list[TemplateRun]:
-    return [TemplateRun(template_id=t.template_id, source=sources[t.version], handler=t.handler,
+def _local_handler(handler: HandlerRef | str, handlers: dict[str, str]) -> str:
+    if isinstance(handler, str):
+        return handler
+    local = handlers.get(handler.sha256)
+    if local is None and handler.name in BUILTIN_HANDLERS and handler_ref(handler.name) == handler:
+        local = handler.name  # a built-in is the same on every server with the same itemsmith
+    if local is None:
+        raise ReleaseError(f"handler {handler.label} is not on this server (its files changed or were removed)")
+    return local
+
+
+def _runs(templates: list[ReleaseTemplate], sources: dict[str, str], handlers: dict[str, str]) -> list[TemplateRun]:
+    return [TemplateRun(template_id=t.template_id, source=sources[t.version], handler=_local_handler(t.handler, handlers),
                         seeds=tuple(t.seeds), num_samples=t.num_samples) for t in templates]
+
+
+def _handlers_of(specs: Iterator[str] | list[str]) -> dict[str, str]:
+    return {handler_ref(spec).sha256: spec for spec in dict.fromkeys(specs)}
 
 
 _REF = re.compile(r"^(?P<bank>[a-z0-9][a-z0-9_.-]*?)(?:@(?P<number>[0-9]+|latest))?$")
@@ -209,7 +244,7 @@ def _latest_payloads(session: Session, version_ids: list[int], stage: str) -> di
     rows = session.execute(select(VerdictRow.template_version_id, VerdictRow.payload)
                            .where(VerdictRow.template_version_id.in_(version_ids), VerdictRow.stage == stage)
                            .order_by(VerdictRow.id))
-    return {version_id: payload for version_id, payload in rows}
+    return {version_id: payload for version_id, payload in rows}  # noqa: C416 - dict(result) reads a Result as a mapping
 
 
 def _judges_on_record(session: Session, version_ids: list[int]) -> list[dict[str, Any]]:
@@ -241,35 +276,43 @@ def _chosen_versions(session: Session, bank_id: int, request: ReleaseCreate) -> 
 
 
 def create_release(session: Session, request: ReleaseCreate, *, workers: int = 1,
-                   limits: SandboxLimits | None = None) -> Release:
+                   limits: SandboxLimits | None = None,
+                   on_progress: Callable[[int, int], None] | None = None) -> Release:
     """Freeze the bank into its next release; regenerates every run once (in the sandbox) to
     record item counts and hashes. Raises `ReleaseError` (nothing releasable, unknown template)
-    or `RegenerationError` (a run failed)."""
-    bank = get_bank(session, request.bank)
+    or `RegenerationError` (a run failed). `on_progress(done, total)` follows the (template, seed)
+    runs. With `request.owner`, the bank is that owner's (names are unique per owner)."""
+    bank = get_bank(session, request.bank, request.owner)
     versions = _chosen_versions(session, bank.id, request)
     version_ids = [v.id for v in versions]
     irt = _latest_payloads(session, version_ids, "irt")
     seeds = list(request.seeds)
+    handlers = _handlers_of([bank.handler, *(v.handler or bank.handler for v in versions)])
     draft = [ReleaseTemplate(template_id=v.template_key, version=v.content_hash, title=v.title, category=v.category,
-                             concepts=v.concepts, handler=v.handler or bank.handler, difficulty=v.difficulty,
+                             concepts=v.concepts, handler=handler_ref(v.handler or bank.handler),
+                             difficulty=v.difficulty,
                              seeds=seeds, num_samples=request.num_samples, items=0, items_sha256="",
                              irt=IRTParameters.model_validate(irt[v.id]) if v.id in irt else None)
              for v in versions]
     sources = {v.content_hash: v.source for v in versions}
-    runs = _runs(draft, sources)
+    runs = _runs(draft, sources, handlers)
     digests = [hashlib.sha256() for _ in draft]
     counts = [0] * len(draft)
     position = {run.template_id: i for i, run in enumerate(runs)}
-    for run_items in regenerate(runs, workers=workers, limits=limits):
+    total_runs = sum(len(run.seeds) for run in runs)
+    for done, run_items in enumerate(regenerate(runs, workers=workers, limits=limits), start=1):
         i = position[run_items.run.template_id]
         items_digest(digests[i], run_items.items)
         counts[i] += len(run_items.items)
+        if on_progress is not None:
+            on_progress(done, total_runs)
     templates = [t.model_copy(update={"items": n, "items_sha256": d.hexdigest()})
                  for t, n, d in zip(draft, counts, digests, strict=True)]
     number = (session.scalar(select(func.max(ReleaseRow.number)).where(ReleaseRow.bank_id == bank.id)) or 0) + 1
     judges = request.judges if request.judges is not None else _judges_on_record(session, version_ids)
     students = request.students if request.students is not None else _students_on_record(session, version_ids)
-    manifest = _manifest(bank.name, bank.handler, bank.task, number, request, templates, judges, students)
+    manifest = _manifest(bank.name, handler_ref(bank.handler), bank.task, number, request, templates, judges,
+                         students)
     row = ReleaseRow(bank_id=bank.id, number=number, manifest=manifest.model_dump(mode="json"),
                      checksum=manifest.checksum, created_by=request.created_by, created_at=manifest.created_at)
     session.add(row)
@@ -278,10 +321,10 @@ def create_release(session: Session, request: ReleaseCreate, *, workers: int = 1
                                        num_samples=t.num_samples, item_count=t.items, items_sha256=t.items_sha256)
                     for i, (v, t) in enumerate(zip(versions, templates, strict=True)))
     session.flush()
-    return Release(manifest=manifest, sources=sources)
+    return Release(manifest=manifest, sources=sources, handlers=handlers, bank_id=bank.id)
 
 
-def _manifest(bank: str, handler: str, task: str, number: int, request: ReleaseCreate,
+def _manifest(bank: str, handler: HandlerRef, task: str, number: int, request: ReleaseCreate,
               templates: list[ReleaseTemplate], judges: list[dict[str, Any]],
               students: list[dict[str, Any]]) -> ReleaseManifest:
     by_category: dict[str, CategoryCount] = {}
@@ -295,9 +338,10 @@ def _manifest(bank: str, handler: str, task: str, number: int, request: ReleaseC
     return manifest.model_copy(update={"checksum": manifest.content_checksum()})
 
 
-def get_release(session: Session, bank: str, number: int | None = None) -> Release:
-    """A release of the bank (the latest when ``number`` is None) with its template sources."""
-    bank_row = get_bank(session, bank)
+def get_release(session: Session, bank: str, number: int | None = None, owner: str | None = None) -> Release:
+    """A release of the bank (the latest when ``number`` is None) with its template sources and
+    local handlers; with `owner`, the bank is that owner's (names are unique per owner)."""
+    bank_row = get_bank(session, bank, owner)
     query = select(ReleaseRow).where(ReleaseRow.bank_id == bank_row.id)
     query = query.where(ReleaseRow.number == number) if number is not None else query.order_by(ReleaseRow.number.desc())
     row = session.scalars(query.limit(1)).first()
@@ -307,11 +351,13 @@ def get_release(session: Session, bank: str, number: int | None = None) -> Relea
     manifest = ReleaseManifest.model_validate(row.manifest)
     if manifest.content_checksum() != row.checksum:
         raise ReleaseIntegrityError(f"{manifest.ref}: the stored manifest no longer matches its checksum")
-    rows = session.execute(select(TemplateVersionRow.content_hash, TemplateVersionRow.source)
+    rows = session.execute(select(TemplateVersionRow.content_hash, TemplateVersionRow.source,
+                                  TemplateVersionRow.handler)
                            .join(ReleaseTemplateRow, ReleaseTemplateRow.template_version_id == TemplateVersionRow.id)
-                           .where(ReleaseTemplateRow.release_id == row.id))
-    sources = {content_hash: source for content_hash, source in rows}
-    return Release(manifest=manifest, sources=sources)
+                           .where(ReleaseTemplateRow.release_id == row.id)).all()
+    sources = {content_hash: source for content_hash, source, _ in rows}
+    handlers = _handlers_of([bank_row.handler, *(handler or bank_row.handler for _, _, handler in rows)])
+    return Release(manifest=manifest, sources=sources, handlers=handlers, bank_id=bank_row.id)
 
 
 def list_releases(session: Session, bank: str) -> list[ReleaseManifest]:

@@ -28,7 +28,7 @@ import asyncio
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from itertools import groupby
 from typing import Literal
 
@@ -37,11 +37,14 @@ from pydantic import BaseModel, Field, computed_field
 from sqlalchemy.orm import Session
 
 from itemsmith.sandbox import SandboxLimits, run_template
+from itemsmith.templates_bank.handler_identity import handler_label, redact_handler_paths
 from itemsmith.templates_bank.items.hashing import canonical_json, item_hash, sha256_hex
+from itemsmith.templates_bank.items.schema import Decision, JudgeScore, StudentResponse
 from itemsmith.templates_bank.regeneration import RegenerationError
 from itemsmith.templates_bank.releases import Release
-from itemsmith.templates_bank.items.schema import Decision, JudgeScore, StudentResponse
 from itemsmith.templates_bank.storage import (
+    BankPublic,
+    BankRow,
     NotFoundError,
     cached_student_response,
     cached_verdict,
@@ -290,7 +293,7 @@ def _agreement(templates: Sequence[TemplateDiff]) -> float | None:
 
 
 def new_reverification_id() -> str:
-    return f"reverify-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+    return f"reverify-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
 
 
 def _check_names(kind: str, names: list[str]) -> None:
@@ -306,13 +309,15 @@ def _handler_description(handler: str, limits: SandboxLimits | None) -> str:
     never executed in this process)."""
     result = run_template(_DESCRIPTION_TEMPLATE, handler, num_samples=1, seed=0, limits=limits)
     if not result.ok:
-        raise RegenerationError(f"handler {handler!r}: {result.status.value}: {result.error}")
+        raise RegenerationError(redact_handler_paths(
+            f"handler {handler_label(handler)}: {result.status.value}: {result.error}", handler))
     return str(result.items[0]["metadata"]["description"])
 
 
 def _versions(session: Session, release: Release) -> dict[str, int]:
     manifest = release.manifest
-    bank = get_bank(session, manifest.bank)
+    bank = (get_bank(session, manifest.bank) if release.bank_id is None
+            else BankPublic.model_validate(session.get_one(BankRow, release.bank_id)))
     versions: dict[str, int] = {}
     for entry in manifest.templates:
         version = find_version(session, bank.id, entry.version)
@@ -344,7 +349,7 @@ async def areverify_release(session: Session, release: Release, judges: Sequence
     manifest = release.manifest
     versions = _versions(session, release)
     run_id = run_id or new_reverification_id()
-    dataset = _handler_description(manifest.handler, limits)
+    dataset = _handler_description(release.local_bank_handler(), limits)
     judge_cache = _JudgeCache(session, versions, run_id, CallCounts())
     student_cache = _StudentCache(session, versions, run_id, CallCounts()) if students else None
     diffs: list[TemplateDiff] = []

@@ -12,6 +12,9 @@ import pytest
 from itemsmith.templates_bank.storage import get_engine
 
 POSTGRES_ADMIN_URL = os.environ.get("ITEMSMITH_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+# Diversity summaries (author job results, imports, the review page) measure text similarity only
+# in tests: loading the sentence embedder takes tens of seconds; tests of embeddings pass their own.
+os.environ.setdefault("ITEMSMITH_DIVERSITY_EMBEDDER", "off")
 
 
 @contextmanager

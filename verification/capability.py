@@ -1,4 +1,4 @@
-"""Capability-aligned filtering (seed 002, after the expertise reversal effect).
+"""Capability-aligned filtering (TimeSeriesExamAgent, after the expertise reversal effect).
 
 Per template: accuracy of each student over the template's sampled items (with the series),
 against the students' declared capability ranks. With a handful of items a plain "the weaker

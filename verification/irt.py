@@ -27,6 +27,11 @@ posterior standard deviations.
 `estimate_ability` scores one new respondent (a model under evaluation) against templates whose
 parameters are already fixed: the EAP ability and its posterior SD on the same N(0, 1) scale.
 
+For adaptive testing: `fisher_information` (of one instance of each template at an ability),
+`AbilityPosterior` (the grid posterior of one respondent, updated one answer at a time: EAP and
+posterior SD after every answer) and `expected_accuracy` (the accuracy a respondent is predicted
+to reach on a set of templates, averaged over the ability posterior).
+
 Flags (a template can carry several):
 
 - ``all_correct`` / ``all_wrong``: every response to the template is correct (wrong); its
@@ -53,7 +58,8 @@ from scipy.special import logsumexp
 
 from itemsmith.templates_bank.items.schema import IRTParameters
 
-__all__ = ["Calibration", "IRTConfig", "calibrate", "estimate_ability", "fit_2pl", "to_parameters"]
+__all__ = ["AbilityPosterior", "Calibration", "IRTConfig", "calibrate", "estimate_ability", "expected_accuracy",
+           "fisher_information", "fit_2pl", "to_parameters"]
 
 _FLAGS = ("negative_discrimination", "near_zero_discrimination", "all_correct", "all_wrong",
           "information_not_positive_definite")
@@ -478,3 +484,68 @@ def estimate_ability(responses: pd.DataFrame, parameters: Mapping[str, IRTParame
         grid = np.linspace(mean - half_width, mean + half_width, grid_points)
         mean, sd = _grid_posterior(grid, k, n, a, b)
     return mean, sd
+
+
+# --- adaptive testing: information, one respondent's running posterior, predicted accuracy ----
+
+
+def fisher_information(theta: float, discrimination: np.ndarray, difficulty: np.ndarray) -> np.ndarray:
+    """Fisher information about the ability at ``theta`` of one instance of each template:
+    ``a^2 p (1 - p)`` with ``p = sigmoid(a (theta - b))``."""
+    a = np.asarray(discrimination, dtype=float)
+    p = 1.0 / (1.0 + np.exp(-a * (theta - np.asarray(difficulty, dtype=float))))
+    return a**2 * p * (1.0 - p)
+
+
+class AbilityPosterior:
+    """The ability posterior of one respondent on a fixed grid: the N(0, 1) prior times the 2PL
+    likelihood of the answers given so far, updated one answer at a time (adaptive testing).
+
+    The grid spans [-6, 6] with ``grid_points`` nodes (0.03 apart by default), fine enough for
+    the tens of answers an adaptive run gives; `estimate_ability` refines its grid for
+    thousands of answers.
+    """
+
+    def __init__(self, grid_points: int = 401) -> None:
+        if grid_points < 11:
+            raise ValueError("grid_points must be at least 11")
+        self.grid = np.linspace(-6.0, 6.0, grid_points)
+        self._log_density = -0.5 * self.grid**2
+        self.answers = 0
+
+    def update(self, discrimination: float, difficulty: float, correct: bool) -> None:
+        """Multiply in the likelihood of one answer to an instance of a template (a, b)."""
+        z = discrimination * (self.grid - difficulty)
+        self._log_density = self._log_density - np.logaddexp(0.0, -z if correct else z)
+        self.answers += 1
+
+    def _weights(self) -> np.ndarray:
+        weights = np.exp(self._log_density - self._log_density.max())
+        return weights / weights.sum()
+
+    @property
+    def mean(self) -> float:
+        """The EAP ability."""
+        return float(self._weights() @ self.grid)
+
+    @property
+    def sd(self) -> float:
+        """The posterior standard deviation (the SE of the EAP ability)."""
+        weights, mean = self._weights(), self.mean
+        return float(np.sqrt(max(float(weights @ (self.grid - mean) ** 2), 0.0)))
+
+
+def expected_accuracy(theta: float, se: float, discrimination: np.ndarray, difficulty: np.ndarray,
+                      weights: np.ndarray | None = None, quadrature_points: int = 41) -> float:
+    """Predicted proportion correct over the templates (weighted, e.g. by their item counts) for
+    a respondent with ability ~ N(theta, se^2): the success probability averaged over the
+    templates and over the ability (Gauss-Hermite)."""
+    a, b = np.asarray(discrimination, dtype=float), np.asarray(difficulty, dtype=float)
+    if a.size == 0:
+        raise ValueError("no templates to predict an accuracy on")
+    w = np.ones_like(a) if weights is None else np.asarray(weights, dtype=float)
+    nodes, node_weights = hermegauss(quadrature_points)
+    thetas = theta + max(se, 0.0) * nodes
+    p = 1.0 / (1.0 + np.exp(-a[None, :] * (thetas[:, None] - b[None, :])))
+    per_node = p @ (w / w.sum())
+    return float(per_node @ (node_weights / node_weights.sum()))

@@ -1,19 +1,24 @@
-"""The judge panel: several chat models score a template's sampled items, G-Eval style.
+"""The judge panel: several models score a template's sampled items, G-Eval style.
 
-For every judge and criterion one prompt shows the criterion, its evaluation steps and up to
-``items_per_prompt`` sampled items (series, question, options, keyed answer, the template's
-rationale); the judge reasons, then ends with ``Score: N`` (1 to 10).
+Every prompt shows the task, the dataset and up to ``items_per_prompt`` sampled items (series,
+question, options, keyed answer, the template's rationale) FIRST, then the criterion: the items
+part is a prefix shared by every criterion and every judge of one model, so llama.cpp's prompt
+cache and hosted providers' prompt caching reuse it. A judge reads its score in one of two forms:
 
-- A judge configured with ``logprobs=True`` is bound with ``logprobs=True, top_logprobs=k``
-  (OpenAI-compatible providers put them in ``response_metadata["logprobs"]``); its score is the
+- ``reasoning``: the judge reasons, then ends with ``Score: N`` (1 to 10). With ``logprobs=True``
+  (OpenAI-compatible providers put them in ``response_metadata["logprobs"]``) the score is the
   probability-weighted mean of the score token's alternatives that are scores themselves
-  (G-Eval's form-filling with token probabilities).
-- Otherwise, or when the reply carries no usable log-probabilities, the score is the mean of
-  ``samples`` sampled scores (the model's own temperature gives the spread).
-- A reply without a parseable score is asked again, at most ``max_retries`` times per sample;
-  a judge that never gives one is recorded with ``score=None`` and the reason, never as a zero.
-  Exceptions from the model itself (network, quota) propagate: the provider's own client
-  retries transient errors.
+  (G-Eval's form-filling with token probabilities); otherwise the mean of ``samples`` sampled
+  scores. A reply without a parseable score is asked again, at most ``max_retries`` times per
+  sample; a judge that never gives one is recorded with ``score=None`` and the reason, never as
+  a zero.
+- ``score_first``: the judge is a `ScoreReader` that returns the probability of each score 1..10
+  as the very next tokens after the prompt, in one forward pass with no sampling (local llama.cpp
+  models; chat models that return log-probabilities through `ChatScoreReader`). The score is the
+  probability-weighted mean, the rationale lists the distribution.
+
+Exceptions from the model itself (network, quota) propagate: callers wrap models in their own
+bounded retries.
 
 Scores are aggregated per criterion across judges (mean and min, against per-criterion
 thresholds), agreement is Krippendorff's alpha (interval level), and every judge's rationale is
@@ -21,7 +26,7 @@ kept in the `TemplateJudgement`.
 
 A `ScoreCache` passed to the panel is asked before each (judge, criterion) prompt is sent: a
 stored score for the same `JudgeCall` is reused and no model is called; a freshly drawn score
-is handed to it to store (see `verification.reverification`).
+is handed to it to store (see `templates_bank.reverification`).
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
@@ -44,10 +49,10 @@ from itemsmith.verification.agreement import krippendorff_alpha_interval
 from itemsmith.verification.samples import TemplateSample
 
 __all__ = [
-    "CRITERIA", "Criterion", "CriterionAggregate", "CriterionThreshold", "Judge", "JudgeCall", "JudgeConfig",
+    "CRITERIA", "CRITERION_MARKER", "ChatScoreReader", "Criterion", "CriterionAggregate", "CriterionThreshold", "Judge", "JudgeCall", "JudgeConfig",
     "PanelConfig", "ScoreCache", "TemplateJudgement", "ajudge_template", "ajudge_templates", "judge_template",
     "judge_templates", "judge_prompt", "judgement_from_scores", "krippendorff_alpha_interval", "panel_agreement",
-    "parse_score", "weighted_score",
+    "parse_score", "ScoreReader", "score_distribution_text", "weighted_score",
 ]
 
 Criterion = Literal["relevance", "unambiguity", "specificity", "solvability", "needs_series"]
@@ -95,8 +100,12 @@ CRITERIA: dict[Criterion, _CriterionSpec] = {
 
 _SYSTEM = ("You are an expert reviewer of multiple-choice exam questions about time-series data. "
            "You evaluate one criterion at a time, carefully and strictly.")
+CRITERION_MARKER = "\n\nCriterion: "  # where the shared items part of a judge prompt ends
 _FORM = ('Think through the evaluation steps, then give your score on the last line exactly as '
          '"Score: N", where N is an integer from 1 (worst) to 10 (best).')
+_SCORE_FIRST_FORM = ('Reply with the score only, on one line exactly as "Score: N", where N is an integer '
+                     'from 1 (worst) to 10 (best).')
+SCORES = tuple(range(1, 11))
 _SCORE_RE = re.compile(r"score\s*(?:[:=]|is)?\s*\**\s*(\d{1,2}(?:\.\d+)?)\s*\**\s*(?:/\s*10|out\s+of\s+10)?",
                        re.IGNORECASE)
 
@@ -122,6 +131,9 @@ class JudgeConfig(BaseModel):
 
     name: str = Field(min_length=1)
     family: str | None = None
+    form: Literal["reasoning", "score_first"] = Field(
+        "reasoning", description="reason then score (sampled or log-probability weighted), or read the score "
+                                 "distribution in one pass (the judge's model is a ScoreReader)")
     logprobs: bool = Field(False, description="the provider returns token log-probabilities (OpenAI-compatible)")
     top_logprobs: int = Field(10, ge=2, le=20)
     samples: int = Field(3, ge=1, le=20, description="k sampled scores when no log-probabilities are used")
@@ -155,12 +167,28 @@ class PanelConfig(BaseModel):
         return self.thresholds.get(criterion, CriterionThreshold())
 
 
+@runtime_checkable
+class ScoreReader(Protocol):
+    """A judge model read in one pass: the probability of each score 1..10 as the continuation of
+    the prompt (no sampling, no reasoning text). Probabilities need not sum to one: the panel
+    normalizes them over the scores."""
+
+    async def ascore_probabilities(self, messages: list[BaseMessage]) -> Mapping[int, float]: ...
+
+
 @dataclass(frozen=True)
 class Judge:
-    """A configured judge and the chat model behind it."""
+    """A configured judge and the model behind it: a chat model (``reasoning`` form) or a
+    `ScoreReader` (``score_first`` form)."""
 
     config: JudgeConfig
-    model: BaseChatModel
+    model: BaseChatModel | ScoreReader
+
+    def __post_init__(self) -> None:
+        reader = isinstance(self.model, ScoreReader)
+        if reader != (self.config.form == "score_first"):
+            raise ValueError(f"judge {self.config.name!r}: the score_first form needs a ScoreReader model and "
+                             "the reasoning form a chat model")
 
 
 @dataclass(frozen=True)
@@ -228,8 +256,10 @@ def _shown(item: Item, max_points: int) -> tuple[Item, str]:
     return item.model_copy(update={"series": series}), f"(Series cut for this review: {note}.)\n"
 
 
-def judge_prompt(sample: TemplateSample, criterion: Criterion, config: PanelConfig) -> list[BaseMessage]:
-    """The G-Eval prompt for one criterion on a template's sampled items."""
+def judge_prompt(sample: TemplateSample, criterion: Criterion, config: PanelConfig,
+                 form: Literal["reasoning", "score_first"] = "reasoning") -> list[BaseMessage]:
+    """The G-Eval prompt for one criterion on a template's sampled items: the task, the dataset
+    and the items first (a prefix shared by every criterion), then the criterion and the form."""
     spec = CRITERIA[criterion]
     steps = "\n".join(f"{i}. {step}" for i, step in enumerate(spec.steps, 1))
     blocks = []
@@ -242,9 +272,10 @@ def judge_prompt(sample: TemplateSample, criterion: Criterion, config: PanelConf
     header = [f"Task the questions were written for: {sample.task.strip() or '(not given)'}"]
     if sample.dataset.strip():
         header.append(f"Dataset: {sample.dataset.strip()}")
-    text = "\n".join(header) + (
-        f"\n\nCriterion: {criterion.replace('_', ' ')}. {spec.definition}\n\nEvaluation steps:\n{steps}\n\n"
-        f"Questions sampled from one question template:\n\n" + "\n\n".join(blocks) + f"\n\n{_FORM}")
+    shared = "\n".join(header) + "\n\nQuestions sampled from one question template:\n\n" + "\n\n".join(blocks)
+    closing = _FORM if form == "reasoning" else _SCORE_FIRST_FORM
+    text = (f"{shared}{CRITERION_MARKER}{criterion.replace('_', ' ')}. {spec.definition}\n\n"
+            f"Evaluation steps:\n{steps}\n\n{closing}")
     return [SystemMessage(_SYSTEM), HumanMessage(text)]
 
 
@@ -287,16 +318,47 @@ def weighted_score(reply: str, metadata: Mapping[str, Any], span: tuple[int, int
             continue
         if start > span[0] or text.strip() != reply[span[0]:span[1]]:
             return None
-        weights: dict[int, float] = {}
-        for alternative in token.get("top_logprobs") or []:
-            candidate = str(alternative.get("token", "")).strip()
-            if candidate.isdigit() and 1 <= int(candidate) <= 10 and int(candidate) not in weights:
-                weights[int(candidate)] = math.exp(float(alternative["logprob"]))
+        weights = _score_alternatives(token.get("top_logprobs") or [])
         total = sum(weights.values())
         if total <= 0:
             return None
         return sum(score * weight for score, weight in weights.items()) / total
     return None
+
+
+def _score_alternatives(alternatives: Sequence[Mapping[str, Any]]) -> dict[int, float]:
+    """Probabilities of the alternatives of one token that spell a score 1..10 (first spelling wins)."""
+    weights: dict[int, float] = {}
+    for alternative in alternatives:
+        candidate = str(alternative.get("token", "")).strip()
+        if candidate.isdigit() and 1 <= int(candidate) <= 10 and int(candidate) not in weights:
+            weights[int(candidate)] = math.exp(float(alternative["logprob"]))
+    return weights
+
+
+class ChatScoreReader:
+    """A `ScoreReader` over a chat model that returns token log-probabilities (OpenAI-compatible):
+    one short reply to the score-first prompt, read from the top alternatives of its first score
+    token. Where the provider's tokenizer splits "10", its mass counts as 1."""
+
+    def __init__(self, model: BaseChatModel, *, top_logprobs: int = 20, max_tokens: int = 4) -> None:
+        self.model = model.bind(logprobs=True, top_logprobs=top_logprobs, max_tokens=max_tokens)
+
+    async def ascore_probabilities(self, messages: list[BaseMessage]) -> Mapping[int, float]:
+        reply = await self.model.ainvoke(messages)
+        metadata = reply.response_metadata if isinstance(reply, AIMessage) else {}
+        for token in _logprob_tokens(metadata) or []:
+            weights = _score_alternatives(token.get("top_logprobs") or [])
+            if weights:
+                return weights
+        score, _, _ = parse_score(reply.text if isinstance(reply, BaseMessage) else str(reply))
+        return {score: 1.0} if score is not None else {}
+
+
+def score_distribution_text(probabilities: Mapping[int, float]) -> str:
+    """The score distribution as a judge's rationale: the likeliest scores first."""
+    top = sorted(probabilities.items(), key=lambda kv: -kv[1])[:4]
+    return "score-first distribution: " + ", ".join(f"P({score})={p:.2f}" for score, p in top)
 
 
 # --- scoring --------------------------------------------------------------------------------
@@ -333,9 +395,26 @@ def _missing(judge: JudgeConfig, criterion: Criterion, attempt: _Attempt, calls:
                       error=f"no parseable 'Score: N' (1..10) after {calls} call(s); last reply ends: {tail}")
 
 
+async def _read(judge: Judge, reader: ScoreReader, messages: list[BaseMessage], criterion: Criterion,
+                limit: asyncio.Semaphore) -> JudgeScore:
+    async with limit:
+        probabilities = {s: float(p) for s, p in (await reader.ascore_probabilities(messages)).items()
+                         if s in SCORES and p > 0}
+    total = sum(probabilities.values())
+    if total <= 0:
+        return JudgeScore(judge=judge.config.name, criterion=criterion, score=None, method="score_first", attempts=1,
+                          error="the model put no probability on any score 1..10")
+    normalized = {s: p / total for s, p in probabilities.items()}
+    mean = sum(s * p for s, p in normalized.items())
+    return JudgeScore(judge=judge.config.name, criterion=criterion, score=min(10.0, max(1.0, mean)),
+                      rationale=score_distribution_text(normalized), method="score_first", attempts=1)
+
+
 async def _draw(judge: Judge, messages: list[BaseMessage], criterion: Criterion,
                 limit: asyncio.Semaphore) -> JudgeScore:
     cfg = judge.config
+    if isinstance(judge.model, ScoreReader):
+        return await _read(judge, judge.model, messages, criterion, limit)
     calls = 0
     first: _Attempt | None = None
     if cfg.logprobs:
@@ -364,7 +443,7 @@ async def _draw(judge: Judge, messages: list[BaseMessage], criterion: Criterion,
 
 async def _score(judge: Judge, sample: TemplateSample, criterion: Criterion, config: PanelConfig,
                  limit: asyncio.Semaphore, cache: ScoreCache | None) -> JudgeScore:
-    messages = judge_prompt(sample, criterion, config)
+    messages = judge_prompt(sample, criterion, config, judge.config.form)
     if cache is None:
         return await _draw(judge, messages, criterion, limit)
     call = JudgeCall(judge.config, criterion, sample.template_id, messages, sample.items[:config.items_per_prompt])

@@ -16,7 +16,7 @@ blind, is flagged: its data is not needed (`BlindCheck`).
 
 An `AnswerCache` passed to the pool is asked before each item is put to a student: a stored
 response to the same `StudentCall` is reused and no model is called; a fresh response is handed
-to it to store (see `verification.reverification`).
+to it to store (see `templates_bank.reverification`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field
 from scipy.stats import binomtest
 
-from itemsmith.templates_bank.items.plotting import plot_item
+from itemsmith.sandbox.render import render_item_png
 from itemsmith.templates_bank.items.rendering import TextFormat, option_letter, render_item
 from itemsmith.templates_bank.items.schema import Item, StudentResponse
 from itemsmith.verification.answer_parsing import parse_answer
@@ -178,7 +178,7 @@ def _letters(item: Item) -> list[str]:
 def _chat_messages(item: Item, config: StudentConfig, blind: bool) -> list[BaseMessage]:
     text = student_prompt(item, config, blind)
     if config.vision and item.series and not blind:
-        image = base64.b64encode(plot_item(item, fmt="png")).decode("ascii")
+        image = base64.b64encode(render_item_png(item)).decode("ascii")  # drawn by the plot worker
         content: list[str | dict] = [{"type": "text", "text": text},
                                      {"type": "image", "base64": image, "mime_type": "image/png"}]
         return [SystemMessage(STUDENT_SYSTEM), HumanMessage(content=content)]

@@ -10,18 +10,21 @@ from typing import Annotated
 
 from fastapi import APIRouter, File, Form, HTTPException, Request, UploadFile, status
 from pydantic import ValidationError
-from sqlalchemy import select
 
-from itemsmith.service.access import owned_bank
 from itemsmith.api.deps import PrincipalDep, SessionDep, SettingsDep
-from itemsmith.service.handler_upload import UploadRejected, UploadTooLarge, new_upload_folder, store_handler
-from itemsmith.service.jobs import AuthorJobRequest, submit_job
-from itemsmith.api.models import BankCreated, BankSettings, RecordId, validation_message
+from itemsmith.api.models import BankCreated, BankSettings, BankView, RecordId, validation_message
 from itemsmith.api.settings import ApiSettings
 from itemsmith.handlers import BUILTIN_HANDLERS, HandlerSourceError
-from itemsmith.templates_bank.storage import BankCreate, BankExistsError, BankPublic, create_bank, open_session
-from itemsmith.templates_bank.storage._models import BankRow
-from itemsmith.templates_bank.storage._schemas import NAME_PATTERN
+from itemsmith.service.access import owned_bank, owned_bank_named, owned_banks
+from itemsmith.service.handler_upload import UploadRejected, UploadTooLarge, new_upload_folder, store_handler
+from itemsmith.service.jobs import AuthorJobRequest, submit_job
+from itemsmith.templates_bank.storage import (
+    NAME_PATTERN,
+    BankCreate,
+    BankExistsError,
+    create_bank,
+    open_session,
+)
 
 router = APIRouter(prefix="/banks", tags=["banks"])
 
@@ -77,7 +80,8 @@ def _store(owner: str, bank: str, source: str, files: list[UploadFile], settings
     try:
         return store_handler(new_upload_folder(settings.uploads_dir, owner, bank), source,
                              [(f.filename, f.file) for f in files], max_upload_bytes=settings.max_upload_bytes,
-                             max_handler_source_bytes=settings.max_handler_source_bytes)
+                             max_handler_source_bytes=settings.max_handler_source_bytes,
+                             check_s=settings.handler_check_s)
     except UploadTooLarge as exc:
         raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, str(exc)) from None
     except UploadRejected as exc:
@@ -85,7 +89,7 @@ def _store(owner: str, bank: str, source: str, files: list[UploadFile], settings
 
 
 @router.post("", status_code=status.HTTP_202_ACCEPTED, responses={
-    409: {"description": "a bank with this name exists"},
+    409: {"description": "you have a bank with this name (names are unique per owner)"},
     413: {"description": "the handler source or the upload is over its size limit"},
     422: {"description": "bad settings, bad file names, or a handler that does not load in the sandbox"}})
 def create_bank_route(
@@ -115,8 +119,8 @@ def create_bank_route(
     if len(given) != 1:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT,
                             "give exactly one of handler (a built-in name), handler_source or handler_file")
-    if session.scalar(select(BankRow.id).where(BankRow.name == name)) is not None:
-        raise HTTPException(status.HTTP_409_CONFLICT, f"a bank named {name!r} exists already")
+    if owned_bank_named(session, name, principal.owner) is not None:
+        raise HTTPException(status.HTTP_409_CONFLICT, f"you have a bank named {name!r} already")
     if handler is not None:
         handler_spec = _builtin(handler, files)
     else:
@@ -135,16 +139,15 @@ def create_bank_route(
     job_request = AuthorJobRequest(bank_id=bank.id, handler=bank.handler, task=task, **run.model_dump())
     job = submit_job(engine, kind="author", owner=principal.owner, request=job_request.model_dump(mode="json"),
                      bank_id=bank.id, runner=request.app.state.job_runner)
-    return BankCreated(bank=bank, job=job)
+    return BankCreated(bank=BankView.of(bank), job=job)
 
 
 @router.get("")
-def list_banks_route(principal: PrincipalDep, session: SessionDep) -> list[BankPublic]:
+def list_banks_route(principal: PrincipalDep, session: SessionDep) -> list[BankView]:
     """The caller's banks, by name."""
-    rows = session.scalars(select(BankRow).where(BankRow.owner == principal.owner).order_by(BankRow.name))
-    return [BankPublic.model_validate(row) for row in rows]
+    return [BankView.of(bank) for bank in owned_banks(session, principal.owner)]
 
 
 @router.get("/{bank_id}", responses=_ERRORS)
-def get_bank_route(bank_id: RecordId, principal: PrincipalDep, session: SessionDep) -> BankPublic:
-    return owned_bank(session, bank_id, principal.owner)
+def get_bank_route(bank_id: RecordId, principal: PrincipalDep, session: SessionDep) -> BankView:
+    return BankView.of(owned_bank(session, bank_id, principal.owner))

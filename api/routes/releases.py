@@ -1,25 +1,20 @@
-"""Releases: freeze a bank, read releases, download an export, re-verify with a new judge panel
-and evaluate a model (both jobs, whose results are the diff and the accuracy report)."""
+"""Releases: freeze a bank and export a release (both jobs with progress: they regenerate every
+item in the sandbox; an export's zip is downloaded from its finished job), read releases,
+re-verify with a new judge panel and evaluate a model (jobs whose results are the diff and the
+accuracy report)."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-import zipfile
-from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Request, status
 from fastapi.responses import FileResponse
 from pydantic import ValidationError
-from sqlalchemy import select
 from sqlalchemy.orm import Session
-from starlette.background import BackgroundTask
 
-from itemsmith.service.access import owned_bank, owned_release, reviewer_name
 from itemsmith.api.deps import PrincipalDep, SessionDep
-from itemsmith.service.jobs import EvaluateJobRequest, JobPublic, ReverifyJobRequest, submit_job
 from itemsmith.api.models import (
+    CalibrationCreate,
     EvaluationCreate,
     RecordId,
     ReleaseCreateRequest,
@@ -27,12 +22,23 @@ from itemsmith.api.models import (
     ReverifyCreate,
     validation_message,
 )
-from itemsmith.templates_bank.exporters import EXPORTERS, ExportError, ExportOptions, export_release
-from itemsmith.templates_bank.regeneration import RegenerationError
-from itemsmith.templates_bank.releases import ReleaseCreate, ReleaseError, ReleaseManifest, create_release, get_release
+from itemsmith.service.access import owned_bank, owned_release, owned_releases, reviewer_name
+from itemsmith.service.jobs import (
+    CalibrateJobRequest,
+    EvaluateJobRequest,
+    ExportJobRequest,
+    JobPublic,
+    ReleaseJobRequest,
+    ReverifyJobRequest,
+    export_file,
+    get_job,
+    jobs_on_bank,
+    submit_job,
+)
+from itemsmith.templates_bank.exporters import EXPORTERS
 from itemsmith.templates_bank.items.rendering import TextFormat
-from itemsmith.templates_bank.storage import BankPublic
-from itemsmith.templates_bank.storage._models import JobRow, ReleaseRow
+from itemsmith.templates_bank.releases import ReleaseCreate, ReleaseManifest
+from itemsmith.templates_bank.storage import BankPublic, ReleaseRow, releasable_versions
 
 router = APIRouter(tags=["releases"])
 
@@ -41,7 +47,6 @@ _RELEASE_ERRORS = {404: {"description": "no such release (or not yours)"}}
 ExportFormat = Annotated[str, Query(alias="format", pattern="^(" + "|".join(sorted(EXPORTERS)) + ")$",
                                     description="export format: " + ", ".join(sorted(EXPORTERS)))]
 _PLOTS = "also PNG plots (formats: " + ", ".join(sorted(n for n, s in EXPORTERS.items() if s.plots)) + ")"
-_ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed, so the same export zips to the same bytes
 
 
 def _public(row: ReleaseRow) -> ReleasePublic:
@@ -50,37 +55,36 @@ def _public(row: ReleaseRow) -> ReleasePublic:
                          created_at=row.created_at, manifest=manifest)
 
 
-@router.post("/banks/{bank_id}/releases", status_code=status.HTTP_201_CREATED, responses={
+@router.post("/banks/{bank_id}/releases", status_code=status.HTTP_202_ACCEPTED, responses={
     **_BANK_ERRORS, 409: {"description": "nothing releasable, or a named template is not releasable"},
-    422: {"description": "a template failed to regenerate its items"}})
-def create_release_route(bank_id: RecordId, body: ReleaseCreateRequest, principal: PrincipalDep,
-                         session: SessionDep) -> ReleasePublic:
-    """Freeze the bank's approved/accepted templates into its next numbered release (every item
-    is regenerated once in the sandbox to record its hash)."""
+    422: {"description": "bad seeds or options"}})
+def create_release_route(bank_id: RecordId, body: ReleaseCreateRequest, request: Request, principal: PrincipalDep,
+                         session: SessionDep) -> JobPublic:
+    """Start a ``release`` job that freezes the bank's approved/accepted templates into its next
+    numbered release (every item is regenerated once in the sandbox to record its hash; progress
+    events count the runs). The finished job's ``result`` names the release (``release_id``)."""
     bank = owned_bank(session, bank_id, principal.owner)
     try:
-        request = ReleaseCreate(bank=bank.name, seeds=body.seeds, num_samples=body.num_samples,
-                                template_ids=body.template_ids, note=body.note,
-                                created_by=reviewer_name(principal.owner, principal.key_id))
+        ReleaseCreate(bank=bank.name, owner=bank.owner, seeds=body.seeds, num_samples=body.num_samples,
+                      template_ids=body.template_ids, note=body.note, created_by="check")
     except ValidationError as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, validation_message(exc)) from None
-    try:
-        number = create_release(session, request).manifest.release
-    except ReleaseError as exc:
-        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
-    except RegenerationError as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
-    row = session.scalar(select(ReleaseRow).where(ReleaseRow.bank_id == bank.id, ReleaseRow.number == number))
-    assert row is not None
-    return _public(row)
+    releasable = {version.template_key for version in releasable_versions(session, bank.id)}
+    missing = [key for key in body.template_ids or [] if key not in releasable]
+    if not releasable or missing:
+        raise HTTPException(status.HTTP_409_CONFLICT, f"not releasable (no approved or accepted version): "
+                                                      f"{', '.join(missing) or 'every template of the bank'}")
+    job_request = ReleaseJobRequest(bank_id=bank.id, seeds=body.seeds, num_samples=body.num_samples,
+                                    template_ids=body.template_ids, note=body.note,
+                                    created_by=reviewer_name(principal.owner, principal.key_id))
+    return submit_job(request.app.state.engine, kind="release", owner=principal.owner,
+                      request=job_request.model_dump(mode="json"), bank_id=bank.id, runner=request.app.state.job_runner)
 
 
 @router.get("/banks/{bank_id}/releases", responses=_BANK_ERRORS)
 def list_releases_route(bank_id: RecordId, principal: PrincipalDep, session: SessionDep) -> list[ReleasePublic]:
     """The bank's releases, oldest first."""
-    owned_bank(session, bank_id, principal.owner)
-    rows = session.scalars(select(ReleaseRow).where(ReleaseRow.bank_id == bank_id).order_by(ReleaseRow.number))
-    return [_public(row) for row in rows]
+    return [_public(row) for row in owned_releases(session, bank_id, principal.owner)]
 
 
 @router.get("/releases/{release_id}", responses=_RELEASE_ERRORS)
@@ -89,48 +93,44 @@ def get_release_route(release_id: RecordId, principal: PrincipalDep, session: Se
     return _public(row)
 
 
-def _zip_folder(folder: Path, target: Path) -> None:
-    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-            info = zipfile.ZipInfo(path.relative_to(folder).as_posix(), date_time=_ZIP_DATE)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            with path.open("rb") as source, archive.open(info, "w") as sink:
-                while block := source.read(1 << 20):
-                    sink.write(block)
-
-
-@router.get("/releases/{release_id}/export", response_class=FileResponse, responses={
-    **_RELEASE_ERRORS, 200: {"content": {"application/zip": {}}, "description": "the export's files, zipped"},
-    422: {"description": "bad options, or the release no longer regenerates its recorded items"}})
-def export_route(release_id: RecordId, principal: PrincipalDep, session: SessionDep, fmt: ExportFormat = "jsonl",
-                 text_format: TextFormat = TextFormat.plain,
+@router.post("/releases/{release_id}/exports", status_code=status.HTTP_202_ACCEPTED, responses={
+    **_RELEASE_ERRORS, 422: {"description": "bad options"}})
+def export_route(release_id: RecordId, request: Request, principal: PrincipalDep, session: SessionDep,
+                 fmt: ExportFormat = "jsonl", text_format: TextFormat = TextFormat.plain,
                  decimals: Annotated[int, Query(ge=0, le=10)] = 2,
-                 plots: Annotated[bool, Query(description=_PLOTS)] = False) -> FileResponse:
-    """Download a release in an export format as a zip (data files, manifest.json, export.json,
-    SHA256SUMS). Items are regenerated in the sandbox and checked against the release's hashes;
-    the same release and options give the same bytes."""
+                 plots: Annotated[bool, Query(description=_PLOTS)] = False) -> JobPublic:
+    """Start an ``export`` job that writes the release in an export format as a zip (data files,
+    manifest.json, export.json, SHA256SUMS); items are regenerated in the sandbox and checked
+    against the release's hashes (progress events count the rows). Download the zip from the
+    finished job: ``GET /exports/{job_id}``. The same release and options give the same bytes."""
     row, bank = owned_release(session, release_id, principal.owner)
-    options = ExportOptions(text_format=text_format, decimals=decimals, plots=plots)
-    workdir = Path(tempfile.mkdtemp(prefix="itemsmith-export-"))
-    try:
-        release = get_release(session, bank.name, row.number)
-        export_release(release, fmt, workdir / "export", options)
-        archive = workdir / "export.zip"
-        _zip_folder(workdir / "export", archive)
-    except (ExportError, ReleaseError, RegenerationError) as exc:
-        shutil.rmtree(workdir, ignore_errors=True)
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
-    except BaseException:
-        shutil.rmtree(workdir, ignore_errors=True)
-        raise
-    name = f"{bank.name}-{row.number}-{fmt}.zip"
-    return FileResponse(archive, media_type="application/zip", filename=name, background=BackgroundTask(shutil.rmtree, workdir, ignore_errors=True))
+    if plots and not EXPORTERS[fmt].plots:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"format {fmt!r} does not carry plots ({_PLOTS})")
+    job_request = ExportJobRequest(release_id=row.id, format=fmt, text_format=text_format, decimals=decimals,
+                                   plots=plots)
+    return submit_job(request.app.state.engine, kind="export", owner=principal.owner,
+                      request=job_request.model_dump(mode="json"), bank_id=bank.id, runner=request.app.state.job_runner)
+
+
+@router.get("/exports/{job_id}", response_class=FileResponse, responses={
+    200: {"content": {"application/zip": {}}, "description": "the export's files, zipped"},
+    404: {"description": "no such export job (or not yours)"},
+    409: {"description": "the export job has not succeeded (yet)"}})
+def download_export_route(job_id: str, request: Request, principal: PrincipalDep, session: SessionDep) -> FileResponse:
+    """The zip an ``export`` job wrote."""
+    job = get_job(session, job_id, principal.owner)
+    if job.kind != "export":
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"job {job_id} is not an export job")
+    if job.status != "succeeded" or job.result is None:
+        raise HTTPException(status.HTTP_409_CONFLICT, f"the export job is {job.status}; download it once it succeeded")
+    path = export_file(request.app.state.settings.uploads_dir, job.id)
+    if not path.is_file():
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "the export's file is gone; start the export again")
+    return FileResponse(path, media_type="application/zip", filename=job.result["file"])
 
 
 def _release_jobs(session: Session, kind: str, bank: BankPublic, number: int, owner: str) -> list[JobPublic]:
-    rows = session.scalars(select(JobRow).where(JobRow.owner == owner, JobRow.kind == kind, JobRow.bank_id == bank.id)
-                           .order_by(JobRow.created_at, JobRow.id))
-    return [JobPublic.model_validate(r) for r in rows if r.request.get("release") == number]
+    return jobs_on_bank(session, owner, bank.id, kind, release=number)
 
 
 @router.post("/releases/{release_id}/reverify", status_code=status.HTTP_202_ACCEPTED, responses=_RELEASE_ERRORS)
@@ -168,3 +168,24 @@ def list_evaluations_route(release_id: RecordId, principal: PrincipalDep, sessio
     """The release's evaluation jobs, oldest first; a finished job's ``result`` is its report."""
     row, bank = owned_release(session, release_id, principal.owner)
     return _release_jobs(session, "evaluate", bank, row.number, principal.owner)
+
+
+@router.post("/releases/{release_id}/calibrations", status_code=status.HTTP_202_ACCEPTED, responses=_RELEASE_ERRORS)
+def calibrate_route(release_id: RecordId, body: CalibrationCreate, request: Request, principal: PrincipalDep,
+                    session: SessionDep) -> JobPublic:
+    """Start a job that fits the template-level 2PL to every answer stored for the release's
+    templates and stores the parameters as new irt verdicts; its result lists the parameters, the
+    respondents' abilities and the templates to review. Too few respondents fail the job with the
+    count needed (unless ``priors``)."""
+    row, bank = owned_release(session, release_id, principal.owner)
+    job_request = CalibrateJobRequest(bank=bank.name, release=row.number, priors=body.priors,
+                                      min_respondents=body.min_respondents)
+    return submit_job(request.app.state.engine, kind="calibrate", owner=principal.owner,
+                      request=job_request.model_dump(mode="json"), bank_id=bank.id, runner=request.app.state.job_runner)
+
+
+@router.get("/releases/{release_id}/calibrations", responses=_RELEASE_ERRORS)
+def list_calibrations_route(release_id: RecordId, principal: PrincipalDep, session: SessionDep) -> list[JobPublic]:
+    """The release's calibration jobs, oldest first; a finished job's ``result`` is its calibration."""
+    row, bank = owned_release(session, release_id, principal.owner)
+    return _release_jobs(session, "calibrate", bank, row.number, principal.owner)

@@ -8,29 +8,37 @@ import hashlib
 from typing import Annotated
 
 from fastapi import APIRouter, Header, HTTPException, Path, Query, Request, Response, status
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from itemsmith.service.access import owned_bank, owned_version, reviewer_name
 from itemsmith.api.deps import PrincipalDep, SessionDep
-from itemsmith.service.jobs import RecheckJobRequest, submit_job
-from itemsmith.api.models import RecordId, ReviewRequest, TemplateDetail, TemplateEdit, TemplateEdited, TemplatePage
-from itemsmith.service.review import TemplateFilters, list_templates, version_status
+from itemsmith.api.models import (
+    RecordId,
+    ReviewRequest,
+    TemplateDetail,
+    TemplateEdit,
+    TemplateEdited,
+    TemplatePage,
+    TemplateVersionView,
+)
 from itemsmith.sandbox import RunResult, SandboxError, run_template
-from itemsmith.templates_bank.items.plotting import plot_item
+from itemsmith.sandbox.render import RenderError, render_item_png
+from itemsmith.service.access import owned_bank, owned_version, reviewer_name
+from itemsmith.service.jobs import JobPublic, RecheckJobRequest, jobs_on_bank, latest_request, submit_job
+from itemsmith.service.review import TemplateFilters, list_templates, version_status
+from itemsmith.templates_bank.handler_identity import redact_handler_paths
 from itemsmith.templates_bank.items.schema import IRTParameters, Item, Provenance, RunStatus, Template
 from itemsmith.templates_bank.storage import (
     ReviewCreate,
     ReviewPublic,
     TemplateVersionPublic,
     add_template_version,
+    find_version,
     list_reviews,
     list_student_responses,
     list_verdicts,
     open_session,
     record_review,
 )
-from itemsmith.templates_bank.storage._models import JobRow
 
 router = APIRouter(tags=["review"])
 
@@ -65,20 +73,22 @@ def get_template_route(version_id: RecordId, principal: PrincipalDep, session: S
     version, bank = owned_version(session, version_id, principal.owner)
     verdicts = list_verdicts(session, version_id)
     irt = [v for v in verdicts if v.stage == "irt"]
-    result = _sample(version, version.handler or bank.handler, n, seed)
-    return TemplateDetail(version=version, status=version_status(session, version_id), verdicts=verdicts,
-                          responses=list_student_responses(session, version_id),
+    handler = version.handler or bank.handler
+    result = _sample(version, handler, n, seed)
+    error = None if result.ok else redact_handler_paths(f"{result.status.value}: {result.error}", handler)
+    return TemplateDetail(version=TemplateVersionView.of(version), status=version_status(session, version_id),
+                          verdicts=verdicts, responses=list_student_responses(session, version_id),
                           reviews=list_reviews(session, version_id),
                           irt=IRTParameters.model_validate(irt[-1].payload) if irt else None,
                           samples=[Item.model_validate(raw) for raw in result.items] if result.ok else [],
-                          samples_seed=seed, samples_error=None if result.ok else f"{result.status.value}: {result.error}")
+                          samples_seed=seed, samples_error=error)
 
 
 @router.get("/templates/{version_id}/items/{index}/plot.png", response_class=Response, responses={
     200: {"content": {"image/png": {}}, "description": "the item's series as a PNG"},
     304: {"description": "unchanged (If-None-Match)"},
     404: {"description": "no such version, or the item has no series"},
-    422: {"description": "the template failed to regenerate its items"}})
+    422: {"description": "the template failed to regenerate its items, or the plot worker could not draw it"}})
 def plot_route(version_id: RecordId, index: Annotated[int, Path(ge=0, le=99, description="item number in the run")], principal: PrincipalDep,
                session: SessionDep, seed: SeedQuery = 0,
                if_none_match: Annotated[str | None, Header()] = None) -> Response:
@@ -89,16 +99,21 @@ def plot_route(version_id: RecordId, index: Annotated[int, Path(ge=0, le=99, des
     headers = {"ETag": etag, "Cache-Control": f"private, max-age={PLOT_MAX_AGE_S}"}
     if if_none_match is not None and etag in {tag.strip() for tag in if_none_match.split(",")}:
         return Response(status_code=status.HTTP_304_NOT_MODIFIED, headers=headers)
-    result = _sample(version, version.handler or bank.handler, index + 1, seed)
+    handler = version.handler or bank.handler
+    result = _sample(version, handler, index + 1, seed)
     if not result.ok:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT,
-                            f"the template failed to regenerate its items: {result.status.value}: {result.error}")
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, redact_handler_paths(
+            f"the template failed to regenerate its items: {result.status.value}: {result.error}", handler))
     if index >= len(result.items):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"the template made {len(result.items)} items; no item {index}")
     item = Item.model_validate(result.items[index])
     if not item.series:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"item {index} has no series to plot")
-    return Response(content=plot_item(item), media_type="image/png", headers=headers)
+    try:
+        png = render_item_png(item)  # drawn by the limited plot worker, never in this process
+    except RenderError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"the plot could not be drawn: {exc}") from None
+    return Response(content=png, media_type="image/png", headers=headers)
 
 
 @router.post("/templates/{version_id}/review", status_code=status.HTTP_201_CREATED, responses=_VERSION_ERRORS)
@@ -125,11 +140,16 @@ def _check_source(source: str) -> None:
                             "the source defines no top-level function question(num_samples)")
 
 
-def _authoring_panel(session: Session, bank_id: int) -> tuple[list[str], list[str]]:
+def _authoring_panel(session: Session, bank_id: int, owner: str) -> tuple[list[str], list[str]]:
     """The judges and students of the bank's latest authoring job (none: the structure check decides)."""
-    request = session.scalar(select(JobRow.request).where(JobRow.bank_id == bank_id, JobRow.kind == "author")
-                             .order_by(JobRow.created_at.desc()).limit(1)) or {}
+    request = latest_request(session, owner, bank_id, "author")
     return list(request.get("judges") or []), list(request.get("students") or [])
+
+
+def _recheck_of(session: Session, version: TemplateVersionPublic, owner: str) -> JobPublic | None:
+    """The newest recheck job of `owner` on the version, if any."""
+    rechecks = jobs_on_bank(session, owner, version.bank_id, "recheck", version_id=version.id)
+    return rechecks[-1] if rechecks else None
 
 
 @router.post("/templates/{version_id}/edit", status_code=status.HTTP_202_ACCEPTED, responses={
@@ -138,7 +158,8 @@ def _authoring_panel(session: Session, bank_id: int) -> tuple[list[str], list[st
 def edit_route(version_id: RecordId, edit: TemplateEdit, request: Request, principal: PrincipalDep,
                session: SessionDep) -> TemplateEdited:
     """Store an edited source as a new version (its parent: this one) and start a ``recheck``
-    job that verifies it again."""
+    job that verifies it again. Idempotent: posting a source the template already has returns
+    that version and its recheck job, and starts no new one."""
     parent, _ = owned_version(session, version_id, principal.owner)
     _check_source(edit.source)
     revised = Template(id=parent.template_key, source=edit.source, title=edit.title or parent.title,
@@ -148,12 +169,17 @@ def edit_route(version_id: RecordId, edit: TemplateEdit, request: Request, princ
     if revised.content_hash == parent.content_hash:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "the edited source is the same as this version's")
     engine = request.app.state.engine
+    stored = find_version(session, parent.bank_id, revised.content_hash)
+    if stored is not None and stored.template_key == parent.template_key:
+        existing = _recheck_of(session, stored, principal.owner)
+        if existing is not None:
+            return TemplateEdited(version=TemplateVersionView.of(stored), job=existing)
     with open_session(engine) as own:  # committed before the job that reads it is queued
         version = add_template_version(own, parent.bank_id, revised,
                                        created_by=reviewer_name(principal.owner, principal.key_id))
-    judges, students = _authoring_panel(session, parent.bank_id)
+    judges, students = _authoring_panel(session, parent.bank_id, principal.owner)
     job_request = RecheckJobRequest(version_id=version.id, judges=judges if edit.judges is None else edit.judges,
                                     students=students if edit.students is None else edit.students)
     job = submit_job(engine, kind="recheck", owner=principal.owner, request=job_request.model_dump(mode="json"),
                      bank_id=parent.bank_id, runner=request.app.state.job_runner)
-    return TemplateEdited(version=version, job=job)
+    return TemplateEdited(version=TemplateVersionView.of(version), job=job)

@@ -12,19 +12,30 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from pydantic import Field
-from sqlalchemy import func, select
 
-from itemsmith.service.access import owned_bank, owned_version
-from itemsmith.service.auth import authenticate
 from itemsmith.api.deps import SessionDep
 from itemsmith.api.models import DecisionStage, RecordId
-from itemsmith.service.review import TemplateFilters, version_status
 from itemsmith.api.routes.templates import reviewer_name
 from itemsmith.api.web.listing import review_listing
-from itemsmith.api.web.login import LOGIN_PATH, ReviewerDep, check_form, clear_login, safe_next, set_login
-from itemsmith.api.web.samples import SAMPLE_SEED, plot_png, sample_items
+from itemsmith.api.web.login import (
+    LOGIN_PATH,
+    ReviewerDep,
+    check_form,
+    clear_login,
+    login_form_error,
+    new_login_token,
+    safe_next,
+    set_login,
+    set_login_token,
+)
+from itemsmith.api.web.samples import SAMPLE_SEED, RenderError, plot_png, sample_items
+from itemsmith.service.access import owned_bank, owned_version
+from itemsmith.service.auth import authenticate
+from itemsmith.service.review import TemplateFilters, banks_with_version_counts, version_status
+from itemsmith.templates_bank.calibration import flagged_templates
+from itemsmith.templates_bank.diversity import bank_diversity
+from itemsmith.templates_bank.handler_identity import handler_label
 from itemsmith.templates_bank.storage import (
-    BankPublic,
     NotFoundError,
     ReviewCreate,
     VersionStatus,
@@ -34,12 +45,14 @@ from itemsmith.templates_bank.storage import (
     list_versions,
     record_review,
 )
-from itemsmith.templates_bank.storage._models import BankRow, TemplateVersionRow
 
 __all__ = ["router"]
 
 _HERE = FilePath(__file__).parent
 templates = Jinja2Templates(directory=_HERE / "templates")
+templates.env.filters["handler_label"] = handler_label  # a handler by name and hash, never its path
+# The page never loads an embedding model into the service process: text similarity only.
+PAGE_EMBEDDER = (None, "text similarity only (the review page loads no embedding model)")
 router = APIRouter(prefix="/review", include_in_schema=False)
 # a mount does not take the router's prefix: its full path
 router.mount("/review/static", StaticFiles(directory=_HERE / "static"), name="review-static")
@@ -55,18 +68,28 @@ def _not_found(request: Request, message: str) -> HTMLResponse:
                                       status_code=status.HTTP_404_NOT_FOUND)
 
 
+def _login_page(request: Request, next_path: str | None, error: str | None, status_code: int = 200) -> Response:
+    token = new_login_token()
+    response = templates.TemplateResponse(request, "login.html", {"next": safe_next(next_path), "error": error,
+                                                                  "csrf_token": token}, status_code=status_code)
+    set_login_token(response, request, token)
+    return response
+
+
 @router.get("/login")
-def login_form(request: Request, next: str | None = None) -> HTMLResponse:  # noqa: A002 - the query's name
-    return templates.TemplateResponse(request, "login.html", {"next": safe_next(next), "error": None})
+def login_form(request: Request, next: str | None = None) -> Response:  # noqa: A002 - the query's name
+    return _login_page(request, next, None)
 
 
 @router.post("/login")
 def login(request: Request, session: SessionDep, api_key: Annotated[str, Form(max_length=200)],
+          csrf_token: Annotated[str, Form(max_length=200)] = "",
           next: Annotated[str, Form(max_length=2000)] = "/review") -> Response:  # noqa: A002 - the form field's name
+    refused = login_form_error(request, csrf_token)
+    if refused is not None:
+        return _login_page(request, next, refused, status.HTTP_403_FORBIDDEN)
     if authenticate(session, api_key.strip()) is None:
-        return templates.TemplateResponse(request, "login.html",
-                                          {"next": safe_next(next), "error": "Unknown or revoked API key."},
-                                          status_code=status.HTTP_401_UNAUTHORIZED)
+        return _login_page(request, next, "Unknown or revoked API key.", status.HTTP_401_UNAUTHORIZED)
     response = RedirectResponse(safe_next(next), status_code=status.HTTP_303_SEE_OTHER)
     set_login(response, request, api_key.strip())
     return response
@@ -81,10 +104,7 @@ def logout() -> RedirectResponse:
 
 @router.get("")
 def banks(request: Request, session: SessionDep, reviewer: ReviewerDep) -> HTMLResponse:
-    counts = (select(BankRow, func.count(TemplateVersionRow.id))
-              .outerjoin(TemplateVersionRow, TemplateVersionRow.bank_id == BankRow.id)
-              .where(BankRow.owner == reviewer.principal.owner).group_by(BankRow.id).order_by(BankRow.name))
-    rows = [(BankPublic.model_validate(bank), count) for bank, count in session.execute(counts)]
+    rows = banks_with_version_counts(session, reviewer.principal.owner)
     return templates.TemplateResponse(request, "banks.html", {"reviewer": reviewer, "banks": rows})
 
 
@@ -110,7 +130,8 @@ def bank(request: Request, session: SessionDep, reviewer: ReviewerDep, bank_id: 
              if value != ""}
     return templates.TemplateResponse(request, "bank.html", {
         "reviewer": reviewer, "bank": bank, "listing": listing, "statuses": STATUSES, "stages": STAGES,
-        "query": query, "page": page, "pages": max(1, -(-listing.total // PAGE_SIZE))})
+        "query": query, "page": page, "pages": max(1, -(-listing.total // PAGE_SIZE)),
+        "diversity": bank_diversity(session, bank.id, embedder=PAGE_EMBEDDER), "to_review": flagged_templates(session, bank.id)})
 
 
 @router.get("/templates/{version_id}")
@@ -135,7 +156,10 @@ def template(request: Request, session: SessionDep, reviewer: ReviewerDep, versi
 def item_plot(session: SessionDep, reviewer: ReviewerDep, version_id: RecordId,
               index: Annotated[int, Path(ge=0, le=99)]) -> Response:
     version, bank = owned_version(session, version_id, reviewer.principal.owner)  # NotFoundError: a JSON 404
-    png = plot_png(sample_items(version.source, version.handler or bank.handler), index)
+    try:
+        png = plot_png(sample_items(version.source, version.handler or bank.handler), index)
+    except RenderError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"the plot could not be drawn: {exc}") from None
     if png is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"template version {version_id} has no plotted item {index}")
     # a version and its sample seed never change: the image may be cached, privately

@@ -1,6 +1,7 @@
 """Sample items of a template version for the review page, run in the sandbox (never in this
 process) and kept in a small in-memory cache: a version's source is immutable and the same seed
-gives the same items, so the page and its plot requests share one sandbox run."""
+gives the same items, so the page and its plot requests share one sandbox run. Their plots are
+drawn by the limited plot worker (`sandbox.render`), never in this process either."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from functools import lru_cache
 from pydantic import BaseModel
 
 from itemsmith.sandbox import SandboxError, get_pool
-from itemsmith.templates_bank.items.plotting import plot_item
+from itemsmith.sandbox.render import RenderError, render_item_png
+from itemsmith.templates_bank.handler_identity import redact_handler_paths
 from itemsmith.templates_bank.items.schema import Item
 
-__all__ = ["SAMPLE_COUNT", "SAMPLE_SEED", "Samples", "plot_png", "sample_items"]
+__all__ = ["SAMPLE_COUNT", "SAMPLE_SEED", "RenderError", "Samples", "plot_png", "sample_items"]
 
 SAMPLE_COUNT = 3
 SAMPLE_SEED = 0
@@ -29,7 +31,7 @@ class Samples(BaseModel):
 def _run(source: str, handler: str) -> Samples:
     result = get_pool(handler).run(source, num_samples=SAMPLE_COUNT, seed=SAMPLE_SEED)
     if not result.ok:
-        return Samples(error=f"{result.status.value}: {result.error}")
+        return Samples(error=redact_handler_paths(f"{result.status.value}: {result.error}", handler))
     return Samples(items=[Item.model_validate(raw) for raw in result.items])
 
 
@@ -39,11 +41,12 @@ def sample_items(source: str, handler: str) -> Samples:
     try:
         return _run(source, handler)
     except SandboxError as exc:
-        return Samples(error=str(exc))
+        return Samples(error=redact_handler_paths(str(exc), handler))
 
 
 def plot_png(samples: Samples, index: int) -> bytes | None:
-    """Item ``index``'s series as a PNG; None when there is no such item or it has no series."""
+    """Item ``index``'s series as a PNG drawn by the plot worker; None when there is no such
+    item or it has no series. RenderError when the worker cannot draw it (a limit, a crash)."""
     if not 0 <= index < len(samples.items) or not samples.items[index].series:
         return None
-    return plot_item(samples.items[index], fmt="png")
+    return render_item_png(samples.items[index])

@@ -14,10 +14,26 @@ in ranges that make the property clearly visible; the same seed gives the same s
 - Transforms (array in, array out): first_difference, fourier_magnitude,
   wavelet_approximation, zscore.
 - Registries: GENERATORS (name -> function), KINDS (name -> accepted kinds),
-  MIN_LENGTH (name -> shortest accepted length).
+  MIN_LENGTH (name -> shortest accepted length), CHECKS (name -> realization check),
+  UNCHECKED (name -> the generator without its realization check).
+
+Labels hold in the sample: every stochastic feature generator (and ar, ma, white_noise,
+random_walk) keeps a realization only when a textbook statistic of its values, computed
+without the generator's code, shows the label with a margin (`_realization`); otherwise it
+redraws from the same rng, so a seed still fixes the series. After MAX_DRAWS failed draws it
+raises UnrealizedLabelError (given parameters too weak for the property to show).
 """
 
-from itemsmith.handlers.synthetic._core import GENERATORS, KINDS, MIN_LENGTH, Synthetic
+from itemsmith.handlers.synthetic._core import (
+    CHECKS,
+    GENERATORS,
+    KINDS,
+    MAX_DRAWS,
+    MIN_LENGTH,
+    UNCHECKED,
+    Synthetic,
+    UnrealizedLabelError,
+)
 from itemsmith.handlers.synthetic._multivariate import correlated_pair, dcc_pair, granger_pair, lagged_pair
 from itemsmith.handlers.synthetic._operators import add, concatenate, multiply
 from itemsmith.handlers.synthetic._patterns import (
@@ -43,10 +59,14 @@ from itemsmith.handlers.synthetic._univariate import (
 )
 
 __all__ = [
+    "CHECKS",
     "GENERATORS",
     "KINDS",
+    "MAX_DRAWS",
     "MIN_LENGTH",
+    "UNCHECKED",
     "Synthetic",
+    "UnrealizedLabelError",
     "add",
     "anomaly",
     "ar",

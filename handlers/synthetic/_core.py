@@ -84,19 +84,39 @@ def as_rng(rng: SeedLike) -> np.random.Generator:
     raise TypeError(f"rng must be a numpy.random.Generator or an int seed, got {type(rng).__name__}")
 
 
-def register(*, min_length: int = 2, kinds: tuple[str, ...] = (),
-             kind_param: str = "kind") -> Callable[[Callable[..., Synthetic]], Callable[..., Synthetic]]:
+Check = Callable[[np.ndarray, dict[str, Any]], bool]
+
+MAX_DRAWS = 200
+"""Realizations a checked generator draws (from the same rng) before raising UnrealizedLabelError."""
+
+
+class UnrealizedLabelError(RuntimeError):
+    """No realization out of MAX_DRAWS showed the generator's label: its (given) parameters
+    make the property too weak to see at this length."""
+
+
+CHECKS: dict[str, Check] = {}
+"""The realization check of each generator that has one (see `_realization`)."""
+
+UNCHECKED: dict[str, Callable[..., Synthetic]] = {}
+"""Every generator with its realization check switched off: the first draw, shown or not
+(for measuring what the check buys; templates get GENERATORS)."""
+
+
+def register(*, min_length: int = 2, kinds: tuple[str, ...] = (), kind_param: str = "kind",
+             check: Check | None = None) -> Callable[[Callable[..., Synthetic]], Callable[..., Synthetic]]:
     """Register a generator and give it the shared argument handling.
 
     The wrapped generator accepts an int seed for `rng`, rejects a `length` below
     `min_length`, rejects an unknown kind, and draws the kind from `rng` when it is None.
+    With a `check(values, labels)`, it redraws the realization (everything not given,
+    kind excepted, from the same `rng`) until the check passes, at most MAX_DRAWS times,
+    then raises UnrealizedLabelError.
     """
-
     def decorate(fn: Callable[..., Synthetic]) -> Callable[..., Synthetic]:
         signature = inspect.signature(fn)
 
-        @functools.wraps(fn)
-        def wrapper(rng: SeedLike, *args: Any, **kwargs: Any) -> Synthetic:
+        def prepare(rng: SeedLike, args: tuple[Any, ...], kwargs: dict[str, Any]) -> inspect.BoundArguments:
             bound = signature.bind(as_rng(rng), *args, **kwargs)
             bound.apply_defaults()
             generator, length = bound.arguments["rng"], bound.arguments["length"]
@@ -109,15 +129,42 @@ def register(*, min_length: int = 2, kinds: tuple[str, ...] = (),
                     bound.arguments[kind_param] = kinds[int(generator.integers(len(kinds)))]
                 elif kind not in kinds:
                     raise ValueError(f"{fn.__name__}: {kind_param} must be one of {list(kinds)}, got {kind!r}")
+            return bound
+
+        @functools.wraps(fn)
+        def unchecked(rng: SeedLike, *args: Any, **kwargs: Any) -> Synthetic:
+            bound = prepare(rng, args, kwargs)
             return fn(*bound.args, **bound.kwargs)
 
-        GENERATORS[fn.__name__] = wrapper
+        @functools.wraps(fn)
+        def checked(rng: SeedLike, *args: Any, **kwargs: Any) -> Synthetic:
+            assert check is not None  # registered only with a check
+            return _redraw(fn, check, prepare(rng, args, kwargs))
+
+        GENERATORS[fn.__name__] = unchecked if check is None else checked
+        UNCHECKED[fn.__name__] = unchecked
         MIN_LENGTH[fn.__name__] = min_length
         if kinds:
             KINDS[fn.__name__] = kinds
-        return wrapper
+        if check is not None:
+            CHECKS[fn.__name__] = check
+        return GENERATORS[fn.__name__]
 
     return decorate
+
+
+def _redraw(fn: Callable[..., Synthetic], check: Check, bound: inspect.BoundArguments) -> Synthetic:
+    """fn's first realization (from the same rng, draw after draw) that passes `check`."""
+    for _ in range(MAX_DRAWS):
+        made = fn(*bound.args, **bound.kwargs)
+        if check(made.values, made.labels):
+            return made
+    given_args = {k: v for k, v in bound.arguments.items() if k != "rng"}
+    raise UnrealizedLabelError(
+        f"{fn.__name__}({', '.join(f'{k}={v!r}' for k, v in given_args.items())}): none of "
+        f"{MAX_DRAWS} realizations shows its label clearly (the realization check "
+        f"{check.__module__.rsplit('.', 1)[-1]}.{check.__name__} failed each time); "
+        "the given parameters make the property too weak to see at this length")
 
 
 def given(value: T | None, draw: Callable[[], T]) -> T:

@@ -1,4 +1,4 @@
-"""Bivariate feature families of seed 000 (Table 1, Appendix B.2) and Granger causality.
+"""Bivariate feature families of Fons et al. (Table 1, Appendix B.2) and Granger causality.
 
 Every generator returns values of shape (n, 2): column 0 is x, column 1 is y. Each channel
 gets its own level (20..100) and scale (0.5..2), which do not change any correlation.
@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.signal import lfilter
 
+from itemsmith.handlers.synthetic import _realization as checks
 from itemsmith.handlers.synthetic._core import Synthetic, ar1, given, register, sign, uniform
 
 _BURN_IN = 100
@@ -32,7 +33,7 @@ def _strength(rng: np.random.Generator, kind: str) -> float:
     return {"positive": size, "negative": -size, "none": 0.0}[kind]
 
 
-@register(min_length=40, kinds=("positive", "negative", "none"))
+@register(min_length=40, kinds=("positive", "negative", "none"), check=checks.correlated_pair)
 def correlated_pair(rng: np.random.Generator, length: int = 120, *, kind: str | None = None,
                     rho: float | None = None) -> Synthetic:
     """Two series with contemporaneous correlation `rho` (independent Gaussian draws over time).
@@ -46,7 +47,7 @@ def correlated_pair(rng: np.random.Generator, length: int = 120, *, kind: str | 
                      {"family": "correlation", "kind": kind, "rho": rho, "correlated": rho != 0.0})
 
 
-@register(min_length=60, kinds=("positive", "negative"))
+@register(min_length=60, kinds=("positive", "negative"), check=checks.lagged_pair)
 def lagged_pair(rng: np.random.Generator, length: int = 150, *, kind: str | None = None,
                 lag: int | None = None, rho: float | None = None) -> Synthetic:
     """y follows x with a delay: y[t] = rho * x[t - lag] + noise (after standardizing), so the
@@ -71,7 +72,7 @@ _REGIMES = {"positive_to_negative": ("positive", "negative"), "negative_to_posit
             "correlated_to_uncorrelated": ("correlated", "none"), "uncorrelated_to_correlated": ("none", "correlated")}
 
 
-@register(min_length=150, kinds=tuple(_REGIMES))
+@register(min_length=150, kinds=tuple(_REGIMES), check=checks.dcc_pair)
 def dcc_pair(rng: np.random.Generator, length: int = 200, *, kind: str | None = None,
              change_index: int | None = None) -> Synthetic:
     """Dynamic conditional correlation: the correlation of x and y switches once, at
@@ -92,7 +93,7 @@ def dcc_pair(rng: np.random.Generator, length: int = 200, *, kind: str | None = 
                       "rho_before": before, "rho_after": after})
 
 
-@register(min_length=100, kinds=("x->y", "y->x", "none"), kind_param="direction")
+@register(min_length=100, kinds=("x->y", "y->x", "none"), kind_param="direction", check=checks.granger_pair)
 def granger_pair(rng: np.random.Generator, length: int = 200, *, direction: str | None = None,
                  lag: int | None = None, coefficient: float | None = None) -> Synthetic:
     """A pair where one series Granger-causes the other: the cause is an AR(1) (phi 0.2..0.5) and

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.signal import lfilter
 
+from itemsmith.handlers.synthetic import _realization as checks
 from itemsmith.handlers.synthetic._core import Synthetic, given, register, sign, uniform
 
 _BURN_IN = 200
@@ -120,7 +121,7 @@ def _outside_unit_circle(coefficients: list[float], sign_: float) -> bool:
     return all(abs(root) > 1.0 for root in np.roots([sign_ * c for c in coefficients[::-1]] + [1.0]))
 
 
-@register(min_length=60)
+@register(min_length=60, check=checks.ar)
 def ar(rng: np.random.Generator, length: int = 200, *, coefficients: Sequence[float] | None = None,
        order: int | None = None, sigma: float | None = None) -> Synthetic:
     """A stationary AR(p) process `x[t] = sum_i coefficients[i] * x[t-1-i] + sigma * e[t]`, mean 0.
@@ -143,7 +144,7 @@ def ar(rng: np.random.Generator, length: int = 200, *, coefficients: Sequence[fl
                     sigma=sigma)
 
 
-@register(min_length=60)
+@register(min_length=60, check=checks.ma)
 def ma(rng: np.random.Generator, length: int = 200, *, coefficients: Sequence[float] | None = None,
        order: int | None = None, sigma: float | None = None) -> Synthetic:
     """An invertible MA(q) process `x[t] = sigma * (e[t] + sum_i coefficients[i] * e[t-1-i])`, mean 0.
@@ -167,7 +168,7 @@ def ma(rng: np.random.Generator, length: int = 200, *, coefficients: Sequence[fl
                     sigma=sigma)
 
 
-@register(min_length=60)
+@register(min_length=60, check=checks.white_noise)
 def white_noise(rng: np.random.Generator, length: int = 100, *, sigma: float | None = None,
                 mean: float = 0.0) -> Synthetic:
     """Independent Gaussian noise with standard deviation `sigma` (default 0.5 to 2) around `mean`.
@@ -179,7 +180,7 @@ def white_noise(rng: np.random.Generator, length: int = 100, *, sigma: float | N
                     sigma=sigma, mean=float(mean))
 
 
-@register(min_length=60)
+@register(min_length=60, check=checks.random_walk)
 def random_walk(rng: np.random.Generator, length: int = 100, *, sigma: float | None = None,
                 drift: float = 0.0, initial: float = 0.0) -> Synthetic:
     """A random walk (unit root): `x[0] = initial`, `x[t] = x[t-1] + drift + sigma * e[t]`.

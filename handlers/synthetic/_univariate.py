@@ -1,4 +1,4 @@
-"""Univariate feature families of seed 000 (Table 1, Appendix B.1).
+"""Univariate feature families of Fons et al. (Table 1, Appendix B.1).
 
 Each generator makes one property clearly present (large effect sizes relative to the noise)
 and states it in the labels. Unless said otherwise the series is `level` plus Gaussian noise
@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from itemsmith.handlers.synthetic import _realization as checks
 from itemsmith.handlers.synthetic._core import Synthetic, ar1, given, register, sign, uniform
 
 TWO_PI = 2 * np.pi
@@ -23,7 +24,7 @@ def _level_noise(rng: np.random.Generator, level: float | None, noise: float | N
             float(given(noise, lambda: uniform(rng, 0.5, 2.0))))
 
 
-@register(min_length=60, kinds=("up", "down", "none"))
+@register(min_length=60, kinds=("up", "down", "none"), check=checks.trend)
 def trend(rng: np.random.Generator, length: int = 120, *, kind: str | None = None, shape: str | None = None,
           change: float | None = None, level: float | None = None, noise: float | None = None) -> Synthetic:
     """A trend plus noise.
@@ -62,7 +63,7 @@ def trend(rng: np.random.Generator, length: int = 120, *, kind: str | None = Non
                               "slope_sign": int(np.sign(change)), "level": level, "noise": noise, **truth})
 
 
-@register(min_length=60, kinds=("none", "fixed", "varying_amplitude", "shifting", "multiple"))
+@register(min_length=60, kinds=("none", "fixed", "varying_amplitude", "shifting", "multiple"), check=checks.seasonality)
 def seasonality(rng: np.random.Generator, length: int = 120, *, kind: str | None = None,
                 period: float | None = None, periods: Sequence[float] | None = None,
                 amplitude: float | None = None, level: float | None = None,
@@ -149,7 +150,7 @@ def _spike_positions(rng: np.random.Generator, length: int, count: int, position
     return sorted(chosen)
 
 
-@register(min_length=40, kinds=("none", "spike", "level_shift", "step", "dropout", "contextual"))
+@register(min_length=40, kinds=("none", "spike", "level_shift", "step", "dropout", "contextual"), check=checks.anomaly)
 def anomaly(rng: np.random.Generator, length: int = 120, *, kind: str | None = None, count: int | None = None,
             position: int | None = None, level: float | None = None, noise: float | None = None) -> Synthetic:
     """Anomalies and outliers in an otherwise regular series.
@@ -238,7 +239,7 @@ def _volatility_path(rng: np.random.Generator, length: int,
     raise RuntimeError(f"no clearly clustered volatility path in {_MAX_DRAWS} draws")
 
 
-@register(min_length=200, kinds=("constant", "increasing", "clustered", "leverage"))
+@register(min_length=200, kinds=("constant", "increasing", "clustered", "leverage"), check=checks.volatility)
 def volatility(rng: np.random.Generator, length: int = 250, *, kind: str | None = None,
                sigma: float | None = None) -> Synthetic:
     """Returns-like series (mean 0) whose volatility follows `kind`; `np.cumsum` gives a price path.
@@ -285,7 +286,7 @@ def volatility(rng: np.random.Generator, length: int = 250, *, kind: str | None 
 _SLOPE_TURNS = ((1, -1), (-1, 1), (0, 1), (0, -1), (1, 0), (-1, 0))
 
 
-@register(min_length=60, kinds=("none", "level", "trend", "variance"))
+@register(min_length=60, kinds=("none", "level", "trend", "variance"), check=checks.structural_break)
 def structural_break(rng: np.random.Generator, length: int = 150, *, kind: str | None = None,
                      break_index: int | None = None, level: float | None = None,
                      noise: float | None = None) -> Synthetic:
@@ -333,7 +334,7 @@ def structural_break(rng: np.random.Generator, length: int = 150, *, kind: str |
                               "level": level, "noise": noise, **truth})
 
 
-@register(min_length=100, kinds=("stationary", "random_walk", "trend_stationary"))
+@register(min_length=100, kinds=("stationary", "random_walk", "trend_stationary"), check=checks.stationarity)
 def stationarity(rng: np.random.Generator, length: int = 150, *, kind: str | None = None,
                  level: float | None = None, noise: float | None = None) -> Synthetic:
     """Stationary versus non-stationary behaviour.
@@ -362,7 +363,7 @@ def stationarity(rng: np.random.Generator, length: int = 150, *, kind: str | Non
     return Synthetic(values, {"family": "stationarity", "kind": kind, "level": level, "noise": noise, **truth})
 
 
-@register(min_length=200, kinds=("fat_tailed", "gaussian"))
+@register(min_length=200, kinds=("fat_tailed", "gaussian"), check=checks.fat_tails)
 def fat_tails(rng: np.random.Generator, length: int = 250, *, kind: str | None = None, df: float | None = None,
               scale: float | None = None) -> Synthetic:
     """Independent returns-like draws (mean 0): Student-t with few degrees of freedom (frequent

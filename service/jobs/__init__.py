@@ -10,7 +10,8 @@ stored is stored twice.
 
 Kinds are registered with `job_kind` (see `JOB_KINDS`): ``author`` (`AuthorJobRequest`),
 ``recheck`` (`RecheckJobRequest`), ``reverify`` (`ReverifyJobRequest`), ``evaluate``
-(`EvaluateJobRequest`).
+(`EvaluateJobRequest`), ``calibrate`` (`CalibrateJobRequest`), ``release`` (`ReleaseJobRequest`),
+``export`` (`ExportJobRequest`: its zip is downloaded from the finished job).
 """
 
 from __future__ import annotations
@@ -19,22 +20,27 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from itemsmith.service.jobs import _author, _recheck, _release_jobs  # noqa: F401 - registers the job kinds
+from itemsmith.service.jobs import _author, _calibrate, _publish, _recheck, _release_jobs  # noqa: F401 - kinds
+from itemsmith.service.jobs._author import setup_job_checkpoints
+from itemsmith.service.jobs._calibrate import CalibrateJobRequest
 from itemsmith.service.jobs._context import JobContext, JobInterrupted
 from itemsmith.service.jobs._execute import execute_job
 from itemsmith.service.jobs._kinds import JOB_KINDS, job_kind
 from itemsmith.service.jobs._lifespan import jobs_lifespan
 from itemsmith.service.jobs._progress import AuthorProgress
+from itemsmith.service.jobs._publish import export_file
 from itemsmith.service.jobs._runners import RUNNERS, CeleryRunner, InProcessRunner, JobRunner, get_runner, make_runner
 from itemsmith.service.jobs._schemas import (
     FINAL_STATUSES,
     AuthorJobRequest,
     EvaluateJobRequest,
+    ExportJobRequest,
     JobEventPublic,
     JobKind,
     JobPublic,
     JobStatus,
     RecheckJobRequest,
+    ReleaseJobRequest,
     ReverifyJobRequest,
 )
 from itemsmith.service.jobs._store import (
@@ -42,19 +48,29 @@ from itemsmith.service.jobs._store import (
     cancel_job,
     create_job,
     get_job,
+    jobs_on_bank,
+    latest_request,
     list_events,
     list_jobs,
     requeue_job,
 )
-from itemsmith.templates_bank.storage import open_session
+from itemsmith.service.jobs._verdicts import store_accepted
+from itemsmith.templates_bank.storage import open_session, upgrade
 
 __all__ = [
-    "FINAL_STATUSES", "JOB_KINDS", "RUNNERS", "AuthorJobRequest", "AuthorProgress", "CeleryRunner",
-    "EvaluateJobRequest", "InProcessRunner", "JobContext", "JobEventPublic", "JobInterrupted", "JobKind", "JobPublic",
+    "FINAL_STATUSES", "JOB_KINDS", "RUNNERS", "AuthorJobRequest", "AuthorProgress", "CalibrateJobRequest", "CeleryRunner",
+    "EvaluateJobRequest", "ExportJobRequest", "InProcessRunner", "ReleaseJobRequest", "export_file", "JobContext", "JobEventPublic", "JobInterrupted", "JobKind", "JobPublic",
     "JobRunner", "JobStateError", "JobStatus", "RecheckJobRequest", "ReverifyJobRequest", "cancel_job", "execute_job",
-    "get_job", "get_runner", "job_kind", "jobs_lifespan", "list_events", "list_jobs", "make_runner", "resume_job",
-    "submit_job",
+    "get_job", "get_runner", "job_kind", "jobs_lifespan", "jobs_on_bank", "latest_request", "list_events", "list_jobs", "make_runner", "resume_job",
+    "setup_job_checkpoints", "store_accepted", "submit_job", "upgrade_database",
 ]
+
+
+def upgrade_database(database_url: str, revision: str = "head") -> None:
+    """What ``itemsmith db upgrade`` does for the service: migrate the bank's (and the service's)
+    tables, then create the jobs' LangGraph checkpoint tables."""
+    upgrade(database_url, revision)
+    setup_job_checkpoints(database_url)
 
 
 def submit_job(engine: Engine, *, kind: JobKind, owner: str, request: dict[str, Any], bank_id: int | None,

@@ -1,6 +1,7 @@
 """The ``author`` job: `agents.run.author` with the job id as run id and its checkpoint in the
 job database, progress as job events, and every accepted template stored in the bank with its
-verdicts.
+verdicts; the result measures the stored templates' diversity; with a student pool, the stored templates are then calibrated on the pool's answers
+(`calibrate_authored`; the result says why not, e.g. too few students).
 
 Resumable: a job claimed again (its worker died, the runner restarted, or its owner resumed it)
 reruns `author` with the same run id, which reuses the plan and the finished slots and continues
@@ -16,25 +17,27 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy.exc import IntegrityError
-
-from itemsmith.agents.checkpoint import open_checkpointer
+from itemsmith.agents.checkpoint import open_checkpointer, setup_checkpointer
 from itemsmith.agents.context import SlotEvent
 from itemsmith.agents.graph import build_slot_graph
 from itemsmith.agents.models import Brief, RunReport, SlotResult
 from itemsmith.agents.run import FINAL, AuthorConfig, author, slot_result
 from itemsmith.agents.settings import get_settings
+from itemsmith.sandbox import SandboxPool
+from itemsmith.service.jobs._calibrate import calibrate_authored
 from itemsmith.service.jobs._context import JobContext, JobInterrupted
 from itemsmith.service.jobs._kinds import job_kind
 from itemsmith.service.jobs._progress import AuthorProgress
 from itemsmith.service.jobs._schemas import AuthorJobRequest
 from itemsmith.service.jobs._store import append_event
-from itemsmith.service.jobs._verdicts import record_verification, recorded_by
-from itemsmith.sandbox import SandboxPool
-from itemsmith.templates_bank.storage import TemplateVersionPublic, add_template_version, find_version, normalize_url
+from itemsmith.service.jobs._verdicts import recorded_by, store_accepted
+from itemsmith.service.settings import request_policy
+from itemsmith.templates_bank.diversity import stored_diversity
+from itemsmith.templates_bank.handler_identity import handler_ref, redact_handler_paths
+from itemsmith.templates_bank.storage import TemplateVersionPublic, find_version, normalize_url, open_session
 from itemsmith.verification.structure import check_structure
 
-__all__ = ["author_config", "checkpoint_url", "run_author_job"]
+__all__ = ["author_config", "checkpoint_url", "run_author_job", "setup_job_checkpoints"]
 
 log = logging.getLogger("itemsmith.jobs")
 
@@ -52,6 +55,14 @@ def checkpoint_url(database_url: str) -> str:
     return str(path.with_name(f"{path.stem}.checkpoints.sqlite"))
 
 
+def setup_job_checkpoints(database_url: str) -> None:
+    """Create the checkpoint tables of the jobs on `database_url` (``itemsmith db upgrade``): a
+    job never runs LangGraph's migrations itself (on PostgreSQL they wait for every open
+    transaction of the database)."""
+    url = checkpoint_url(database_url)
+    setup_checkpointer(url, default_path=Path(url))
+
+
 def author_config(request: AuthorJobRequest, context: JobContext) -> AuthorConfig:
     return AuthorConfig(
         handler=request.handler, task=request.task, templates=request.templates, generator=request.generator,
@@ -59,7 +70,7 @@ def author_config(request: AuthorJobRequest, context: JobContext) -> AuthorConfi
         sandbox_workers=request.sandbox_workers, num_samples=request.num_samples, seed=request.seed,
         examples=request.examples, judges=request.judges, students=request.students,
         out_dir=context.settings.uploads_dir.parent / "job_runs",
-        checkpoint=checkpoint_url(context.settings.database_url), run_id=context.job_id)
+        checkpoint=checkpoint_url(context.settings.database_url), checkpoint_setup=False, run_id=context.job_id)
 
 
 def _progress(context: JobContext) -> AuthorProgress:
@@ -87,6 +98,8 @@ async def _author(config: AuthorConfig, context: JobContext, progress: AuthorPro
             pass
 
     def on_event(event: SlotEvent) -> None:
+        if event.message:  # a sandbox message may name the handler's files: events go to the job's owner
+            event = event.model_copy(update={"message": redact_handler_paths(event.message, config.handler)})
         progress.apply(event)
         try:
             context.publish("slot", event.model_dump(mode="json"), progress=progress.summary())
@@ -95,7 +108,7 @@ async def _author(config: AuthorConfig, context: JobContext, progress: AuthorPro
 
     context.on_interrupt(stop)
     try:
-        return await author(config, on_event=on_event, pool=pool)
+        return await author(config, on_event=on_event, pool=pool, policy=request_policy())
     except asyncio.CancelledError:
         if context.interruption is None:
             raise
@@ -106,7 +119,8 @@ async def _finished_slots(config: AuthorConfig) -> list[SlotResult]:
     """The slots of the run that ended (accepted, discarded, failed), read from its checkpoint."""
     generator = config.generator or get_settings().default_generator()
     run_id = config.run_id
-    async with open_checkpointer(config.checkpoint, default_path=config.out_dir / "checkpoints.sqlite") as saver:
+    async with open_checkpointer(config.checkpoint, default_path=config.out_dir / "checkpoints.sqlite",
+                                 setup=False) as saver:
         plan = await saver.aget_tuple({"configurable": {"thread_id": f"{run_id}:plan", "checkpoint_ns": ""}})
         briefs = (plan.checkpoint["channel_values"].get("briefs") or []) if plan is not None else []
         graph = build_slot_graph(max_rounds=config.max_rounds, checkpointer=saver)
@@ -128,21 +142,13 @@ def _store_one(context: JobContext, request: AuthorJobRequest, slot: SlotResult,
         version = find_version(session, bank_id, template.content_hash)
         if version is not None and recorded_by(session, version.id, context.job_id):
             return version
-    # the same source, handler, seed and sample count give the items the content stages saw
+    # a fresh structure check for the record (students are keyed by the items the audit drew for them)
     structure = check_structure(template.source, request.handler, num_samples=request.num_samples, seed=request.seed,
                                 pool=pool)
     results = slot.attempts[-1].verification if slot.attempts else []
     with context.fenced() as session:
-        version = find_version(session, bank_id, template.content_hash)
-        if version is None:
-            try:
-                with session.begin_nested():
-                    version = add_template_version(session, bank_id, template, created_by=context.owner)
-            except IntegrityError:  # another job stored the same source a moment ago
-                version = find_version(session, bank_id, template.content_hash)
-                assert version is not None
-        stored = record_verification(session, version.id, structure=structure, results=results, decision=decision,
-                                     run_id=context.job_id)
+        version, stored = store_accepted(session, bank_id, template, structure=structure, results=results,
+                                         decision=decision, run_id=context.job_id, created_by=context.owner)
         if stored:
             append_event(session, context.job_id, "template", {"slot": slot.slot, **_described(version)})
     progress.stored += stored
@@ -181,4 +187,26 @@ def run_author_job(request: AuthorJobRequest, context: JobContext) -> dict[str, 
     if report is None:
         context.raise_if_interrupted()
     assert report is not None
-    return {"summary": report.summary(), "templates": stored}
+    if report.slots and all(slot.status == "failed" for slot in report.slots):
+        raise AuthoringFailed(_why_every_slot_failed(report))
+    summary = {**report.summary(), "handler": handler_ref(request.handler).model_dump()}
+    result: dict[str, Any] = {"summary": summary, "templates": stored}
+    versions = {t["template_key"]: t["version_id"] for t in stored}
+    if versions:
+        with open_session(context.engine) as session:
+            result["diversity"] = stored_diversity(session, versions).model_dump(mode="json")
+    if request.students:  # a student pool answered: calibrate what was stored on those answers
+        result["calibration"] = calibrate_authored(context, versions)
+    return result
+
+
+class AuthoringFailed(RuntimeError):
+    """No slot produced a template, and every slot ended on an error (its model calls failed)."""
+
+
+def _why_every_slot_failed(report: RunReport) -> str:
+    """The job's error: how many slots failed and their distinct errors (the first few)."""
+    errors = list(dict.fromkeys(slot.error or "no error recorded" for slot in report.slots))
+    shown = "; ".join(errors[:3]) + (f"; and {len(errors) - 3} more" if len(errors) > 3 else "")
+    plan = f" (the planner also failed: {report.plan.errors[0]})" if report.plan.errors else ""
+    return (f"all {len(report.slots)} template slots failed and none produced a template{plan}: {shown}")

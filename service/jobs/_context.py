@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from itemsmith.service.jobs._schemas import JobEventPublic
 from itemsmith.service.jobs._store import Claim, LeaseLost, append_event, fenced_session, list_events, renew_lease
-from itemsmith.api.settings import ApiSettings
+from itemsmith.service.settings import ServiceSettings
 from itemsmith.templates_bank.storage import open_session
 
 __all__ = ["Heartbeat", "Interruption", "JobContext", "JobInterrupted"]
@@ -36,7 +36,7 @@ class JobInterrupted(Exception):
 class JobContext:
     """One claimed run of a job. Thread-safe: the heartbeat thread and the job's own thread use it."""
 
-    def __init__(self, engine: Engine, claim: Claim, settings: ApiSettings) -> None:
+    def __init__(self, engine: Engine, claim: Claim, settings: ServiceSettings) -> None:
         self.engine = engine
         self.claim = claim
         self.settings = settings
@@ -127,7 +127,7 @@ class Heartbeat:
             except LeaseLost:
                 ctx.interrupt("lost")
                 return
-            except Exception:  # noqa: BLE001 - keep beating; the next renewal may succeed
+            except Exception:  # keep beating; the next renewal may succeed
                 log.warning("job %s: lease renewal failed", ctx.job_id, exc_info=True)
                 continue
             if cancel:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import socket
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 from sqlalchemy import Engine
 
@@ -16,7 +18,7 @@ from itemsmith.service.jobs._context import Heartbeat, Interruption, JobContext,
 from itemsmith.service.jobs._kinds import JOB_KINDS
 from itemsmith.service.jobs._schemas import JobStatus
 from itemsmith.service.jobs._store import LeaseLost, claim_job, finish_job, release_job
-from itemsmith.api.settings import ApiSettings
+from itemsmith.service.settings import ServiceSettings
 
 __all__ = ["execute_job", "worker_name"]
 
@@ -29,12 +31,16 @@ def worker_name(kind: str) -> str:
     return f"{kind}:{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 
-def _error_text(exc: BaseException) -> str:
+def _error_text(exc: BaseException, uploads_dir: Path) -> str:
+    """The error as one bounded line without secrets or the paths of uploaded handlers (a job's
+    error is shown to its owner: server paths never leave the server)."""
     text = redact(f"{type(exc).__name__}: {exc}")
+    for folder in sorted({str(uploads_dir), str(uploads_dir.resolve())}, key=len, reverse=True):
+        text = re.sub(re.escape(folder) + r"[^\s'\"]*", "<uploaded handler>", text)
     return text if len(text) <= _MAX_ERROR_CHARS else text[:_MAX_ERROR_CHARS] + "..."
 
 
-def execute_job(engine: Engine, job_id: str, *, worker: str, settings: ApiSettings,
+def execute_job(engine: Engine, job_id: str, *, worker: str, settings: ServiceSettings,
                 on_start: Callable[[JobContext], None] | None = None) -> JobStatus | None:
     """Run the job if it can be claimed; returns how this run left it (``queued`` when the runner
     stopped and handed it back), or None when it was not claimed or its lease was lost."""
@@ -64,11 +70,11 @@ def _run(context: JobContext) -> JobStatus | None:
         result = spec.run(spec.request_model.model_validate(claim.request), context)
     except JobInterrupted as exc:
         return _stop(context, exc.reason)
-    except Exception as exc:  # noqa: BLE001 - any failure of the job's code ends it as failed, with its message
+    except Exception as exc:  # any failure of the job's code ends it as failed, with its message
         if context.interruption == "lost":
             return None
         log.exception("job %s (%s) failed", claim.job_id, claim.kind)
-        finish_job(context.engine, claim, "failed", error=_error_text(exc))
+        finish_job(context.engine, claim, "failed", error=_error_text(exc, context.settings.uploads_dir))
         return "failed"
     finish_job(context.engine, claim, "succeeded", result=result)
     return "succeeded"

@@ -15,7 +15,7 @@ from sqlalchemy import Engine
 from itemsmith.service.jobs._context import JobContext
 from itemsmith.service.jobs._execute import execute_job, worker_name
 from itemsmith.service.jobs._store import requeue_stale_jobs
-from itemsmith.api.settings import ApiSettings
+from itemsmith.service.settings import ServiceSettings
 from itemsmith.templates_bank.storage import get_engine
 
 __all__ = ["CeleryRunner", "InProcessRunner", "JobRunner", "JobSweeper", "RUNNERS", "get_runner", "make_runner"]
@@ -36,7 +36,7 @@ class JobSweeper:
     """A daemon thread that, every `interval_s`, re-queues and re-dispatches jobs no live worker
     holds (`requeue_stale_jobs`); the first sweep, at start, takes every queued job."""
 
-    def __init__(self, engine: Engine, settings: ApiSettings, dispatch: Callable[[str], None], *,
+    def __init__(self, engine: Engine, settings: ServiceSettings, dispatch: Callable[[str], None], *,
                  first_queued_for_s: float = 0.0) -> None:
         self.engine = engine
         self.lease_s = settings.job_lease_s
@@ -57,7 +57,7 @@ class JobSweeper:
         while True:
             try:
                 self.sweep(queued_for_s)
-            except Exception:  # noqa: BLE001 - the database may be away for a moment; sweep again later
+            except Exception:  # the database may be away for a moment; sweep again later
                 log.warning("job sweep failed", exc_info=True)
             queued_for_s = self.lease_s
             if self._done.wait(max(1.0, self.lease_s / 2)):
@@ -77,7 +77,7 @@ class InProcessRunner:
     it takes over every job left queued or running by an earlier process (a crash or restart);
     on stop, running jobs are handed back to the queue and continue at the next start."""
 
-    def __init__(self, engine: Engine, settings: ApiSettings, *, max_jobs: int = 2) -> None:
+    def __init__(self, engine: Engine, settings: ServiceSettings, *, max_jobs: int = 2) -> None:
         self.engine = engine
         self.settings = settings
         self.worker = worker_name("inprocess")
@@ -105,7 +105,7 @@ class InProcessRunner:
     def _execute(self, job_id: str) -> None:
         try:
             execute_job(self.engine, job_id, worker=self.worker, settings=self.settings, on_start=self._started)
-        except Exception:  # noqa: BLE001 - e.g. the database went away; the sweep dispatches it again
+        except Exception:  # e.g. the database went away; the sweep dispatches it again
             log.exception("job %s: the runner could not run it", job_id)
         finally:
             with self._lock:
@@ -130,18 +130,18 @@ class CeleryRunner:
     """Jobs on Celery workers (``itemsmith worker``) through Redis; the API only sends messages
     (the workers open the database themselves, so `engine` is not used here)."""
 
-    def __init__(self, engine: Engine, settings: ApiSettings) -> None:
-        from itemsmith.service.jobs.celery_app import make_celery  # noqa: PLC0415 - Celery is the optional `workers` extra
+    def __init__(self, engine: Engine, settings: ServiceSettings) -> None:
+        from itemsmith.service.jobs.celery_app import make_celery  # Celery is the optional `workers` extra
 
         self.app = make_celery(settings)
 
     def dispatch(self, job_id: str) -> None:
-        from itemsmith.service.jobs.celery_app import RUN_JOB_TASK  # noqa: PLC0415
+        from itemsmith.service.jobs.celery_app import RUN_JOB_TASK
 
         try:
             self.app.send_task(RUN_JOB_TASK, args=[job_id],
                                retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5})
-        except Exception:  # noqa: BLE001 - the job stays queued; a worker's sweep dispatches it again
+        except Exception:  # the job stays queued; a worker's sweep dispatches it again
             log.warning("job %s: could not reach the broker; it stays queued", job_id, exc_info=True)
 
     def start(self) -> None:
@@ -154,13 +154,13 @@ class CeleryRunner:
 RUNNERS = {"inprocess": InProcessRunner, "celery": CeleryRunner}
 
 
-def make_runner(settings: ApiSettings, engine: Engine | None = None) -> JobRunner:
+def make_runner(settings: ServiceSettings, engine: Engine | None = None) -> JobRunner:
     """The runner the settings name (``ITEMSMITH_API_JOB_RUNNER``)."""
     return RUNNERS[settings.job_runner](engine or get_engine(settings.database_url), settings)
 
 
 def get_runner(source: Any) -> JobRunner:
     """The app's runner (``app.state``, or a request's ``app.state``), or a new one for settings."""
-    if isinstance(source, ApiSettings):
+    if isinstance(source, ServiceSettings):
         return make_runner(source)
     return source.job_runner

@@ -7,15 +7,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from itemsmith.agents.verification_stages import StudentSpec
+from itemsmith.agents.model_factory import StudentSpec
 from itemsmith.templates_bank.items.rendering import TextFormat
 
 __all__ = [
-    "FINAL_STATUSES", "AuthorJobRequest", "EvaluateJobRequest", "JobEventPublic", "JobKind", "JobPublic",
+    "FINAL_STATUSES", "AuthorJobRequest", "EvaluateJobRequest", "ExportJobRequest", "ReleaseJobRequest", "JobEventPublic", "JobKind", "JobPublic",
     "JobStatus", "RecheckJobRequest", "ReverifyJobRequest", "VerificationSpecs",
 ]
 
-JobKind = Literal["author", "reverify", "evaluate", "recheck"]
+JobKind = Literal["author", "reverify", "evaluate", "recheck", "calibrate", "release", "export"]
 JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 FINAL_STATUSES: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"})
 
@@ -75,8 +75,9 @@ class AuthorJobRequest(VerificationSpecs):
     rounds: int = Field(3, ge=1, le=20, description="generate/refine rounds per template")
     slots: int = Field(4, ge=1, le=256, description="templates authored concurrently")
     sandbox_workers: int = Field(2, ge=1, le=64)
-    num_samples: int = Field(5, ge=1, le=100, description="items per structure-check run")
-    seed: int = Field(0, ge=0)
+    num_samples: int | None = Field(None, ge=1, le=100,
+                                    description="items per structure-check run; default: drawn per check")
+    seed: int | None = Field(None, ge=0, description="structure-check seed; default: drawn per check")
     examples: int = Field(2, ge=0, le=6, description="curated examples in the generator prompt")
 
 
@@ -85,8 +86,8 @@ class RecheckJobRequest(VerificationSpecs):
     then the configured content stages; the verdicts and the decision are stored on it."""
 
     version_id: int
-    num_samples: int = Field(5, ge=1, le=100)
-    seed: int = Field(0, ge=0)
+    num_samples: int | None = Field(None, ge=1, le=100, description="default: drawn per check")
+    seed: int | None = Field(None, ge=0, description="default: drawn per check")
 
 
 class ReverifyJobRequest(BaseModel):
@@ -99,6 +100,32 @@ class ReverifyJobRequest(BaseModel):
     release: int = Field(ge=1, description="the release's number")
     judges: list[str] = Field(min_length=1, max_length=10, description="judge model specs of the new panel")
     students: list[StudentSpec] = Field(default_factory=list, max_length=10, description="students as SPEC@RANK")
+
+
+class ReleaseJobRequest(BaseModel):
+    """Freeze the bank's releasable templates (or the named ones) into its next release: every
+    item is regenerated once in the sandbox to record its hash."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bank_id: int
+    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1, max_length=1000)
+    num_samples: int = Field(5, ge=1, le=1000)
+    template_ids: list[str] | None = Field(None, min_length=1, max_length=10_000)
+    note: str = Field("", max_length=10_000)
+    created_by: str = Field(min_length=1, max_length=200)
+
+
+class ExportJobRequest(BaseModel):
+    """Write a release in an export format and zip it (downloaded from the finished job)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    release_id: int
+    format: str = Field(min_length=1, max_length=30)
+    text_format: TextFormat = TextFormat.plain
+    decimals: int = Field(2, ge=0, le=10)
+    plots: bool = False
 
 
 class EvaluateJobRequest(BaseModel):

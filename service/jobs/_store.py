@@ -22,13 +22,12 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from itemsmith.service.jobs._schemas import FINAL_STATUSES, JobEventPublic, JobPublic, JobStatus
-from itemsmith.templates_bank.storage import NotFoundError, StorageError, open_session
-from itemsmith.templates_bank.storage._models import JobEventRow, JobRow
-from itemsmith.templates_bank.storage._types import utcnow
+from itemsmith.service.tables import JobEventRow, JobRow
+from itemsmith.templates_bank.storage import NotFoundError, StorageError, open_session, utcnow
 
 __all__ = [
     "Claim", "JobStateError", "LeaseLost", "append_event", "cancel_job", "claim_job", "create_job",
-    "fenced_session", "finish_job", "get_job", "list_events", "list_jobs", "release_job", "renew_lease",
+    "fenced_session", "finish_job", "get_job", "jobs_on_bank", "latest_request", "list_events", "list_jobs", "release_job", "renew_lease",
     "requeue_job", "requeue_stale_jobs",
 ]
 
@@ -118,6 +117,21 @@ def list_jobs(session: Session, owner: str, *, kind: str | None = None, status: 
     return [_public(row) for row in session.scalars(query)]
 
 
+def jobs_on_bank(session: Session, owner: str, bank_id: int, kind: str, **request: Any) -> list[JobPublic]:
+    """The owner's jobs of `kind` on a bank whose request holds the given values, oldest first."""
+    rows = session.scalars(select(JobRow).where(JobRow.owner == owner, JobRow.kind == kind, JobRow.bank_id == bank_id)
+                           .order_by(JobRow.created_at, JobRow.id))
+    return [_public(row) for row in rows if all(row.request.get(key) == value for key, value in request.items())]
+
+
+def latest_request(session: Session, owner: str, bank_id: int, kind: str) -> dict[str, Any]:
+    """The request of the owner's newest job of `kind` on a bank; {} when there is none."""
+    request = session.scalar(select(JobRow.request).where(JobRow.owner == owner, JobRow.kind == kind,
+                                                         JobRow.bank_id == bank_id)
+                             .order_by(JobRow.created_at.desc(), JobRow.id.desc()).limit(1))
+    return request or {}
+
+
 def list_events(session: Session, job_id: str, *, after: int = 0, kind: str | None = None,
                 limit: int | None = None) -> list[JobEventPublic]:
     """The job's events with seq > `after`, in order."""
@@ -150,7 +164,7 @@ def claim_job(engine: Engine, job_id: str, *, worker: str, lease_s: float) -> Cl
                      bank_id=row.bank_id, request=dict(row.request), cancel_requested=row.cancel_requested)
 
 
-def _fence(claim: Claim):  # noqa: ANN202 - a SQLAlchemy where clause
+def _fence(claim: Claim):  # a SQLAlchemy where clause
     return and_(JobRow.id == claim.job_id, JobRow.worker == claim.worker, JobRow.attempts == claim.attempt,
                 JobRow.status == "running")
 

@@ -19,7 +19,7 @@ from celery.signals import worker_process_init, worker_ready, worker_shutdown, w
 from itemsmith.service.jobs._context import JobContext
 from itemsmith.service.jobs._execute import execute_job, worker_name
 from itemsmith.service.jobs._runners import JobSweeper
-from itemsmith.api.settings import ApiSettings
+from itemsmith.service.settings import ServiceSettings
 from itemsmith.templates_bank.storage import get_engine
 
 __all__ = ["RUN_JOB_TASK", "app", "make_celery"]
@@ -53,9 +53,9 @@ class _RunningJobs:
 _running = _RunningJobs()
 
 
-def make_celery(settings: ApiSettings | None = None) -> Celery:
+def make_celery(settings: ServiceSettings | None = None) -> Celery:
     """A Celery app on ``settings.redis_url`` with the job task."""
-    settings = settings or ApiSettings()
+    settings = settings or ServiceSettings()
     celery = Celery("itemsmith", broker=settings.redis_url, set_as_current=False)
     celery.conf.update(
         task_acks_late=True,  # a message is done when its job run is, not when a worker takes it
@@ -88,7 +88,7 @@ def make_celery(settings: ApiSettings | None = None) -> Celery:
 @worker_ready.connect
 def _start_sweep(sender: Any = None, **_: Any) -> None:
     celery = sender.app
-    settings: ApiSettings = celery.itemsmith_settings
+    settings: ServiceSettings = celery.itemsmith_settings
     sweeper = JobSweeper(get_engine(settings.database_url), settings,
                          lambda job_id: celery.send_task(RUN_JOB_TASK, args=[job_id]),
                          first_queued_for_s=settings.job_lease_s)
@@ -99,7 +99,7 @@ def _start_sweep(sender: Any = None, **_: Any) -> None:
 @worker_process_init.connect
 def _forget_inherited_connections(**_: Any) -> None:
     """A prefork child must not share the parent's pooled database connections."""
-    get_engine(ApiSettings().database_url).dispose(close=False)
+    get_engine(ServiceSettings().database_url).dispose(close=False)
 
 
 @worker_shutting_down.connect

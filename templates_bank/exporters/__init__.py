@@ -17,7 +17,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -55,9 +55,11 @@ def _sha256(path: Path) -> str:
 
 
 def export_release(release: Release, fmt: str, out: Path, options: ExportOptions | None = None, *,
-                   workers: int = 1, limits: SandboxLimits | None = None, overwrite: bool = False) -> ExportReport:
+                   workers: int = 1, limits: SandboxLimits | None = None, overwrite: bool = False,
+                   on_row: Callable[[int], None] | None = None) -> ExportReport:
     """Write ``release`` in format ``fmt`` into the folder ``out`` (which must not exist unless
-    ``overwrite``). Raises `ExportError`, `ReleaseIntegrityError` or `RegenerationError`."""
+    ``overwrite``); ``on_row(rows so far)`` follows the rows. Raises `ExportError`,
+    `ReleaseIntegrityError` or `RegenerationError`."""
     options = options or ExportOptions()
     spec = EXPORTERS.get(fmt)
     if spec is None:
@@ -77,6 +79,8 @@ def export_release(release: Release, fmt: str, out: Path, options: ExportOptions
         nonlocal counted
         for row in rows:
             counted += 1
+            if on_row is not None:
+                on_row(counted)
             yield row
 
     try:

@@ -15,12 +15,20 @@ from typing import Any
 import pyarrow as pa
 
 from itemsmith.sandbox import SandboxLimits
+from itemsmith.sandbox.render import render_item_png
 from itemsmith.templates_bank.exporters._options import ExportOptions
+from itemsmith.templates_bank.handler_identity import HandlerRef, handler_ref
 from itemsmith.templates_bank.items.hashing import canonical_json
-from itemsmith.templates_bank.items.plotting import plot_item
-from itemsmith.templates_bank.releases import Release, ReleaseTemplate
-from itemsmith.templates_bank.items.rendering import TextFormat, group_aligned, option_letter, render_item, render_series, series_label
+from itemsmith.templates_bank.items.rendering import (
+    TextFormat,
+    group_aligned,
+    option_letter,
+    render_item,
+    render_series,
+    series_label,
+)
 from itemsmith.templates_bank.items.schema import Item
+from itemsmith.templates_bank.releases import Release, ReleaseTemplate
 
 __all__ = ["ExportRow", "arrow_schema", "iter_rows", "parquet_record", "record", "stem"]
 
@@ -42,7 +50,7 @@ def iter_rows(release: Release, options: ExportOptions, *, workers: int = 1,
     """Regenerate the release (checked against its manifest) and yield its rows."""
     for template, run_items in release.items(workers=workers, limits=limits):
         for index, item in enumerate(run_items.items):
-            image = plot_item(item, "png", dpi=options.plot_dpi) if options.plots and item.series else None
+            image = render_item_png(item, dpi=options.plot_dpi) if options.plots and item.series else None
             yield ExportRow(id=f"{template.template_id}-{run_items.seed}-{index}", template=template,
                             seed=run_items.seed, index=index, item=item, image=image)
 
@@ -70,7 +78,8 @@ def record(row: ExportRow, options: ExportOptions) -> dict[str, Any]:
         "category": template.category,
         "concepts": list(template.concepts),
         "difficulty": template.difficulty,
-        "handler": template.handler,
+        "handler": (template.handler if isinstance(template.handler, HandlerRef)
+                    else handler_ref(template.handler)).model_dump(mode="json"),
         "kind": item.kind.value,
         "question": item.question,
         "context": item.context,
@@ -102,7 +111,8 @@ _IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
 _FIELDS = [
     ("id", pa.string()), ("template_id", pa.string()), ("template_version", pa.string()), ("seed", pa.int64()),
     ("sample_index", pa.int32()), ("title", pa.string()), ("category", pa.string()),
-    ("concepts", pa.list_(pa.string())), ("difficulty", pa.string()), ("handler", pa.string()),
+    ("concepts", pa.list_(pa.string())), ("difficulty", pa.string()),
+    ("handler", pa.struct([("name", pa.string()), ("sha256", pa.string())])),
     ("kind", pa.string()), ("question", pa.string()), ("context", pa.string()), ("options", pa.list_(pa.string())),
     ("answer_index", pa.int32()), ("answer", pa.string()), ("answer_text", pa.string()), ("rationale", pa.string()),
     ("series", pa.list_(_SERIES)), ("metadata", pa.string()), ("prompt", pa.string()),

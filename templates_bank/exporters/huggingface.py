@@ -14,6 +14,7 @@ from itemsmith.templates_bank.exporters._options import ExportOptions
 from itemsmith.templates_bank.exporters._parquet import write_parquet
 from itemsmith.templates_bank.exporters._registry import exporter
 from itemsmith.templates_bank.exporters._rows import ExportRow
+from itemsmith.templates_bank.handler_identity import handler_label
 from itemsmith.templates_bank.releases import ReleaseManifest
 
 _SIZES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"))
@@ -46,7 +47,7 @@ def dataset_card(manifest: ReleaseManifest, options: ExportOptions) -> str:
 
 # itemsmith benchmark `{manifest.ref}`
 
-Time-series reasoning items from bank `{manifest.bank}` (handler `{manifest.handler}`), release
+Time-series reasoning items from bank `{manifest.bank}` (handler `{handler_label(manifest.handler)}`), release
 {manifest.release}: {manifest.counts.templates} templates, {manifest.counts.items} multiple-choice items,
 regenerated in the itemsmith sandbox from the template sources and seeds in the manifest.{task}
 

@@ -2,11 +2,15 @@
 
 Templates call them without `rng`: the runner binds each to the run's seeded
 generator (`bind_helpers`), so the correct option's position is uniform and the
-same seed gives the same items.
+same seed gives the same items. `numeric_options` and `date_options` build the
+options of a numeric or date question so that nothing but the data tells the key
+apart: its rank among the sorted options is uniform and every option is formatted
+the same way.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import functools
 import itertools
 import math
@@ -98,10 +102,120 @@ def pz_item(question: str, first: Sequence[float], segments: Sequence[Sequence[f
     return item
 
 
-HELPERS: dict[str, Callable[..., dict[str, Any]]] = {
+def _spread_steps(rng: np.random.Generator, count: int, spread_steps: float, room: float) -> list[int]:
+    """`count` positive gaps (in rounding steps) around `spread_steps` each, summing to at most `room`."""
+    gaps = [max(1, int(round(spread_steps * float(rng.uniform(0.5, 1.5))))) for _ in range(count)]
+    total = sum(gaps)
+    if total > room:
+        scale = (room - count) / max(total - count, 1)
+        gaps = [1 + int((g - 1) * scale) for g in gaps]
+    return gaps
+
+
+def _place(rng: np.random.Generator, key: int, n: int, spread: float, low: float, high: float) -> list[int]:
+    """n distinct integers (rounding steps) including `key`, whose rank among them is uniform
+    (never narrowed by the bounds: that would tell the key apart); gaps between neighbours vary
+    around `spread` and shrink where a bound is near."""
+    below_room, above_room = key - low, high - key
+    rank = int(rng.integers(n))
+    if rank > below_room or n - 1 - rank > above_room:
+        raise ValueError(f"the correct value is too close to low/high for {n} distinct options at a random rank; "
+                         "skip this item (continue) or widen the bounds")
+    below = _spread_steps(rng, rank, spread, below_room)
+    above = _spread_steps(rng, n - 1 - rank, spread, above_room)
+    lower = list(itertools.accumulate(below))
+    upper = list(itertools.accumulate(above))
+    return [key - d for d in lower] + [key] + [key + d for d in upper]
+
+
+def numeric_options(correct: float, *, rng: np.random.Generator, spread: float | None = None, n: int = 4,
+                    decimals: int | None = None, unit: str = "", low: float | None = None,
+                    high: float | None = None) -> tuple[str, list[str]]:
+    """Options for a numeric answer: `(key_text, distractor_texts)` for mc_item.
+
+    The key's rank among the n sorted values is uniform (it is not always the middle one),
+    neighbouring options are about `spread` apart (unevenly), and every option is rounded to
+    `decimals` and written with the same `unit`, so format gives nothing away. `low`/`high`
+    bound every option (e.g. low=0 for counts); a key too close to a bound for the drawn rank
+    raises ValueError (catch it and `continue`: narrowing the rank would give the key away). Example:
+    `key, wrong = numeric_options(mean_temp, spread=1.5, decimals=1, unit="°C")`, then
+    `mc_item(question, key, wrong, series=[...])`.
+    """
+    if not 2 <= n <= MAX_OPTIONS:
+        raise ValueError(f"numeric_options needs 2 <= n <= {MAX_OPTIONS}, got {n}")
+    value = float(correct)
+    if not math.isfinite(value):
+        raise ValueError(f"numeric_options needs a finite correct value, got {correct!r}")
+    if decimals is None:
+        decimals = 0 if isinstance(correct, (int, np.integer)) or value.is_integer() else 1
+    step = 10.0 ** -decimals
+    if spread is None:
+        spread = max(abs(value) * 0.15, 2 * step)
+    if spread <= 0:
+        raise ValueError("numeric_options needs spread > 0")
+    key = int(round(value / step))
+    lo = -math.inf if low is None else math.ceil(low / step - 1e-9)
+    hi = math.inf if high is None else math.floor(high / step + 1e-9)
+    if not lo <= key <= hi:
+        raise ValueError(f"the correct value {value} lies outside [low, high]")
+    steps = _place(rng, key, n, max(spread / step, 1.0), lo, hi)
+    suffix = "" if not unit else (unit if unit[0] in "%°'\"" else " " + unit)
+
+    def text(k: int) -> str:
+        return f"{k * step:.{decimals}f}{suffix}"
+
+    return text(key), [text(k) for k in steps if k != key]
+
+
+def _as_datetime(value: Any) -> _dt.datetime:
+    if isinstance(value, _dt.datetime):
+        return value.replace(tzinfo=None)
+    if isinstance(value, _dt.date):
+        return _dt.datetime(value.year, value.month, value.day)
+    if isinstance(value, np.datetime64):
+        return _dt.datetime.fromisoformat(str(value.astype("datetime64[s]")))
+    if isinstance(value, str):
+        return _dt.datetime.fromisoformat(value.strip().replace("Z", ""))
+    to_pydatetime = getattr(value, "to_pydatetime", None)  # pandas Timestamp
+    if callable(to_pydatetime):
+        return _as_datetime(to_pydatetime())
+    raise TypeError(f"date_options needs a date, datetime, ISO string or Timestamp, got {type(value).__name__}")
+
+
+def date_options(correct: Any, *, rng: np.random.Generator, spread_days: float = 7, n: int = 4,
+                 low: Any = None, high: Any = None, fmt: str = "%Y-%m-%d",
+                 step: _dt.timedelta = _dt.timedelta(days=1)) -> tuple[str, list[str]]:
+    """Options for a date answer: `(key_text, distractor_texts)` for mc_item.
+
+    Like numeric_options: the key's rank among the sorted dates is uniform, neighbouring
+    dates are about `spread_days` apart (unevenly), all are written with `fmt`. Pass the series'
+    first and last timestamps as `low`/`high` so no option falls outside the data (a key too close
+    to them raises ValueError: catch it and `continue`). Example:
+    `key, wrong = date_options(peak_day, spread_days=10, low=dates[0], high=dates[-1])`.
+    """
+    if not 2 <= n <= MAX_OPTIONS:
+        raise ValueError(f"date_options needs 2 <= n <= {MAX_OPTIONS}, got {n}")
+    if step <= _dt.timedelta(0) or spread_days <= 0:
+        raise ValueError("date_options needs spread_days > 0 and a positive step")
+    origin = _as_datetime(correct)
+    lo = -math.inf if low is None else math.ceil((_as_datetime(low) - origin) / step - 1e-9)
+    hi = math.inf if high is None else math.floor((_as_datetime(high) - origin) / step + 1e-9)
+    if not lo <= 0 <= hi:
+        raise ValueError("the correct date lies outside [low, high]")
+    spread = max(_dt.timedelta(days=spread_days) / step, 1.0)
+    offsets = _place(rng, 0, n, spread, lo, hi)
+    texts = [(origin + k * step).strftime(fmt) for k in offsets]
+    if len(set(texts)) != len(texts):
+        raise ValueError(f"date_options: fmt {fmt!r} writes different dates the same way; use a finer fmt or step")
+    return origin.strftime(fmt), [t for k, t in zip(offsets, texts, strict=True) if k != 0]
+
+
+HELPERS: dict[str, Callable[..., Any]] = {
     "mc_item": mc_item,
     "tf_item": tf_item,
     "pz_item": pz_item,
+    "numeric_options": numeric_options,
+    "date_options": date_options,
 }
 
 

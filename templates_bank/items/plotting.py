@@ -5,6 +5,11 @@ figure or state outlives a call. Output is deterministic: the same input gives
 byte-identical bytes (no timestamps or software versions in the metadata, a fixed
 SVG id salt).
 
+Text from the item (channel names, units, timestamps) is drawn as plain text: mathtext and
+LaTeX are off, so ``$...$`` is shown as typed. The item schema caps what there is to draw
+(channels, points, label lengths). Template output is hostile: the service renders plots
+through `itemsmith.sandbox.render` (a limited worker process), never in its own process.
+
 Layout: one panel per channel, stacked. Channels that share a time axis (same
 length and the same timestamps, see `rendering.group_aligned`) share x; otherwise
 each panel has its own. The channel name is the panel title, the unit the y label;
@@ -24,7 +29,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from itemsmith.templates_bank.items.rendering import group_aligned
-from itemsmith.templates_bank.items.schema import Item, Series
+from itemsmith.templates_bank.items.schema import MAX_CHANNELS, Item, Series
 
 __all__ = ["ImageFormat", "plot_item", "plot_series"]
 
@@ -50,6 +55,10 @@ _STYLE = {
     "svg.hashsalt": "itemsmith",  # fixed ids in SVG output (else a fresh uuid per save)
     "svg.fonttype": "path",
     "path.simplify": True,
+    # Labels come from template output: plain text, never mathtext or LaTeX ("$\\frac{..}$"
+    # nested 300 deep took minutes and raised RecursionError when parsed).
+    "text.parse_math": False,
+    "text.usetex": False,
 }
 
 
@@ -71,6 +80,8 @@ def plot_series(series: Series | Sequence[Series], fmt: ImageFormat = "png", dpi
     channels = [series] if isinstance(series, Series) else list(series)
     if not channels:
         raise ValueError("nothing to plot: no series given")
+    if len(channels) > MAX_CHANNELS:
+        raise ValueError(f"at most {MAX_CHANNELS} series can be plotted, got {len(channels)}")
     if fmt not in _METADATA:
         raise ValueError(f"unknown image format {fmt!r}; valid formats: {', '.join(_METADATA)}")
     if dpi <= 0 or width <= 0 or height <= 0 or max_xticks < 2:

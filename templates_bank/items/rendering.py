@@ -2,7 +2,7 @@
 
 The nine text formats are those of Appendix F ("Time Series formatting") of
 Fons et al., *Evaluating Large Language Models on Time Series Feature
-Understanding* (seed 000). For one channel with timestamps 2020-01-01.. and
+Understanding* (Fons et al.). For one channel with timestamps 2020-01-01.. and
 values 100, 105, 103, 103 (``decimals=0``) they read::
 
     csv      Date,Value\\n2020-01-01,100\\n...            (header, trailing newline)
@@ -45,11 +45,12 @@ from enum import Enum
 
 from itemsmith.templates_bank.items.schema import Item, Series
 
-__all__ = ["TextFormat", "group_aligned", "option_letter", "render_item", "render_series", "series_label"]
+__all__ = ["TextFormat", "group_aligned", "option_letter", "render_item", "render_series", "series_label",
+           "terminal_safe"]
 
 
 class TextFormat(str, Enum):
-    """The nine text formats of seed 000, Appendix F."""
+    """The nine text formats of Fons et al., Appendix F."""
 
     csv = "csv"
     plain = "plain"
@@ -64,6 +65,18 @@ class TextFormat(str, Enum):
 
 UP, DOWN, FLAT = "↑", "↓", "→"
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# What a terminal would act on instead of showing: C0 controls but tab and newline (a
+# carriage return overwrites the line), DEL, C1 controls (CSI), lone surrogates, and the
+# bidirectional overrides/isolates that reorder what is shown.
+_TERMINAL_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f"
+                              "\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: str) -> str:
+    """`text` as it may be printed to a terminal: every character a terminal would
+    interpret (escape sequences, carriage return, bidi overrides) shown as a visible escape
+    (``\\x1b``, ``\\u202e``). The one sanitizer for error and item text the CLI prints."""
+    return _TERMINAL_UNSAFE.sub(lambda m: ascii(m.group())[1:-1], str(text))
 
 
 # --- the table every format renders ---------------------------------------------------------

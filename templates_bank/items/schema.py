@@ -8,14 +8,47 @@ from __future__ import annotations
 
 import hashlib
 import math
-from datetime import datetime, timezone
+import re
+from datetime import UTC, datetime
 from enum import Enum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 MIN_OPTIONS = 2
 MAX_OPTIONS = 6
+# Caps on what one item may hold: everything derived from it (plots, prompts, the review
+# page) stays bounded, whoever made it.
+MAX_CHANNELS = 16
+MAX_POINTS_PER_SERIES = 20_000
+MAX_POINTS_PER_ITEM = 100_000
+MAX_LABEL_CHARS = 120  # series name and unit: plot titles and axis labels
+MAX_TIMESTAMP_CHARS = 40
+MAX_QUESTION_CHARS = 4000
+MAX_OPTION_CHARS = 500
+MAX_CONTEXT_CHARS = 8000  # context and rationale
+
+# Characters no text field may hold: C0 controls except tab, newline and carriage return,
+# DEL, C1 controls (ESC and CSI start terminal escape sequences) and lone surrogates (not
+# encodable as UTF-8). `CONTROL_CHARACTERS.search(text)` is the one check.
+CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def check_text(text: str) -> str:
+    """Refuse control characters and lone surrogates in a text field (see CONTROL_CHARACTERS)."""
+    found = CONTROL_CHARACTERS.search(text)
+    if found is not None:
+        raise ValueError(f"text contains the control character or lone surrogate U+{ord(found.group()):04X} "
+                         f"at position {found.start()}; remove it")
+    return text
+
+
+# Texts capped in length and checked for control characters (type aliases, so a type checker sees str).
+LabelText = Annotated[str, Field(max_length=MAX_LABEL_CHARS), AfterValidator(check_text)]
+TimestampText = Annotated[str, Field(max_length=MAX_TIMESTAMP_CHARS), AfterValidator(check_text)]
+QuestionText = Annotated[str, Field(max_length=MAX_QUESTION_CHARS), AfterValidator(check_text)]
+OptionText = Annotated[str, Field(max_length=MAX_OPTION_CHARS), AfterValidator(check_text)]
+ContextText = Annotated[str, Field(max_length=MAX_CONTEXT_CHARS), AfterValidator(check_text)]
 
 
 class ItemKind(str, Enum):
@@ -31,10 +64,24 @@ class Series(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = "series"
+    name: LabelText = "series"
     values: list[float]
-    timestamps: list[str] | None = None
-    unit: str | None = None
+    timestamps: list[TimestampText] | None = None
+    unit: LabelText | None = None
+
+    @field_validator("values", mode="before")
+    @classmethod
+    def _not_too_long(cls, values: Any) -> Any:
+        if isinstance(values, list) and len(values) > MAX_POINTS_PER_SERIES:
+            raise ValueError(f"series has {len(values)} values; at most {MAX_POINTS_PER_SERIES} per series")
+        return values
+
+    @field_validator("timestamps", mode="before")
+    @classmethod
+    def _timestamps_not_too_long(cls, timestamps: Any) -> Any:
+        if isinstance(timestamps, list) and len(timestamps) > MAX_POINTS_PER_SERIES:
+            raise ValueError(f"series has {len(timestamps)} timestamps; at most {MAX_POINTS_PER_SERIES} per series")
+        return timestamps
 
     @field_validator("values")
     @classmethod
@@ -64,13 +111,13 @@ class Item(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    question: str
-    options: list[str]
+    question: QuestionText
+    options: list[OptionText]
     answer_index: int
     kind: ItemKind = ItemKind.mc
     series: list[Series] = Field(default_factory=list)
-    context: str | None = None
-    rationale: str | None = None
+    context: ContextText | None = None
+    rationale: ContextText | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="before")
@@ -79,6 +126,9 @@ class Item(BaseModel):
         if not isinstance(data, dict):
             raise ValueError(f"an item must be a dict, got {type(data).__name__}")
         data = dict(data)
+        channels = data.get("series")
+        if isinstance(channels, (list, dict)) and len(channels) > MAX_CHANNELS:
+            raise ValueError(f"an item has at most {MAX_CHANNELS} series (channels), got {len(channels)}")
         if isinstance(data.get("series"), dict):
             data["series"] = [{"name": k, **v} if isinstance(v, dict) else {"name": k, "values": v}
                               for k, v in data["series"].items()]
@@ -126,6 +176,14 @@ class Item(BaseModel):
             raise ValueError(f"duplicate options: {dupes}; every option must be distinct")
         return options
 
+    @field_validator("series")
+    @classmethod
+    def _points_per_item(cls, series: list[Series]) -> list[Series]:
+        total = sum(len(s.values) for s in series)
+        if total > MAX_POINTS_PER_ITEM:
+            raise ValueError(f"the item's series hold {total} values in all; at most {MAX_POINTS_PER_ITEM}")
+        return series
+
     @model_validator(mode="after")
     def _answer_in_range(self) -> Item:
         if not 0 <= self.answer_index < len(self.options):
@@ -154,7 +212,7 @@ class Provenance(BaseModel):
     origin: Literal["curated", "generated", "user"] = "curated"
     generator: str | None = None
     parent_hash: str | None = None
-    created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
 
 def content_hash(source: str) -> str:
@@ -182,7 +240,7 @@ class Template(BaseModel):
         return content_hash(self.source)
 
 
-# --- verdict records (DESIGN.md section 3) -------------------------------------------------
+# --- verdict records (docs/architecture.md, "Data flow") ------------------------------------------
 
 
 class RunStatus(str, Enum):
@@ -205,10 +263,71 @@ class StructureReport(BaseModel):
     elapsed_ms: float = 0.0
     deterministic: bool | None = None
     varied: bool | None = None
+    seeds: list[int] = Field(default_factory=list)  # the seeds the check ran (drawn per check)
+    num_samples: int | None = None  # items per run (drawn per check unless given)
 
     @property
     def passed(self) -> bool:
         return self.status is RunStatus.ok
+
+
+class AuditSolverResult(BaseModel):
+    """One blind solver of the item audit: its held-out accuracy against its chance level."""
+
+    solver: str
+    applicable: int  # items it answered (it abstains where its cue does not exist)
+    correct: int
+    accuracy: float | None
+    chance: float | None  # mean of 1/len(options) over the answered items
+    p_value: float | None  # exact one-sided Poisson-binomial test of accuracy > chance
+    p_corrected: float | None  # Holm over the tested solvers
+    gain: float | None = None  # (correct - expected by chance) / all audited items: what the cue is worth
+    tested: bool
+    shortcut: bool  # significant after correction and a gain of at least the configured excess
+    detail: str = ""  # what the solver learned, e.g. "the key is rank 2 of 4 (from the smallest)"
+
+
+class AuditFinding(BaseModel):
+    """One item check of the audit (duplicates, distinct series, option count, ...)."""
+
+    check: str
+    passed: bool
+    message: str
+
+
+class AuditReport(BaseModel):
+    """The item audit's verdict on one template: can its items be answered without the data?"""
+
+    passed: bool
+    solvers: list[AuditSolverResult] = Field(default_factory=list)
+    findings: list[AuditFinding] = Field(default_factory=list)
+    feedback: str | None = None  # each shortcut or failed check with its fix; None when passed
+    n_items: int = 0
+    n_distinct: int = 0
+    seeds: list[int] = Field(default_factory=list)  # the seed of each run (drawn from the OS per audit)
+    sizes: list[int] = Field(default_factory=list)  # the num_samples of each run, aligned with seeds
+    alpha: float = 0.01
+    thresholds_lowered: list[str] = Field(default_factory=list)  # `name=value (default d)`
+    elapsed_ms: float = 0.0
+    error: str | None = None  # a run of the template failed during the audit
+
+    def solver(self, name: str) -> AuditSolverResult:
+        return next(s for s in self.solvers if s.solver == name)
+
+    @property
+    def shortcuts(self) -> list[str]:
+        return [s.solver for s in self.solvers if s.shortcut]
+
+    @property
+    def failed_checks(self) -> list[str]:
+        return [f.check for f in self.findings if not f.passed]
+
+    def summary(self) -> str:
+        """One line: passed, or the shortcuts and failed checks."""
+        if self.passed:
+            return f"audit passed ({self.n_items} items, {self.n_distinct} distinct, no shortcut)"
+        problems = [f"shortcut {s}" for s in self.shortcuts] + self.failed_checks
+        return "audit failed: " + (", ".join(problems) if problems else (self.error or "see feedback"))
 
 
 class JudgeScore(BaseModel):
@@ -219,7 +338,8 @@ class JudgeScore(BaseModel):
     score: float | None = Field(default=None, ge=1, le=10)
     rationale: str = ""
     samples: list[float] = Field(default_factory=list)
-    method: Literal["logprobs", "samples"] | None = None  # probability-weighted or mean of sampled scores
+    # probability-weighted at the score token, mean of sampled scores, or read in one pass
+    method: Literal["logprobs", "samples", "score_first"] | None = None
     attempts: int = 0  # model calls made, retries of malformed replies included
     error: str | None = None  # why `score` is None
 
@@ -261,5 +381,5 @@ class Decision(BaseModel):
     """The final decision on a template version, with its reasons."""
 
     accepted: bool
-    stage: Literal["structure", "judges", "students", "capability", "review"]
+    stage: Literal["structure", "audit", "judges", "students", "capability", "review"]
     reasons: list[str] = Field(default_factory=list)

@@ -2,8 +2,7 @@
 
 from alembic import context
 
-from itemsmith.templates_bank.storage._engine import VERSION_TABLE
-from itemsmith.templates_bank.storage._models import Base
+from itemsmith.templates_bank.storage import VERSION_TABLE, Base
 
 connection = context.config.attributes["connection"]
 context.configure(

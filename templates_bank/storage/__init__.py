@@ -14,10 +14,20 @@ Tables (created by ``upgrade()`` / ``itemsmith db upgrade``):
 - ``student_responses``: every student answer; ``(model, prompt_hash, item_hash)`` is the key of
   the student-answer cache.
 - ``review_decisions``: approve/reject, who, when, why.
+- ``template_summaries``: per version, what the review listing filters and shows (status,
+  decision stage, latest judge panel's mean score, IRT), refreshed on every verdict and review
+  write in the same transaction (`storage._summaries`).
+- ``evaluation_responses``: every evaluated model's answer to every item (calibration reads them;
+  a failed evaluation resumes from them).
 - ``releases`` and ``release_templates``: frozen bank states (see `templates_bank.releases`).
 
 Versions, verdicts, responses, reviews and releases are append-only: the session and database
 triggers refuse updates and deletes.
+
+The ORM rows and `Base` are public for the layers above (bank operations, the service's use
+cases), which query them in their own sessions; the service's own tables (``api_keys``,
+``jobs``, ``job_events``) are declared on the same `Base` in `itemsmith.service.tables`, and
+created by the same migration chain (revision 0002).
 """
 
 from itemsmith.templates_bank.storage._banks import (
@@ -31,6 +41,7 @@ from itemsmith.templates_bank.storage._banks import (
 )
 from itemsmith.templates_bank.storage._curated import import_curated
 from itemsmith.templates_bank.storage._engine import (
+    VERSION_TABLE,
     current_revision,
     downgrade,
     get_engine,
@@ -41,8 +52,30 @@ from itemsmith.templates_bank.storage._engine import (
     upgrade,
 )
 from itemsmith.templates_bank.storage._errors import BankExistsError, NotFoundError, StorageError, VersionConflictError
-from itemsmith.templates_bank.storage._models import ImmutableRecordError
+from itemsmith.templates_bank.storage._evaluations import (
+    EvaluationResponseCreate,
+    EvaluationResponsePublic,
+    EvaluationResponseRow,
+    list_evaluation_responses,
+    record_evaluation_response,
+)
+from itemsmith.templates_bank.storage._models import (
+    APPEND_ONLY_TABLES,
+    BankRow,
+    BankSession,
+    Base,
+    ImmutableRecordError,
+    ReleaseRow,
+    ReleaseTemplateRow,
+    ReviewDecisionRow,
+    StudentResponseRow,
+    TemplateSummaryCountRow,
+    TemplateSummaryRow,
+    TemplateVersionRow,
+    VerdictRow,
+)
 from itemsmith.templates_bank.storage._schemas import (
+    NAME_PATTERN,
     BankCreate,
     BankPublic,
     ReviewCreate,
@@ -53,6 +86,8 @@ from itemsmith.templates_bank.storage._schemas import (
     VerdictPublic,
     VerdictRecord,
 )
+from itemsmith.templates_bank.storage._summaries import judge_panels, refresh_summary
+from itemsmith.templates_bank.storage._types import JSONType, UTCDateTime, utcnow
 from itemsmith.templates_bank.storage._verdicts import (
     VersionStatus,
     cached_student_response,
@@ -68,6 +103,10 @@ from itemsmith.templates_bank.storage._verdicts import (
 )
 
 __all__ = [
+    "EvaluationResponseCreate", "EvaluationResponsePublic", "EvaluationResponseRow", "list_evaluation_responses",
+    "record_evaluation_response",
+    "APPEND_ONLY_TABLES", "Base", "NAME_PATTERN", "BankRow", "BankSession", "JSONType", "ReleaseRow", "ReleaseTemplateRow", "ReviewDecisionRow",
+    "StudentResponseRow", "TemplateSummaryCountRow", "TemplateSummaryRow", "TemplateVersionRow", "judge_panels", "refresh_summary", "UTCDateTime", "VERSION_TABLE", "VerdictRow", "utcnow",
     "BankCreate", "BankExistsError", "BankPublic", "ImmutableRecordError", "NotFoundError", "ReviewCreate",
     "ReviewPublic", "Stage", "StorageError", "StudentResponsePublic", "TemplateVersionPublic", "VerdictPublic",
     "VerdictRecord", "VersionConflictError", "VersionStatus", "add_template_version", "cached_student_response",

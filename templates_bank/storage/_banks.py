@@ -10,27 +10,40 @@ from itemsmith.templates_bank.items.schema import Template
 from itemsmith.templates_bank.storage._errors import BankExistsError, NotFoundError, VersionConflictError
 from itemsmith.templates_bank.storage._models import BankRow, TemplateVersionRow
 from itemsmith.templates_bank.storage._schemas import BankCreate, BankPublic, TemplateVersionPublic
+from itemsmith.templates_bank.storage._summaries import summary_on_new_version
 
 __all__ = ["add_template_version", "create_bank", "find_version", "get_bank", "get_version", "list_banks",
            "list_versions"]
 
 
 def create_bank(session: Session, bank: BankCreate) -> BankPublic:
+    """A new bank; `BankExistsError` when its owner has a bank of that name (names are unique per
+    owner: two owners may use the same name)."""
     row = BankRow(**bank.model_dump())
     try:
         with session.begin_nested():
             session.add(row)
     except IntegrityError:
-        raise BankExistsError(f"a bank named {bank.name!r} exists already") from None
+        raise BankExistsError(f"a bank named {bank.name!r} exists already (owner {bank.owner!r})") from None
     return BankPublic.model_validate(row)
 
 
-def get_bank(session: Session, name: str) -> BankPublic:
-    row = session.scalar(select(BankRow).where(BankRow.name == name))
-    if row is None:
-        known = ", ".join(session.scalars(select(BankRow.name).order_by(BankRow.name))) or "none yet"
+def get_bank(session: Session, name: str, owner: str | None = None) -> BankPublic:
+    """The bank named `name` (of `owner` when given). Without an owner, a name that several
+    owners use is ambiguous (`NotFoundError` naming the owners: this is for the operator's CLI)."""
+    query = select(BankRow).where(BankRow.name == name)
+    if owner is not None:
+        query = query.where(BankRow.owner == owner)
+    rows = session.scalars(query.order_by(BankRow.id).limit(2)).all()
+    if len(rows) > 1:
+        owners = ", ".join(session.scalars(select(BankRow.owner).where(BankRow.name == name).order_by(BankRow.owner)))
+        raise NotFoundError(f"several owners have a bank named {name!r} ({owners}); name the owner")
+    if not rows:
+        if owner is not None:
+            raise NotFoundError(f"no bank named {name!r}")
+        known = ", ".join(session.scalars(select(BankRow.name).distinct().order_by(BankRow.name))) or "none yet"
         raise NotFoundError(f"no bank named {name!r} (banks: {known})")
-    return BankPublic.model_validate(row)
+    return BankPublic.model_validate(rows[0])
 
 
 def list_banks(session: Session) -> list[BankPublic]:
@@ -82,6 +95,7 @@ def add_template_version(session: Session, bank_id: int, template: Template, *,
     )
     session.add(row)
     session.flush()
+    summary_on_new_version(session, row)
     return TemplateVersionPublic.model_validate(row)
 
 

@@ -33,7 +33,7 @@ def normalize_url(url: str | URL | None = None) -> URL:
     return parsed
 
 
-def _enable_sqlite_foreign_keys(dbapi_connection, _record) -> None:  # noqa: ANN001 - DB-API objects
+def _enable_sqlite_foreign_keys(dbapi_connection, _record) -> None:  # DB-API objects
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
@@ -43,14 +43,19 @@ def _enable_sqlite_foreign_keys(dbapi_connection, _record) -> None:  # noqa: ANN
 def _engine(url: URL) -> Engine:
     if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
         Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url)
+    settings = StorageSettings()
+    in_memory = url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
+    pool = {} if in_memory else {"pool_size": settings.pool_size, "max_overflow": settings.max_overflow,
+                                 "pool_timeout": settings.pool_timeout_s}
+    engine = create_engine(url, **pool)  # an in-memory SQLite database is one connection per thread
     if url.get_backend_name() == "sqlite":
         event.listen(engine, "connect", _enable_sqlite_foreign_keys)
     return engine
 
 
 def get_engine(url: str | URL | None = None) -> Engine:
-    """One shared engine per database URL."""
+    """One shared engine per database URL; its pool is sized by `StorageSettings` (``ITEMSMITH_POOL_SIZE``,
+    ``ITEMSMITH_MAX_OVERFLOW``, ``ITEMSMITH_POOL_TIMEOUT_S``), read when the engine is first made."""
     return _engine(normalize_url(url))
 
 
@@ -62,7 +67,7 @@ def open_session(url: str | URL | Engine | None = None) -> Iterator[BankSession]
         yield session
 
 
-def _alembic_config(connection) -> Config:  # noqa: ANN001 - sqlalchemy Connection
+def _alembic_config(connection) -> Config:  # sqlalchemy Connection
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     config.attributes["connection"] = connection

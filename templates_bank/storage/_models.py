@@ -1,5 +1,6 @@
 """The bank's tables (SQLAlchemy 2 ORM). The schema itself is created by the Alembic
 migrations in ``templates_bank/migrations``; these classes must match them (a test compares).
+The service's tables (API keys, jobs, job events) share `Base` and live in `itemsmith.service.tables`.
 
 Append-only: template versions, verdicts, student responses, review decisions and releases are
 never updated or deleted. The session refuses to flush such a change (`ImmutableRecordError`)
@@ -14,6 +15,7 @@ from typing import Any
 from sqlalchemy import (
     Boolean,
     CheckConstraint,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -28,8 +30,8 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from itemsmith.templates_bank.storage._types import JSONType, UTCDateTime, utcnow
 
 __all__ = [
-    "APPEND_ONLY_TABLES", "ApiKeyRow", "Base", "BankRow", "JobEventRow", "JobRow", "BankSession", "ImmutableRecordError", "ReleaseRow", "ReleaseTemplateRow",
-    "ReviewDecisionRow", "StudentResponseRow", "TemplateVersionRow", "VerdictRow",
+    "APPEND_ONLY_TABLES", "Base", "BankRow", "BankSession", "ImmutableRecordError", "ReleaseRow", "ReleaseTemplateRow",
+    "ReviewDecisionRow", "StudentResponseRow", "TemplateSummaryCountRow", "TemplateSummaryRow", "TemplateVersionRow", "VerdictRow",
 ]
 
 NAMING_CONVENTION = {
@@ -51,12 +53,13 @@ class Base(DeclarativeBase):
 
 
 class BankRow(Base):
-    """One bank per dataset and task."""
+    """One bank per dataset and task; its name is unique among its owner's banks."""
 
     __tablename__ = "banks"
+    __table_args__ = (UniqueConstraint("owner", "name", name="uq_banks_owner_name"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str] = mapped_column(String(100), unique=True)
+    name: Mapped[str] = mapped_column(String(100))
     handler: Mapped[str] = mapped_column(String(500))
     task: Mapped[str] = mapped_column(Text, default="")
     owner: Mapped[str] = mapped_column(String(200))
@@ -180,61 +183,42 @@ class ReleaseTemplateRow(Base):
     items_sha256: Mapped[str] = mapped_column(String(64))
 
 
-class ApiKeyRow(Base):
-    """An API key of the service: only the sha256 of the key is stored; ``owner`` is the principal
-    whose banks the key sees (several keys may share an owner)."""
+class TemplateSummaryRow(Base):
+    """What the review listing shows and filters of one version, kept current on every write of
+    its verdicts and reviews (see `storage._summaries`); not append-only."""
 
-    __tablename__ = "api_keys"
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    owner: Mapped[str] = mapped_column(String(200), index=True)
-    name: Mapped[str] = mapped_column(String(200), default="")
-    prefix: Mapped[str] = mapped_column(String(16))
-    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
-    created_at: Mapped[datetime] = mapped_column(default=utcnow)
-    revoked_at: Mapped[datetime | None]
-
-
-class JobRow(Base):
-    """A long-running job (authoring, re-verification, evaluation). ``request`` is the job's
-    input as JSON, ``result`` its output; ``lease_until`` is how long the worker that claimed it
-    holds it (an expired lease means the worker died and the job may be claimed again)."""
-
-    __tablename__ = "jobs"
+    __tablename__ = "template_summaries"
     __table_args__ = (
-        CheckConstraint("status IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')", name="status"),
-        Index("ix_jobs_owner_created_at", "owner", "created_at"),
+        Index("ix_template_summaries_bank_latest", "bank_id", "is_latest", "version_id"),
+        Index("ix_template_summaries_bank_status", "bank_id", "status", "version_id"),
+        Index("ix_template_summaries_bank_score", "bank_id", "is_latest", "judge_score"),
     )
 
-    id: Mapped[str] = mapped_column(String(32), primary_key=True)
-    kind: Mapped[str] = mapped_column(String(30))
-    owner: Mapped[str] = mapped_column(String(200))
-    bank_id: Mapped[int | None] = mapped_column(ForeignKey("banks.id"))
-    status: Mapped[str] = mapped_column(String(12), default="queued")
-    request: Mapped[dict[str, Any]]
-    result: Mapped[dict[str, Any] | None]
-    error: Mapped[str | None] = mapped_column(Text)
-    progress: Mapped[dict[str, Any]]
-    attempts: Mapped[int] = mapped_column(Integer, default=0)
-    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
-    worker: Mapped[str | None] = mapped_column(String(200))
-    lease_until: Mapped[datetime | None]
-    created_at: Mapped[datetime] = mapped_column(default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    version_id: Mapped[int] = mapped_column(ForeignKey("template_versions.id"), primary_key=True)
+    bank_id: Mapped[int] = mapped_column(ForeignKey("banks.id"))
+    template_key: Mapped[str] = mapped_column(String(200))
+    category: Mapped[str] = mapped_column(String(100))
+    is_latest: Mapped[bool] = mapped_column(Boolean)
+    status: Mapped[str] = mapped_column(String(12))
+    decision_stage: Mapped[str | None] = mapped_column(String(20))
+    judge_score: Mapped[float | None] = mapped_column(Float)
+    judge_run: Mapped[str | None] = mapped_column(String(100))
+    irt: Mapped[dict[str, Any] | None]
+    decision: Mapped[dict[str, Any] | None]
 
 
-class JobEventRow(Base):
-    """One progress event of a job, numbered from 1 within the job (the server-sent-event id)."""
+class TemplateSummaryCountRow(Base):
+    """How many summaries of a bank have each (newest?, status, category, decision stage): the
+    listing's total without counting rows (``decision_stage`` '' for none); kept with the summaries."""
 
-    __tablename__ = "job_events"
-    __table_args__ = (UniqueConstraint("job_id", "seq", name="uq_job_events_job_id_seq"),)
+    __tablename__ = "template_summary_counts"
 
-    id: Mapped[int] = mapped_column(primary_key=True)
-    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id"))
-    seq: Mapped[int] = mapped_column(Integer)
-    kind: Mapped[str] = mapped_column(String(30))
-    payload: Mapped[dict[str, Any]]
-    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    bank_id: Mapped[int] = mapped_column(ForeignKey("banks.id"), primary_key=True)
+    is_latest: Mapped[bool] = mapped_column(Boolean, primary_key=True)
+    status: Mapped[str] = mapped_column(String(12), primary_key=True)
+    category: Mapped[str] = mapped_column(String(100), primary_key=True)
+    decision_stage: Mapped[str] = mapped_column(String(20), primary_key=True)
+    count: Mapped[int] = mapped_column(Integer)
 
 
 APPEND_ONLY = (TemplateVersionRow, VerdictRow, StudentResponseRow, ReviewDecisionRow, ReleaseRow, ReleaseTemplateRow)

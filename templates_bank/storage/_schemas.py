@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from itemsmith.templates_bank.items.schema import (
+    AuditReport,
     CapabilityVerdict,
     Decision,
     IRTParameters,
@@ -23,10 +24,11 @@ __all__ = [
     "TemplateVersionPublic", "VerdictPublic", "VerdictRecord",
 ]
 
-Stage = Literal["structure", "judge", "capability", "irt", "decision"]
-VerdictRecord = StructureReport | JudgeScore | CapabilityVerdict | IRTParameters | Decision
+Stage = Literal["structure", "audit", "judge", "capability", "irt", "decision"]
+VerdictRecord = StructureReport | AuditReport | JudgeScore | CapabilityVerdict | IRTParameters | Decision
 STAGE_RECORDS: dict[Stage, type[VerdictRecord]] = {
     "structure": StructureReport,
+    "audit": AuditReport,
     "judge": JudgeScore,
     "capability": CapabilityVerdict,
     "irt": IRTParameters,

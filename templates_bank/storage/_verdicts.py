@@ -26,6 +26,7 @@ from itemsmith.templates_bank.storage._schemas import (
     VerdictPublic,
     VerdictRecord,
 )
+from itemsmith.templates_bank.storage._summaries import refresh_summary
 
 __all__ = ["VersionStatus", "cached_student_response", "cached_verdict", "list_reviews", "list_student_responses",
            "list_verdicts", "record_review", "record_student_response", "record_verdict", "releasable_versions",
@@ -33,6 +34,7 @@ __all__ = ["VersionStatus", "cached_student_response", "cached_verdict", "list_r
 
 VersionStatus = Literal["approved", "rejected", "accepted", "declined", "pending"]
 _STAGE_OF = {record_type: stage for stage, record_type in STAGE_RECORDS.items()}
+_SUMMARIZED_STAGES = ("decision", "judge", "irt")
 
 
 def _check_version(session: Session, version_id: int) -> None:
@@ -53,6 +55,8 @@ def record_verdict(session: Session, version_id: int, record: VerdictRecord, *, 
                      item_hash=item_hash, run_id=run_id)
     session.add(row)
     session.flush()
+    if row.stage in _SUMMARIZED_STAGES:
+        refresh_summary(session, version_id)
     return VerdictPublic.model_validate(row)
 
 
@@ -74,6 +78,7 @@ def record_review(session: Session, version_id: int, review: ReviewCreate) -> Re
     row = ReviewDecisionRow(template_version_id=version_id, **review.model_dump())
     session.add(row)
     session.flush()
+    refresh_summary(session, version_id)
     return ReviewPublic.model_validate(row)
 
 
@@ -123,7 +128,7 @@ def version_statuses(session: Session, bank_id: int) -> dict[int, VersionStatus]
     one, the pipeline's latest `Decision` (``accepted``/``declined``); else ``pending``."""
     versions = select(TemplateVersionRow.id).where(TemplateVersionRow.bank_id == bank_id)
     ids = session.scalars(versions.order_by(TemplateVersionRow.id))
-    statuses: dict[int, VersionStatus] = {version_id: "pending" for version_id in ids}
+    statuses: dict[int, VersionStatus] = dict.fromkeys(ids, "pending")
     decisions = session.execute(select(VerdictRow.template_version_id, VerdictRow.payload)
                                 .where(VerdictRow.template_version_id.in_(versions), VerdictRow.stage == "decision")
                                 .order_by(VerdictRow.id))

@@ -17,21 +17,29 @@ HANDLER_SOURCE = '''
 import numpy as np
 import pandas as pd
 
+SLOPES = {"up": 0.5, "down": -0.5, "flat": 0.0}
+
 
 class TinyHandler:
     name = "tiny"
-    description = "Three hourly series of a water level (unit: m): record a rises, b falls, c is flat with noise."
+    description = ("Forty hourly series of a water level (unit: m), three days each: records labelled up rise, "
+                   "down fall, flat stay level; all with noise.")
 
     def records(self):
-        return pd.DataFrame({"record_id": ["a", "b", "c"], "label": ["up", "down", "flat"]})
+        labels = [("up", "down", "flat")[i % 3] for i in range(40)]
+        return pd.DataFrame({"record_id": [f"r{i:02d}" for i in range(40)], "label": labels})
 
     def series(self, record_id):
-        slope = {"a": 1.0, "b": -1.0, "c": 0.0}[record_id]
+        i = int(record_id[1:])
+        noise = np.random.default_rng(i).normal(0.0, 0.4, 72)
         t = np.arange(72)
-        return pd.DataFrame({"level": slope * t + np.sin(t * 1.3) * 0.5},
+        level = 5.0 + i * 0.37 + SLOPES[("up", "down", "flat")[i % 3]] * t + np.sin(t * 1.3) * 0.5 + noise
+        return pd.DataFrame({"level": level},
                             index=pd.date_range("2024-01-01", periods=72, freq="h", name="time"))
 '''
 
+# Passes the structure check and the item audit: the mean of a random window of a random record
+# (few repeats), the options built with numeric_options (key at a random rank, all rounded alike).
 GOOD = '''def question(num_samples):
     ids = handler.records()["record_id"].tolist()
     items = []
@@ -39,12 +47,35 @@ GOOD = '''def question(num_samples):
     while len(items) < num_samples and tries < 50 * num_samples:
         tries += 1
         rid = ids[int(rng.integers(len(ids)))]
-        values = handler.series(rid)["level"].dropna()
-        answer = round(float(values.max()), 1)
-        wrong = [round(answer + d, 1) for d in (-6.0, -3.0, 3.0)]
-        items.append(mc_item(f"What is the highest water level (m) of record {rid}?", answer, wrong,
-                             series=[series(values.to_numpy(), name="level", unit="m")],
-                             rationale=f"max of the level column is {answer}", metadata={"record_ids": [rid]}))
+        values = handler.series(rid)["level"].dropna().to_numpy(dtype=float)
+        start = int(rng.integers(0, 48))
+        end = start + int(rng.integers(12, 25))
+        window = values[start:end]
+        key, wrong = numeric_options(float(window.mean()), spread=float(rng.uniform(0.3, 1.0)), decimals=2)
+        items.append(mc_item(f"What is the mean water level (m) of record {rid} between hours {start} and "
+                             f"{end - 1}?", key, wrong, series=[series(window, name="level", unit="m")],
+                             rationale=f"the mean of the level column in the window is {key}",
+                             metadata={"record_ids": [rid]}))
+    return items
+'''
+
+# The same question in other words: another template that passes both (a median would not pass
+# the audit: medians of odd windows are data values, which recur as keys across seeds).
+AVERAGE = GOOD.replace("mean water level", "average water level").replace("the mean of", "the average of")
+
+# Passes the structure check but not the item audit: fixed offsets put the key always second smallest.
+SHORTCUT = '''def question(num_samples):
+    ids = handler.records()["record_id"].tolist()
+    items = []
+    for _ in range(num_samples):
+        rid = ids[int(rng.integers(len(ids)))]
+        values = handler.series(rid)["level"].dropna().to_numpy(dtype=float)
+        start = int(rng.integers(0, 48))
+        window = values[start:start + 12]
+        answer = round(float(window.max()), 1)
+        wrong = [round(answer + d, 1) for d in (-3, 3, 6)]
+        items.append(mc_item(f"What is the highest water level (m) of record {rid} from hour {start}?", answer,
+                             wrong, series=[series(window, name="level", unit="m")]))
     return items
 '''
 

@@ -33,7 +33,7 @@ def test_scripted_author_command_writes_templates_and_report(handler_file: Path,
 def test_author_command_reports_bad_specs(handler_file: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["author", "--handler", str(handler_file), "--task", "x y z", "--generator",
                                       "nosuch:model", "--out", str(tmp_path), "--no-live"])
-    assert result.exit_code == 2 and "unknown provider" in result.output
+    assert result.exit_code == 1 and "unknown provider" in result.output
 
 
 def test_author_command_reports_unknown_handlers(tmp_path: Path) -> None:
@@ -41,11 +41,11 @@ def test_author_command_reports_unknown_handlers(tmp_path: Path) -> None:
     script.write_text(json.dumps([fenced(GOOD)]))
     result = CliRunner().invoke(app, ["author", "--handler", "no_such_handler", "--task", "x y z", "--generator",
                                       f"scripted:{script}", "--out", str(tmp_path), "--no-live"])
-    assert result.exit_code == 2 and "unknown handler" in result.output
+    assert result.exit_code == 1 and "unknown handler" in result.output
 
 
 def test_author_command_fails_fast_without_a_key(handler_file: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["author", "--handler", str(handler_file), "--task", "x y z", "--generator",
                                       "openai:gpt-4o", "--out", str(tmp_path), "--no-live"])
-    assert result.exit_code == 2 and "OPENAI_API_KEY" in result.output
+    assert result.exit_code == 1 and "OPENAI_API_KEY" in result.output
     assert not (tmp_path / "checkpoints.sqlite").exists()  # nothing started

@@ -94,7 +94,8 @@ def test_specific_hints_name_the_templates_own_variables() -> None:
               "        str(count), [])\n    return [item]\n")
     text = build_feedback("ValueError: mc_item needs 1 to 5 distractors, got 0 (template line 3: item = mc_item()",
                           source)
-    assert "`wrong = [count + d for d in (-3, 3, 6)]`" in text
+    assert "`key, wrong = numeric_options(count, spread=..., decimals=1)`" in text
+    assert "(-3, 3, 6)" not in text  # symmetric offsets put the key always at the same rank
     assert ">>   3 |     item = mc_item(" in text and "str(count), [])" in text  # the whole statement
     examples = '```python\nMONTHS = ["Jan",\n          "Feb"]\n\n\ndef question(n):\n    pass\n```'
     text = build_feedback("NameError: name 'MONTHS' is not defined (template line 2: x)", source, examples=examples)
@@ -120,7 +121,8 @@ def test_empty_output_hint_quotes_the_skip_conditions_and_their_inputs() -> None
 def test_text_answers_get_date_distractors_not_offsets() -> None:
     source = "def question(n):\n    day = dates[3]\n    wrong = [day + d for d in (-3, 3)]\n    return []\n"
     text = build_feedback("TypeError: can only concatenate str (not \"int\") to str (template line 3: x)", source)
-    assert "Hint: `day` is text" in text and "rng.choice(len(dates)" in text and "convert with float" not in text
+    assert "Hint: `day` is text" in text and "date_options(day, low=dates[0]" in text
+    assert "convert with float" not in text
 
 
 def test_hints_say_which_frame_holds_a_column_and_how_series_is_called() -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from langchain_core.messages import HumanMessage
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage
 
 from itemsmith.agents.errors import EmptyReplyError, ProviderCallError
 from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, is_transient, redact
@@ -18,7 +19,7 @@ FAST = RetryPolicy(max_retries=3, initial_s=0.0, max_s=0.0)
 MSG = [HumanMessage("hello")]
 
 
-def run(handle: ModelHandle, retry: RetryPolicy = FAST, ledger: UsageLedger | None = None):  # noqa: ANN201
+def run(handle: ModelHandle, retry: RetryPolicy = FAST, ledger: UsageLedger | None = None):
     return asyncio.run(complete(handle, MSG, retry=retry, ledger=ledger))
 
 
@@ -77,3 +78,14 @@ def test_cost_from_price_table() -> None:
 
 def test_redaction_of_key_like_strings() -> None:
     assert "sk-abc" not in redact("Incorrect API key provided: sk-abcdef123456789")
+
+
+def test_cached_prompt_tokens_are_metered() -> None:
+    cached = AIMessage("Score: 7", usage_metadata={"input_tokens": 2000, "output_tokens": 4, "total_tokens": 2004,
+                                                   "input_token_details": {"cache_read": 1800}})
+    handle = ModelHandle(GenericFakeChatModel(messages=iter([cached, AIMessage("Score: 6")])), "openai", "gpt-4o", 5.0)
+    ledger = UsageLedger()
+    for _ in range(2):
+        asyncio.run(complete(handle, [HumanMessage("judge this")], retry=RetryPolicy(max_retries=0), ledger=ledger))
+    assert [c.cached_input_tokens for c in ledger.calls] == [1800, 0]
+    assert ledger.totals().cached_input_tokens == 1800

@@ -16,7 +16,7 @@ from itemsmith.agents.verify import VerificationResult
 from itemsmith.sandbox import SandboxPool
 from itemsmith.templates_bank.items.schema import Decision, StructureReport
 
-from .conftest import BAD_COLUMN, BAD_RANDINT, GOOD, fenced, plan_reply, scripted
+from .conftest import AVERAGE, BAD_COLUMN, BAD_RANDINT, GOOD, fenced, plan_reply, scripted
 
 TASK = "Questions about water levels"
 
@@ -112,24 +112,24 @@ def test_verifier_rejection_with_feedback_refines(pool, handler_file, tmp_path) 
 
     async def picky(source: str, report: StructureReport) -> VerificationResult:
         seen.append(report)
-        if "highest" in source:
+        if "mean water level" in source:
             return VerificationResult(decision=Decision(accepted=False, stage="judges", reasons=["too easy"]),
-                                      feedback="Ask about the lowest level instead.")
+                                      feedback="Ask about the average level instead.")
         return VerificationResult(decision=Decision(accepted=True, stage="judges", reasons=["fine"]))
 
-    lowest = GOOD.replace("highest", "lowest").replace("values.max()", "values.min()")
-    report, model, _ = run_author(pool, handler_file, tmp_path, [fenced(GOOD), fenced(lowest)], titles=["Judge"],
+    report, model, _ = run_author(pool, handler_file, tmp_path, [fenced(GOOD), fenced(AVERAGE)], titles=["Judge"],
                                   verifiers=[picky])
     slot = report.slots[0]
     assert slot.status == "accepted" and [a.status for a in slot.attempts] == ["verify_rejected", "ok"]
-    assert "lowest level instead" in model.prompts[1]
-    assert seen[0].passed and len(seen[0].items) == 5  # verifiers get the template's items
+    assert "average level instead" in model.prompts[1]
+    # verifiers get the template's items (drawn under a fresh seed by the item audit), as many as it checked
+    assert seen[0].passed and len(seen[0].items) == seen[0].num_samples
     assert slot.decision is not None and slot.decision.stage == "judges"
 
 
 def test_scripted_slots_get_distinct_briefs_and_see_accepted_titles(pool, handler_file, tmp_path) -> None:
     script = {"rules": [{"match": "Title: First", "replies": [fenced(GOOD)]},
-                        {"match": "Title: Second", "replies": [fenced(GOOD.replace("highest", "top"))]}]}
+                        {"match": "Title: Second", "replies": [fenced(GOOD.replace("mean water level", "average water level"))]}]}
     report, model, _ = run_author(pool, handler_file, tmp_path, script, titles=["First", "Second"])
     assert [s.status for s in report.slots] == ["accepted", "accepted"]
     assert "Templates already accepted" in model.prompts[1] and "- First" in model.prompts[1]

@@ -8,16 +8,20 @@ from itemsmith.agents.generator import build_prompt, first_message, messages_for
 from itemsmith.agents.profile import profile_handler
 from itemsmith.agents.prompts import cookbook, generator_system, skeleton
 from itemsmith.sandbox import SandboxPool
+from itemsmith.verification.audit import audit_template
 from itemsmith.verification.structure import check_structure
 
 
 def test_skeleton_for_the_handler_passes_the_structure_check(pool, handler_file) -> None:
     profile = profile_handler(pool)
-    assert profile.name == "tiny" and profile.channels == ["level"] and profile.n_records == 3
+    assert profile.name == "tiny" and profile.channels == ["level"] and profile.n_records == 40
     code = skeleton(profile)
     assert 'frame["level"]' in code and "strftime" in code  # the real channel, datetime labels
     report = check_structure(code, str(handler_file), pool=pool)
     assert report.passed, report.error
+    audit = audit_template(code, str(handler_file), pool=pool, plan=[(100 + i, 30) for i in range(8)])
+    assert audit.passed, audit.feedback  # the skeleton teaches options that pass the item audit
+    assert "numeric_options(" in code and "(-6.0, -3.0, 3.0)" not in code
 
 
 def test_skeleton_guards_channels_that_vary_between_records() -> None:

@@ -1,28 +1,220 @@
-"""The provider registry: specs, keys, local models, scripted replays."""
+"""The provider registry: specs and what a request may name (`SpecPolicy`), named endpoints and
+their keys, call policies per provider, keys, local models, scripted replays and their folder."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
+from langchain_core.messages import HumanMessage
+from pydantic import SecretStr, ValidationError
 
 from itemsmith.agents import local_models
-from itemsmith.agents.errors import LocalModelUnavailable, ProviderConfigError
-from itemsmith.agents.providers import PROVIDERS, ModelSpec, make_model
+from itemsmith.agents.errors import LocalModelUnavailable, ProviderCallError, ProviderConfigError
+from itemsmith.agents.inference import RetryPolicy, complete
+from itemsmith.agents.providers import PROVIDERS, ModelSpec, SpecPolicy, check_spec, make_model
 from itemsmith.agents.scripted import ScriptedChatModel
-from itemsmith.agents.settings import DEFAULT_LOCAL_GENERATOR, AgentSettings
+from itemsmith.agents.settings import DEFAULT_LOCAL_GENERATOR, AgentSettings, ModelEndpoint
+
+SERVICE = SpecPolicy.service(["openai", "anthropic", "openai_compatible", "local", "scripted"])
 
 
 def test_spec_parsing() -> None:
     assert ModelSpec.parse("openai:gpt-4o") == ModelSpec(provider="openai", model="gpt-4o")
     spec = ModelSpec.parse("openai_compatible:qwen2.5@http://127.0.0.1:8000/v1")
-    assert (spec.model, spec.base_url) == ("qwen2.5", "http://127.0.0.1:8000/v1")
+    assert (spec.model, spec.base_url, spec.endpoint) == ("qwen2.5", "http://127.0.0.1:8000/v1", None)
     assert str(spec) == "openai_compatible:qwen2.5@http://127.0.0.1:8000/v1"
-    for bad in ("gpt-4o", "openai:", "openai_compatible:qwen", "openai_compatible:q@localhost:8000"):
+    named = ModelSpec.parse("openai_compatible:qwen2.5@vllm")
+    assert (named.model, named.endpoint, named.base_url, str(named)) == ("qwen2.5", "vllm", None,
+                                                                         "openai_compatible:qwen2.5@vllm")
+    for bad in ("gpt-4o", "openai:", "openai_compatible:qwen", "openai_compatible:q@localhost:8000",
+                "openai_compatible:q@ftp://host/v1", "openai_compatible:@vllm", "openai_compatible:q@../x"):
         with pytest.raises(ProviderConfigError):
             ModelSpec.parse(bad)
+    with pytest.raises(ProviderConfigError, match="credentials") as info:
+        ModelSpec.parse("openai_compatible:q@http://user:sk-secret-123@host/v1")
+    assert "sk-secret-123" not in str(info.value)
+
+
+# --- what a request may name ------------------------------------------------------------------
+
+
+def _endpoints(**named: dict) -> AgentSettings:
+    return AgentSettings(endpoints={name: ModelEndpoint(**config) for name, config in named.items()})
+
+
+def test_a_service_request_names_endpoints_never_urls() -> None:
+    settings = _endpoints(vllm={"base_url": "http://vllm:8000/v1"})
+    for url in ("http://127.0.0.1:9/v1", "https://169.254.169.254/latest", "http://vllm:8000/v1"):
+        with pytest.raises(ProviderConfigError, match="never by URL.*configured: vllm"):
+            check_spec(f"openai_compatible:m@{url}", SERVICE, settings)
+    with pytest.raises(ProviderConfigError, match="no model endpoint named 'other'.*configured: vllm"):
+        check_spec("openai_compatible:m@other", SERVICE, settings)
+    with pytest.raises(ProviderConfigError, match="none is configured"):
+        check_spec("openai_compatible:m@vllm", SERVICE, AgentSettings())
+    assert check_spec("openai_compatible:m@vllm", SERVICE, settings).endpoint == "vllm"
+    # the command line (the operator) may still type a URL
+    assert check_spec("openai_compatible:m@http://127.0.0.1:9/v1", SpecPolicy.operator(), settings).base_url
+    with pytest.raises(ProviderConfigError, match="not enabled"):
+        check_spec("scripted:x.json", SpecPolicy.service(["openai"]), settings)
+    with pytest.raises(ProviderConfigError, match="unknown provider"):
+        check_spec("nosuch:model", SERVICE, settings)
+
+
+def test_endpoints_come_from_the_environment_and_carry_no_credentials_in_the_url(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ITEMSMITH_API_ENDPOINTS", json.dumps(
+        {"vllm": {"base_url": "http://vllm:8000/v1", "api_key_env": "VLLM_KEY", "timeout_s": 600, "max_retries": 1}}))
+    monkeypatch.setenv("VLLM_KEY", "sk-vllm-key")
+    endpoint = AgentSettings().endpoints["vllm"]
+    assert (endpoint.base_url, endpoint.timeout_s, endpoint.max_retries) == ("http://vllm:8000/v1", 600, 1)
+    assert endpoint.api_key() == SecretStr("sk-vllm-key")
+    for bad in ({"base_url": "http://u:p@vllm/v1"}, {"base_url": "http://vllm/v1?key=x"}, {"base_url": "file:///x"},
+                {"base_url": "http://vllm/v1", "api_key": "sk-inline"}, {"base_url": "http://vllm/v1",
+                                                                         "api_key_env": "NOT A NAME"}):
+        with pytest.raises(ValidationError):
+            ModelEndpoint(**bad)
+    monkeypatch.setenv("ITEMSMITH_API_ENDPOINTS", json.dumps({"bad name!": {"base_url": "http://vllm/v1"}}))
+    with pytest.raises(ValidationError):
+        AgentSettings()
+
+
+def test_an_endpoint_whose_key_variable_is_unset_is_refused_before_any_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("VLLM_KEY", raising=False)
+    settings = _endpoints(vllm={"base_url": "http://127.0.0.1:9/v1", "api_key_env": "VLLM_KEY"})
+    with pytest.raises(ProviderConfigError, match="VLLM_KEY"):
+        make_model("openai_compatible:m@vllm", settings=settings)
+
+
+# --- a real OpenAI-compatible listener: who gets which key, timeouts and retries --------------
+
+
+@dataclass
+class Listener:
+    port: int = 0
+    delay_s: float = 0.0
+    authorizations: list[str] = field(default_factory=list)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    """A chat-completions server that records the Authorization header of every request and
+    answers after `delay_s`."""
+    state = Listener()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # http.server's name
+            self.rfile.read(int(self.headers.get("content-length", "0")))
+            state.authorizations.append(self.headers.get("authorization", ""))
+            time.sleep(state.delay_s)
+            reply = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                                "choices": [{"index": 0, "finish_reason": "stop",
+                                             "message": {"role": "assistant", "content": "pong"}}]}).encode()
+            try:
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+            except OSError:  # the client gave up (a timeout under test)
+                pass
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    state.port = server.server_address[1]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield state
+    server.shutdown()
+    server.server_close()
+
+
+def test_only_a_configured_endpoint_receives_a_key_and_only_its_own(listener: Listener,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VLLM_KEY", "sk-vllm-only")
+    settings = AgentSettings(openai_api_key=SecretStr("sk-operator-openai"), endpoints={
+        "vllm": ModelEndpoint(base_url=listener.base_url, api_key_env="VLLM_KEY"),
+        "open": ModelEndpoint(base_url=listener.base_url)})
+    assert make_model("openai_compatible:m@vllm", settings=settings).model.invoke("ping").content == "pong"
+    assert make_model("openai_compatible:m@open", settings=settings).model.invoke("ping").content == "pong"
+    # a URL typed at the command line reaches the server without any key of this machine
+    assert make_model(f"openai_compatible:m@{listener.base_url}", settings=settings).model.invoke("p").content
+    assert listener.authorizations == ["Bearer sk-vllm-only", "Bearer not-needed", "Bearer not-needed"]
+
+
+def test_a_slow_endpoint_gets_its_own_timeout_and_a_timed_out_call_is_not_sent_again(listener: Listener) -> None:
+    listener.delay_s = 1.0
+    fast_retry = RetryPolicy(max_retries=3, initial_s=0.0, max_s=0.0)
+
+    def call(**policy: object) -> str:
+        settings = AgentSettings(endpoints={"slow": ModelEndpoint(base_url=listener.base_url, **policy)})
+        handle = make_model("openai_compatible:m@slow", settings=settings)
+        reply, _ = asyncio.run(complete(handle, [HumanMessage("long prompt")], retry=fast_retry))
+        return str(reply.content)
+
+    with pytest.raises(ProviderCallError, match="not retried"):
+        call(timeout_s=0.3)  # the built-in policy of openai_compatible: a timed-out call is final
+    assert len(listener.authorizations) == 1
+    listener.authorizations.clear()
+    with pytest.raises(ProviderCallError, match="retries exhausted"):
+        call(timeout_s=0.3, max_retries=2, retry_timeouts=True)  # what the old default did: the same prompt again
+    assert len(listener.authorizations) == 3
+    listener.authorizations.clear()
+    assert call(timeout_s=5) == "pong" and len(listener.authorizations) == 1
+
+
+def test_call_policies_per_provider_and_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = AgentSettings()
+    openai, compatible, local = (settings.call_policy(p) for p in ("openai", "openai_compatible", "local"))
+    assert (openai.timeout_s, openai.max_retries, openai.retry_timeouts) == (120.0, None, True)
+    assert (compatible.timeout_s, compatible.max_retries, compatible.retry_timeouts) == (600.0, 1, False)
+    assert local.timeout_s == settings.local_timeout_s
+    monkeypatch.setenv("ITEMSMITH_PROVIDER_CALLS", json.dumps({"openai": {"timeout_s": 30, "max_retries": 5},
+                                                               "openai_compatible": {"timeout_s": 900}}))
+    settings = AgentSettings(openai_api_key=SecretStr("sk-x"))
+    handle = make_model("openai:gpt-4o", settings=settings)
+    assert (handle.timeout_s, handle.max_retries, handle.model.request_timeout) == (30, 5, 30)
+    endpoint = ModelEndpoint(base_url="http://127.0.0.1:9/v1", max_retries=0, max_concurrency=1)
+    policy = settings.call_policy("openai_compatible", endpoint)
+    assert (policy.timeout_s, policy.max_retries, policy.retry_timeouts) == (900, 0, False)
+    settings = settings.model_copy(update={"endpoints": {"one": endpoint}})
+    assert make_model("openai_compatible:m@one", settings=settings).max_concurrency == 1
+
+
+# --- scripted replies only from the scripts folder --------------------------------------------
+
+
+def test_scripted_models_read_only_inside_the_scripts_folder(tmp_path: Path) -> None:
+    folder, outside = tmp_path / "scripts", tmp_path / "secret.json"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "ok.json").write_text(json.dumps({"replies": ["fine"]}))
+    outside.write_text(json.dumps({"replies": ["leaked"]}))
+    (folder / "link.json").symlink_to(outside)
+    (folder / "dirlink").symlink_to(tmp_path)
+    settings = AgentSettings(scripted_dir=folder)
+    assert make_model("scripted:sub/ok.json", settings=settings, policy=SERVICE).model.invoke("x").content == "fine"
+    assert check_spec(f"scripted:{folder / 'sub' / 'ok.json'}", SERVICE, settings)  # absolute, but inside
+    for name in (str(outside), "../secret.json", "sub/../../secret.json", "link.json", "dirlink/secret.json",
+                 "/etc/passwd"):
+        for policy in (SERVICE, SpecPolicy.operator()):  # a configured folder binds the command line too
+            with pytest.raises(ProviderConfigError, match="outside the scripts folder"):
+                make_model(f"scripted:{name}", settings=settings, policy=policy)
+    with pytest.raises(ProviderConfigError, match="no script file"):
+        make_model("scripted:missing.json", settings=settings, policy=SERVICE)
+    with pytest.raises(ProviderConfigError, match="ITEMSMITH_SCRIPTED_DIR"):  # a service without a folder: none
+        check_spec(f"scripted:{folder / 'sub' / 'ok.json'}", SERVICE, AgentSettings())
 
 
 def test_registry_has_every_provider() -> None:

@@ -6,10 +6,12 @@ import asyncio
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +23,26 @@ from itemsmith.agents.run import AuthorConfig, author
 from .conftest import BAD_RANDINT, GOOD, fenced, plan_reply, scripted
 
 TITLES = ["First", "Second", "Third"]
-SECOND = GOOD.replace("highest", "top")
-THIRD = GOOD.replace("highest", "largest")
+SECOND = GOOD.replace("mean water level", "average water level")
+THIRD = GOOD.replace("mean water level", "mean level of the water")
+
+
+def wait_until(condition: Callable[[], bool], what: str, timeout_s: float = 120) -> None:
+    """Return as soon as `condition()` holds (checked every 10 ms); fail after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
+        time.sleep(0.01)
+
+
+async def await_until(condition: Callable[[], bool], what: str, timeout_s: float = 120) -> None:
+    """`wait_until` for a coroutine: yields to the event loop between checks."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
+        await asyncio.sleep(0.01)
 
 
 def config(handler_file: Path, tmp_path: Path, checkpoint: str | None = None, run_id: str = "resumable",
@@ -50,9 +70,8 @@ def test_scripted_resume_after_interrupted_run(pool, handler_file, tmp_path, bac
         task = asyncio.create_task(author(config(handler_file, tmp_path, checkpoint, run_id), generator_model=gen1,
                                           planner_model=scripted([plan_reply(TITLES)]), on_event=events.append,
                                           pool=pool))
-        while not any(e.slot == 1 and e.phase == "refining" for e in events):
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(0.3)
+        # killed while round 2 of slot 1 is in flight: its (30 s) model call has started
+        await await_until(lambda: gen1.model.calls == 3, "the third model call")
         task.cancel()
         try:
             await task
@@ -112,7 +131,7 @@ def test_scripted_cli_run_killed_with_sigkill_resumes(handler_file, tmp_path) ->
     args = ["author", "--handler", str(handler_file), "--task", "water levels", "--templates", "2", "--slots", "1",
             "--planner", f"scripted:{plan}", "--out", str(tmp_path / "out"), "--run-id", "killed", "--no-live"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
-    cmd = [sys.executable, "-c", "from api.cli import app; app()"]
+    cmd = [sys.executable, "-c", "from itemsmith.cli.app import app; app()"]
     proc = subprocess.Popen([*cmd, *args, "--generator", f"scripted:{slow}"], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, env=env)
     seen = []
@@ -124,7 +143,8 @@ def test_scripted_cli_run_killed_with_sigkill_resumes(handler_file, tmp_path) ->
         if "slot 0 accepted" in line or not line:
             break
     assert any("slot 0 accepted" in s for s in seen), "".join(seen)
-    time.sleep(0.5)
+    # Slot 1 starts (its first checkpoint is written) only after slot 0's final state is durable.
+    wait_until(lambda: _has_checkpoint(tmp_path / "out" / "checkpoints.sqlite", "killed:slot:1"), "slot 1 to start")
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
 
@@ -137,3 +157,14 @@ def test_scripted_cli_run_killed_with_sigkill_resumes(handler_file, tmp_path) ->
     report = json.loads((tmp_path / "out" / "killed" / "report.json").read_text())
     assert report["resumed"] and report["summary"]["accepted"] == 2
     assert [s["rounds"] for s in report["slots"]] == [1, 1]
+
+
+def _has_checkpoint(path: Path, thread_id: str) -> bool:
+    if not path.exists():
+        return False
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as connection:
+        try:
+            row = connection.execute("SELECT 1 FROM checkpoints WHERE thread_id = ? LIMIT 1", (thread_id,)).fetchone()
+        except sqlite3.OperationalError:  # the table is not created yet
+            return False
+    return row is not None

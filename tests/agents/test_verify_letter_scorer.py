@@ -10,8 +10,8 @@ import math
 import pytest
 
 from itemsmith.agents.errors import ProviderConfigError
+from itemsmith.agents.model_factory import make_letter_scorer
 from itemsmith.agents.settings import AgentSettings
-from itemsmith.agents.verification_stages import make_letter_scorer
 
 from .test_local_model import _model_name
 

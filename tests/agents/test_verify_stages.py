@@ -7,32 +7,32 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from itemsmith.agents.inference import ModelHandle, RetryPolicy
+from itemsmith.agents.model_factory import JudgeModel, StudentModel
 from itemsmith.agents.run import AuthorConfig, author
 from itemsmith.agents.scripted import ScriptedChatModel
-from itemsmith.agents.verification_stages import JudgePanelVerifier, StudentPoolVerifier, StudentSpec
+from itemsmith.agents.verification_stages import JudgePanelVerifier, StudentPoolVerifier
 from itemsmith.cli.app import app
 from itemsmith.templates_bank.items.schema import Item, RunStatus, StructureReport
 from itemsmith.verification.capability import CapabilityConfig, Outcome
 from itemsmith.verification.judges import JudgeConfig, PanelConfig
 from itemsmith.verification.students import PoolConfig, StudentConfig
 
-from .conftest import GOOD, fenced, plan_reply, scripted
+from .conftest import AVERAGE, GOOD, fenced, plan_reply, scripted
 
-LOWEST = GOOD.replace("highest", "lowest").replace("values.max()", "values.min()")
+LOWEST = AVERAGE  # another template that passes the structure check and the audit
 AMBIGUOUS = "Two options round to the same level, so two answers are defensible"
 FAST = RetryPolicy(max_retries=1, initial_s=0.0, max_s=0.0)
 
 
 def judge_script(path: Path, low: int, high: int) -> str:
-    """A judge that scores questions about the highest level `low` (with a rationale) and others `high`."""
+    """A judge that scores questions about the mean level `low` (with a rationale) and others `high`."""
     path.write_text(json.dumps({"rules": [
-        {"match": "highest water level", "replies": [f"{AMBIGUOUS}.\nScore: {low}"]},
+        {"match": "mean water level", "replies": [f"{AMBIGUOUS}.\nScore: {low}"]},
         {"match": ".", "replies": [f"Clear and answerable from the data.\nScore: {high}"]}]}))
     return f"scripted:{path}"
 
@@ -46,14 +46,15 @@ def test_scripted_judge_rejection_feeds_rationale_back_and_next_round_is_accepte
     report = asyncio.run(author(config, generator_model=generator, planner_model=scripted([plan_reply(["Level"])]),
                                 pool=pool))
     slot = report.slots[0]
-    assert slot.status == "accepted" and [a.status for a in slot.attempts] == ["verify_rejected", "ok"]
-    rejected = slot.attempts[0].verification[0]
+    assert slot.status == "accepted" and [a.status for a in slot.attempts] == ["verify_rejected", "ok"], \
+        [(a.status, a.error) for a in slot.attempts]
+    rejected = slot.attempts[0].verification[-1]  # after the item audit
     assert rejected.decision.stage == "judges" and not rejected.decision.accepted
     assert any(reason.startswith("unambiguity: mean 2.50") for reason in rejected.decision.reasons)
     assert len(rejected.judgement.scores) == 10 and rejected.usage.calls == 10
     # the failing criteria's rationales went back to the generator
     assert AMBIGUOUS in generator.model.prompts[1] and "review panel rejected" in generator.model.prompts[1]
-    accepted = slot.attempts[1].verification[0]
+    accepted = slot.attempts[1].verification[-1]
     assert accepted.decision.accepted and accepted.judgement.aggregates[0].mean == 8.5
     summary = report.summary()["verification"]
     assert summary["acceptance_by_stage"]["structure"] == {"checked": 2, "passed": 2, "rate": 1.0}
@@ -61,7 +62,7 @@ def test_scripted_judge_rejection_feeds_rationale_back_and_next_round_is_accepte
     assert summary["judge_criterion_mean"]["relevance"] == pytest.approx((2 + 3 + 9 + 8) / 4, abs=1e-3)
     assert summary["judge_agreement_alpha"] > 0.8  # the two judges move together across the two candidates
     saved = json.loads((tmp_path / "out" / "judged" / "report.json").read_text())
-    stored = saved["slots"][0]["attempts"][0]["verification"][0]["judgement"]["scores"]
+    stored = saved["slots"][0]["attempts"][0]["verification"][-1]["judgement"]["scores"]
     assert {s["judge"] for s in stored} == set(judges)  # every judge's score and rationale kept
 
 
@@ -102,7 +103,7 @@ def blind(prompt: str) -> bool:
 PASSED = StructureReport(status=RunStatus.ok, items=items())
 
 
-def pool_verifier(students: list[tuple[StudentConfig, Any]]) -> StudentPoolVerifier:
+def pool_verifier(students: list[StudentModel]) -> StudentPoolVerifier:
     return StudentPoolVerifier(students, PoolConfig(), CapabilityConfig(bootstrap=500), task="levels",
                                dataset="water levels", retry=FAST)
 
@@ -111,9 +112,9 @@ def test_scripted_expertise_reversal_rejects_with_the_statistic() -> None:
     weak = ScriptedScorer(lambda p: wrong_of(p) if blind(p) else key_of(p))
     middle = ScriptedScorer(lambda p: key_of(p) if "Question 0" in p or "Question 1" in p else wrong_of(p))
     strong = ScriptedScorer(wrong_of)
-    verifier = pool_verifier([(StudentConfig(name="weak", rank=1), weak),
-                              (StudentConfig(name="middle", rank=2), middle),
-                              (StudentConfig(name="strong", rank=3), strong)])
+    verifier = pool_verifier([StudentModel(StudentConfig(name="weak", rank=1), weak),
+                              StudentModel(StudentConfig(name="middle", rank=2), middle),
+                              StudentModel(StudentConfig(name="strong", rank=3), strong)])
     result = asyncio.run(verifier("source", PASSED))
     assert not result.decision.accepted and result.decision.stage == "students"
     assert result.capability.outcome is Outcome.reversal and result.capability.verdict.statistic == pytest.approx(-1.0)
@@ -134,8 +135,8 @@ def chat_student(rule_blind: str) -> ModelHandle:
 
 
 def test_scripted_blind_flag_rejects() -> None:
-    verifier = pool_verifier([(StudentConfig(name="small", rank=1), chat_student("")),
-                              (StudentConfig(name="large", rank=2), chat_student(""))])
+    verifier = pool_verifier([StudentModel(StudentConfig(name="small", rank=1), chat_student("")),
+                              StudentModel(StudentConfig(name="large", rank=2), chat_student(""))])
     result = asyncio.run(verifier("source", PASSED))
     assert not result.decision.accepted and result.capability.verdict.blind_flag
     assert result.capability.outcome is Outcome.flat  # kept on its own: only the blind flag rejects
@@ -145,8 +146,8 @@ def test_scripted_blind_flag_rejects() -> None:
 
 
 def test_scripted_pool_whose_series_helps_is_accepted() -> None:
-    verifier = pool_verifier([(StudentConfig(name="small", rank=1), chat_student("D")),
-                              (StudentConfig(name="large", rank=2), ScriptedScorer(lambda p: "D" if blind(p)
+    verifier = pool_verifier([StudentModel(StudentConfig(name="small", rank=1), chat_student("D")),
+                              StudentModel(StudentConfig(name="large", rank=2), ScriptedScorer(lambda p: "D" if blind(p)
                                                                                     else key_of(p)))])
     result = asyncio.run(verifier("source", PASSED))
     assert result.decision.accepted and result.feedback is None
@@ -157,8 +158,8 @@ def test_scripted_pool_whose_series_helps_is_accepted() -> None:
 def test_scripted_judge_model_failure_is_a_missing_score_not_a_crash() -> None:
     broken = ModelHandle(ScriptedChatModel.from_source([{"error": 401}]), "scripted", "broken", 5.0)
     working = ModelHandle(ScriptedChatModel.from_source(["Clear.\nScore: 9"]), "scripted", "working", 5.0)
-    verifier = JudgePanelVerifier([(JudgeConfig(name="broken", samples=1, max_retries=1), broken),
-                                   (JudgeConfig(name="working", samples=1), working)],
+    verifier = JudgePanelVerifier([JudgeModel(JudgeConfig(name="broken", samples=1, max_retries=1), broken),
+                                   JudgeModel(JudgeConfig(name="working", samples=1), working)],
                                   PanelConfig(), task="levels", dataset="water levels", retry=FAST)
     result = asyncio.run(verifier("source", PASSED))
     missing = [s for s in result.judgement.scores if s.judge == "broken"]
@@ -171,7 +172,7 @@ def test_scripted_judge_model_failure_is_a_missing_score_not_a_crash() -> None:
 
 def test_scripted_judge_panel_rejects_when_every_judge_fails() -> None:
     broken = ModelHandle(ScriptedChatModel.from_source([{"error": 401}]), "scripted", "broken", 5.0)
-    verifier = JudgePanelVerifier([(JudgeConfig(name="broken", samples=1, max_retries=0), broken)], PanelConfig(),
+    verifier = JudgePanelVerifier([JudgeModel(JudgeConfig(name="broken", samples=1, max_retries=0), broken)], PanelConfig(),
                                   task="levels", dataset="water levels", retry=FAST)
     result = asyncio.run(verifier("source", PASSED))
     assert not result.decision.accepted and "only 0 of 1 judges gave a score" in result.decision.reasons[0]
@@ -179,20 +180,11 @@ def test_scripted_judge_panel_rejects_when_every_judge_fails() -> None:
 
 def test_scripted_judge_giving_only_a_score_is_fed_back_without_a_reason() -> None:
     terse = ModelHandle(ScriptedChatModel.from_source(["Score: 2"]), "scripted", "terse", 5.0)
-    verifier = JudgePanelVerifier([(JudgeConfig(name="terse", samples=1), terse)], PanelConfig(criteria=("relevance",)),
+    verifier = JudgePanelVerifier([JudgeModel(JudgeConfig(name="terse", samples=1), terse)], PanelConfig(criteria=("relevance",)),
                                   task="levels", dataset="water levels", retry=FAST)
     result = asyncio.run(verifier("source", PASSED))
     assert not result.decision.accepted
     assert "Judge terse gave 2.0/10 (no reason given)" in result.feedback and "Score: 2" not in result.feedback
-
-
-def test_student_specs_parse_and_bad_ones_are_clear() -> None:
-    spec = StudentSpec.model_validate("openai_compatible:qwen@http://127.0.0.1:8000/v1@3")
-    assert (spec.spec, spec.rank, spec.resolved_mode, spec.name) == (
-        "openai_compatible:qwen@http://127.0.0.1:8000/v1", 3, "chat", "qwen")
-    assert StudentSpec.model_validate("local:smollm2-135m@1").resolved_mode == "loglik"
-    with pytest.raises(ValueError, match="not SPEC@RANK"):
-        StudentSpec.model_validate("local:smollm2-135m")
 
 
 def test_scripted_author_cli_takes_judges_and_students(handler_file: Path, tmp_path: Path) -> None:

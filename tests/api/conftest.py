@@ -20,10 +20,18 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from itemsmith.api.app import create_app
-from itemsmith.service.auth import create_key
 from itemsmith.api.settings import ApiSettings
+from itemsmith.service.auth import create_key
+from itemsmith.service.jobs import upgrade_database
 from itemsmith.templates_bank.curated import get_curated
-from itemsmith.templates_bank.items.schema import Decision, IRTParameters, JudgeScore, Provenance, StudentResponse, Template
+from itemsmith.templates_bank.items.schema import (
+    Decision,
+    IRTParameters,
+    JudgeScore,
+    Provenance,
+    StudentResponse,
+    Template,
+)
 from itemsmith.templates_bank.storage import (
     BankCreate,
     ReviewCreate,
@@ -59,9 +67,11 @@ class RecordingRunner:
 
 
 @pytest.fixture(autouse=True)
-def scripted_provider_enabled(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The API tests name recorded-reply (`scripted`) models, which a real server refuses."""
+def scripted_provider_enabled(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The API tests name recorded-reply (`scripted`) models, which a real server refuses; their
+    scripts are written under tmp_path, the scripts folder."""
     monkeypatch.setenv("ITEMSMITH_API_MODEL_PROVIDERS", '["openai", "anthropic", "openai_compatible", "local", "scripted"]')
+    monkeypatch.setenv("ITEMSMITH_SCRIPTED_DIR", str(tmp_path))
 
 
 @pytest.fixture
@@ -182,7 +192,8 @@ def seeded(engine: Engine) -> SeededBank:
 
 # Each title's scripted generator reply is a curated template of the synthetic handler (distinct
 # sources, so distinct versions); "Second" first sends code that fails the structure check.
-AUTHOR_TEMPLATES = {"First": "exam_trend_direction", "Second": "exam_period", "Third": "exam_base_pattern"}
+# curated templates that pass the item audit (authoring runs it on every template)
+AUTHOR_TEMPLATES = {"First": "feat_trend_classify", "Second": "feat_extreme_date", "Third": "exam_base_pattern"}
 FAILING_SOURCE = "def question(num_samples):\n    index = rng.randint(3)\n    return []\n"
 
 
@@ -227,8 +238,9 @@ def author_scripts(tmp_path: Path) -> Callable[..., AuthorScripts]:
 
 @pytest.fixture
 def migrated_postgres_url(postgres_database: str) -> str:
-    """A migrated PostgreSQL database of this test alone (tests/conftest.py)."""
-    upgrade(postgres_database)
+    """A PostgreSQL database of this test alone (tests/conftest.py), migrated as `itemsmith db
+    upgrade` does it (bank tables and the jobs' checkpoint tables)."""
+    upgrade_database(postgres_database)
     return postgres_database
 
 

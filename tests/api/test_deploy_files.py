@@ -4,6 +4,8 @@ package: its extras, packages, settings, CLI commands and health route."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -17,8 +19,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from itemsmith.cli.app import app as cli_app
 from itemsmith.api.settings import ApiSettings
+from itemsmith.cli.app import app as cli_app
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
@@ -98,8 +100,8 @@ def test_dockerfile_base_extras_user_and_healthcheck() -> None:
     assert set(extras) == {"postgres", "workers"}
     assert set(extras) <= set(PYPROJECT["project"]["optional-dependencies"])
     assert 'pip install ".[${EXTRAS}]"' in DOCKERFILE
-    users = _dockerfile_instructions("USER")
-    assert users and users[-1] not in ("root", "0")
+    # root inside the container: the sandbox workers need it for their layers (see the tests below)
+    assert _dockerfile_instructions("USER") == ["root"]
     assert "/health" in _dockerfile_instructions("HEALTHCHECK")[0]
     assert _dockerfile_instructions("CMD")[-1] == '["itemsmith", "serve", "--host", "0.0.0.0"]'
 
@@ -111,8 +113,10 @@ def _copied_packages() -> list[str]:
 
 
 def test_dockerfile_copies_every_package_of_the_distribution() -> None:
-    packages = {pattern.rstrip("*") for pattern in PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"]}
-    assert set(_copied_packages()) == packages
+    setup_py = (ROOT / "setup.py").read_text()
+    subpackages = set(re.search(r"SUBPACKAGES = \(([^)]*)\)", setup_py).group(1).replace('"', "").replace(",", " ").split())
+    assert set(_copied_packages()) == subpackages | {"itemsmith"}
+    assert "setup.py" in _dockerfile_instructions("COPY")[0].split()
     ignored = (ROOT / ".dockerignore").read_text().split()
     assert {".git", ".venv", "tests"} <= set(ignored)
 
@@ -130,7 +134,7 @@ def test_a_wheel_built_from_what_the_image_copies_ships_the_page_and_migrations(
     templates and migrations must be in the wheel."""
     source = tmp_path / "src"
     source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy(ROOT / name, source / name)
     for package in _copied_packages():
         shutil.copytree(ROOT / package, source / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
@@ -141,7 +145,84 @@ def test_a_wheel_built_from_what_the_image_copies_ships_the_page_and_migrations(
     wheel, = (tmp_path / "dist").glob("itemsmith-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     web = ROOT / "api" / "web"
-    expected = {str(path.relative_to(ROOT)) for pattern in ("templates/*.html", "static/*") for path in web.glob(pattern)}
-    expected |= {"templates_bank/migrations/script.py.mako", "templates_bank/migrations/versions/0002_service.py"}
-    assert len(expected) > 4 and expected <= names
-    assert any(name.startswith("templates_bank/curated/") and name.endswith(".py") for name in names)
+    expected = {f"itemsmith/{path.relative_to(ROOT)}" for pattern in ("templates/*.html", "static/*")
+                for path in web.glob(pattern)}  # one namespace in the wheel: itemsmith/<package>/...
+    expected |= {"itemsmith/templates_bank/migrations/script.py.mako",
+                 "itemsmith/templates_bank/migrations/versions/0002_service.py"}
+    assert len(expected) > 4 and expected <= names, sorted(expected - names)[:5]
+    assert any(name.startswith("itemsmith/templates_bank/curated/") and name.endswith(".py") for name in names)
+
+
+# --- the sandbox layers in the container configuration (issue 14) ------------------------------------
+#
+# Docker cannot run here, so the container's configuration is reproduced around the process the
+# entrypoint starts: uid 0, the capabilities compose grants (setpriv empties the bounding set but
+# for them, so python starts with exactly those), the environment the Dockerfile and compose set,
+# and the start-up check `itemsmith serve` and `itemsmith worker` run. AppArmor and Docker's
+# seccomp profile are set to unconfined in compose, so nothing else stands between the check and
+# the kernel.
+
+SANDBOX_CAPABILITIES = {"SYS_ADMIN", "SETUID", "SETGID", "SETPCAP", "KILL"}
+SANDBOX_CHECK = ("from itemsmith.sandbox import check_isolation\n"
+                 "print(check_isolation().model_dump_json())\n")
+
+
+def _dockerfile_environment() -> dict[str, str]:
+    pairs = [item.split("=", 1) for line in _dockerfile_instructions("ENV") for item in line.split()]
+    return dict(pairs)
+
+
+def _container_environment() -> dict[str, str]:
+    """What `itemsmith serve` sees in the api container (provider keys left empty)."""
+    return {"PATH": os.environ["PATH"], **_dockerfile_environment(), **_environment("api")}
+
+
+def _run_as_the_container(capabilities: set[str]) -> subprocess.CompletedProcess[str]:
+    bounding = ",".join(["-all", *(f"+{cap.lower()}" for cap in sorted(capabilities))])
+    return subprocess.run(["setpriv", f"--bounding-set={bounding}", "--inh-caps=-all", "--reuid=0", "--regid=0",
+                           "--clear-groups", sys.executable, "-c", SANDBOX_CHECK],
+                          env=_container_environment(), capture_output=True, text=True, timeout=120, cwd="/")
+
+
+def test_compose_gives_the_sandbox_what_its_layers_need() -> None:
+    for name in ("api", "worker"):
+        service = COMPOSE["services"][name]
+        assert service["user"] == "0:0"
+        assert service["cap_drop"] == ["ALL"] and set(service["cap_add"]) == SANDBOX_CAPABILITIES
+        assert {"apparmor=unconfined", "seccomp=unconfined", "no-new-privileges:true"} <= set(service["security_opt"])
+        assert _environment(name)["ITEMSMITH_SANDBOX_ALLOW_DEGRADED"] == "false"
+        assert "ITEMSMITH_SANDBOX_DISABLED_LAYERS" not in _environment(name)
+        assert "ITEMSMITH_SANDBOX_REQUIRED_LAYERS" not in _environment(name)  # the default: every layer
+    assert _dockerfile_environment()["ITEMSMITH_SANDBOX_ALLOW_DEGRADED"] == "false"
+    for cap in SANDBOX_CAPABILITIES:  # the Dockerfile says the same for `docker run`
+        assert f"--cap-add {cap}" in DOCKERFILE
+
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                                reason="reproducing the container needs root and setpriv")
+
+
+@needs_root
+def test_the_container_configuration_provides_every_layer() -> None:
+    from itemsmith.sandbox import ALL_LAYERS
+
+    done = _run_as_the_container(set(COMPOSE["services"]["api"]["cap_add"]))
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.splitlines()[-1])
+    # netns, pidns, fsview, uid, capabilities, landlock, seccomp, rlimits: set up and seen from inside a child
+    assert report["active"] == list(ALL_LAYERS) and report["verified"] == list(ALL_LAYERS), report
+    assert report["missing"] == []
+
+
+@needs_root
+@pytest.mark.parametrize(("capability", "layers"), [("SYS_ADMIN", "fsview, netns, pidns"), ("SETUID", "uid"),
+                                                   ("SETGID", "uid"), ("KILL", "uid"), ("SETPCAP", "capabilities")])
+def test_each_capability_compose_grants_is_needed(capability: str, layers: str) -> None:
+    """The check above can fail: one capability fewer and the service would not start."""
+    done = _run_as_the_container(SANDBOX_CAPABILITIES - {capability})
+    assert done.returncode != 0
+    missing = re.search(r"required sandbox isolation layers unavailable: ([a-z, ]+) \(", done.stderr)
+    assert missing, done.stderr[-2000:]
+    # (here Python sits under /root: without the fsview, the uid layer cannot read it either)
+    assert set(layers.split(", ")) <= set(missing.group(1).split(", "))
+    assert f"CAP_{capability}" in done.stderr

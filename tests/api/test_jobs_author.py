@@ -16,6 +16,7 @@ from sqlalchemy import Engine, update
 
 from itemsmith.agents.context import SlotEvent
 from itemsmith.agents.verify import VerificationResult
+from itemsmith.api.settings import ApiSettings
 from itemsmith.service.jobs import (
     AuthorProgress,
     InProcessRunner,
@@ -28,7 +29,7 @@ from itemsmith.service.jobs import (
 )
 from itemsmith.service.jobs._store import create_job, requeue_job
 from itemsmith.service.jobs._verdicts import record_verification
-from itemsmith.api.settings import ApiSettings
+from itemsmith.service.tables import JobRow
 from itemsmith.templates_bank.curated import get_curated
 from itemsmith.templates_bank.items.hashing import item_hash
 from itemsmith.templates_bank.items.schema import (
@@ -50,9 +51,8 @@ from itemsmith.templates_bank.storage import (
     list_verdicts,
     list_versions,
     open_session,
+    utcnow,
 )
-from itemsmith.templates_bank.storage._models import JobRow
-from itemsmith.templates_bank.storage._types import utcnow
 from itemsmith.verification.capability import CapabilityReport, Outcome
 from itemsmith.verification.students import StudentReport
 
@@ -121,9 +121,9 @@ def test_scripted_author_job_stores_accepted_templates_and_a_rerun_stores_nothin
     job = _job(engine, job_id)
     state = _bank_state(engine, bank_id)
     assert set(state) == expected_hashes(scripts.titles)
-    for stages in state.values():  # one structure report, a score per criterion of the one judge, the decision
-        assert sorted(stage for stage, _ in stages) == ["decision", "judge", "judge", "judge", "judge", "judge",
-                                                        "structure"]
+    for stages in state.values():  # one structure report, the audit, a score per criterion of the one judge, the decision
+        assert sorted(stage for stage, _ in stages) == ["audit", "decision", "judge", "judge", "judge", "judge",
+                                                        "judge", "structure"]
         assert {run_id for _, run_id in stages} == {job_id}
     assert job.progress["accepted"] == 2 and job.progress["stored"] == 2 and job.progress["in_flight"] == 0
     assert job.progress["rejected_by_stage"] == {"structure": 1}  # Second's first reply failed in the sandbox
@@ -173,7 +173,7 @@ def test_scripted_author_job_cancelled_mid_run_keeps_accepted_templates_and_resu
     assert execute_job(engine, job_id, worker="w2", settings=settings) == "succeeded"
     state = _bank_state(engine, bank_id)
     assert set(state) == expected_hashes(scripts.titles)
-    assert all(sorted(s for s, _ in stages) == ["decision", "structure"] for stages in state.values())
+    assert all(sorted(s for s, _ in stages) == ["audit", "decision", "structure"] for stages in state.values())
     job = _job(engine, job_id)
     assert job.attempts == 2 and job.progress["accepted"] == 3 and job.progress["stored"] == 3
     with open_session(engine) as session:
@@ -216,7 +216,7 @@ def test_author_job_with_a_missing_script_fails_with_the_reason(
 
 @pytest.mark.slow
 def test_recheck_job_stores_its_verdicts_once(engine: Engine, settings: ApiSettings, bank_id: int) -> None:
-    good = get_curated("exam_trend_direction").source
+    good = get_curated("feat_trend_classify").source  # passes the item audit
     with open_session(engine) as session:
         versions = [add_template_version(session, bank_id, Template(
             id=key, source=source, title=key, category="trend", handler="synthetic",
@@ -228,7 +228,8 @@ def test_recheck_job_stores_its_verdicts_once(engine: Engine, settings: ApiSetti
         assert execute_job(engine, job_id, worker="w1", settings=settings) == "succeeded"
         outcomes[version.template_key] = (job_id, _job(engine, job_id).result)
     job_id, result = outcomes["edited"]
-    assert result["structure"] == "ok" and result["decision"]["accepted"]
+    assert result["structure"] == "ok" and result["decision"]["accepted"], result
+    assert result["audit"].startswith("audit passed")
     _, broken = outcomes["broken"]
     assert broken["structure"] == "error" and "ZeroDivisionError" in broken["error"]
     assert broken["decision"]["accepted"] is False and broken["decision"]["stage"] == "structure"
@@ -238,7 +239,7 @@ def test_recheck_job_stores_its_verdicts_once(engine: Engine, settings: ApiSetti
     assert execute_job(engine, job_id, worker="w2", settings=settings) == "succeeded"
     assert _bank_state(engine, bank_id) == before
     assert _job(engine, job_id).result == result
-    assert sorted(s for s, _ in before[content_hash(good)]) == ["decision", "structure"]
+    assert sorted(s for s, _ in before[content_hash(good)]) == ["audit", "decision", "structure"]
 
 
 def test_recheck_of_a_version_of_another_bank_fails(engine: Engine, settings: ApiSettings, bank_id: int) -> None:
@@ -295,3 +296,27 @@ def test_progress_counts_rejections_by_stage_and_survives_a_replay() -> None:
         progress.apply(e)
     assert progress.summary()["rejected_by_stage"] == summary["rejected_by_stage"]
     assert progress.summary()["input_tokens"] == 25 and progress.summary()["queued"] == 1
+
+
+def test_author_job_whose_every_generator_call_fails_ends_failed_with_the_reason(
+        engine: Engine, settings: ApiSettings, bank_id: int, author_scripts, tmp_path: Path) -> None:
+    """No slot produced anything and every call failed: the job is ``failed`` (not ``succeeded``
+    with nothing), and its error says why."""
+    scripts: AuthorScripts = author_scripts(("First", "Second"))
+    failing = tmp_path / "failing-generator.json"
+    failing.write_text(json.dumps({"replies": [{"error": 400}]}))  # a permanent provider error on every call
+    request = scripts.request(bank_id, generator=f"scripted:{failing}", planner=scripts.planner)
+    job_id = _queue(engine, "author", request, bank_id)
+    assert execute_job(engine, job_id, worker="w1", settings=settings) == "failed"
+    job = _job(engine, job_id)
+    assert job.status == "failed" and job.result is None
+    assert "all 2 template slots failed" in job.error and "HTTP 400" in job.error
+    assert _bank_state(engine, bank_id) == {}
+
+
+def test_author_job_result_names_the_handler_by_name_and_hash(
+        engine: Engine, settings: ApiSettings, bank_id: int, author_scripts) -> None:
+    scripts: AuthorScripts = author_scripts(("First",))
+    job_id = _queue(engine, "author", scripts.request(bank_id), bank_id)
+    assert execute_job(engine, job_id, worker="w1", settings=settings) == "succeeded"
+    assert _job(engine, job_id).result["summary"]["handler"]["name"] == "synthetic"

@@ -14,9 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from itemsmith.service.jobs import CeleryRunner, JobPublic, execute_job, get_job, list_events, submit_job
 from itemsmith.api.settings import ApiSettings
-from itemsmith.templates_bank.storage import BankCreate, create_bank, get_engine, list_verdicts, list_versions, open_session
+from itemsmith.service.jobs import CeleryRunner, JobPublic, execute_job, get_job, list_events, submit_job
+from itemsmith.templates_bank.storage import (
+    BankCreate,
+    create_bank,
+    get_engine,
+    list_verdicts,
+    list_versions,
+    open_session,
+)
 
 from .conftest import OWNER, AuthorScripts, RecordingRunner
 
@@ -54,7 +61,7 @@ class Workers:
 
     def start(self) -> subprocess.Popen[bytes]:
         log = (self.logs / f"worker-{len(self.processes)}.log").open("wb")
-        process = subprocess.Popen([sys.executable, "-c", "from api.cli import app; app()", "worker", "-c", "1"],
+        process = subprocess.Popen([sys.executable, "-c", "from itemsmith.cli.app import app; app()", "worker", "-c", "1"],
                                    env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         self.processes.append(process)
         return process
@@ -105,7 +112,7 @@ def test_scripted_job_survives_a_killed_celery_worker(migrated_postgres_url: str
     titles = ("First", "Second", "Third")
     slow: AuthorScripts = author_scripts(titles, latency_s=1.0)
     fast: AuthorScripts = author_scripts(titles)
-    env = {**os.environ, "ITEMSMITH_API_DATABASE_URL": migrated_postgres_url, "ITEMSMITH_API_REDIS_URL": redis_url,
+    env = {**os.environ, "ITEMSMITH_DATABASE_URL": migrated_postgres_url, "ITEMSMITH_API_REDIS_URL": redis_url,
            "ITEMSMITH_API_JOB_LEASE_S": str(LEASE_S), "ITEMSMITH_API_UPLOADS_DIR": str(tmp_path / "uploads")}
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -131,7 +138,7 @@ def test_scripted_job_survives_a_killed_celery_worker(migrated_postgres_url: str
         workers.stop_all()
         runner.stop()
     expected = stored(reference.id)
-    assert len(expected) == 3 and all(stages == ["decision", "structure"] for _, stages in expected)
+    assert len(expected) == 3 and all(stages == ["audit", "decision", "structure"] for _, stages in expected)
     finished = job(killed.id)
     assert finished.status == "succeeded", f"{finished.error}\n{workers.output()}"
     assert finished.attempts >= 2 and finished.progress["accepted"] == 3

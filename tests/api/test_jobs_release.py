@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
+from itemsmith.api.settings import ApiSettings
 from itemsmith.service.jobs import execute_job, get_job
 from itemsmith.service.jobs._store import create_job
-from itemsmith.api.settings import ApiSettings
 from itemsmith.templates_bank.releases import ReleaseCreate, create_release
 from itemsmith.templates_bank.storage import BankCreate, create_bank, import_curated, list_verdicts, open_session
 

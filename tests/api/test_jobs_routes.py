@@ -10,11 +10,11 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, update
 
+from itemsmith.api.settings import ApiSettings
 from itemsmith.service.jobs import InProcessRunner, submit_job
 from itemsmith.service.jobs._store import create_job
-from itemsmith.api.settings import ApiSettings
+from itemsmith.service.tables import JobRow
 from itemsmith.templates_bank.storage import BankCreate, create_bank, open_session
-from itemsmith.templates_bank.storage._models import JobRow
 
 from .conftest import OTHER_OWNER, OWNER, AuthorScripts, RecordingRunner
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import datetime, timedelta
 
 import pytest
 from sqlalchemy import Engine, update
 
+from itemsmith.api.settings import ApiSettings
 from itemsmith.service.jobs import JobStateError, cancel_job, get_job, list_events, list_jobs
 from itemsmith.service.jobs._context import Heartbeat, JobContext
 from itemsmith.service.jobs._store import (
@@ -22,10 +24,8 @@ from itemsmith.service.jobs._store import (
     requeue_job,
     requeue_stale_jobs,
 )
-from itemsmith.api.settings import ApiSettings
-from itemsmith.templates_bank.storage import NotFoundError, get_engine, open_session
-from itemsmith.templates_bank.storage._models import JobRow
-from itemsmith.templates_bank.storage._types import utcnow
+from itemsmith.service.tables import JobRow
+from itemsmith.templates_bank.storage import NotFoundError, get_engine, open_session, utcnow
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -34,6 +34,20 @@ def store(request: pytest.FixtureRequest) -> Engine:
     if request.param == "sqlite":
         return request.getfixturevalue("engine")
     return get_engine(request.getfixturevalue("migrated_postgres_url"))
+
+
+def wait_until(condition: Callable[[], bool], what: str, timeout_s: float = 10) -> None:
+    """Return as soon as `condition()` holds (checked every 10 ms); fail after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
+        time.sleep(0.01)
+
+
+def _lease_until(engine: Engine, job_id: str) -> datetime | None:
+    with open_session(engine) as session:
+        return session.get(JobRow, job_id).lease_until
 
 
 def _new(engine: Engine, owner: str = "alice") -> str:
@@ -46,7 +60,7 @@ def _expire(engine: Engine, job_id: str) -> None:
         session.execute(update(JobRow).where(JobRow.id == job_id).values(lease_until=utcnow() - timedelta(seconds=1)))
 
 
-def _job(engine: Engine, job_id: str):  # noqa: ANN202
+def _job(engine: Engine, job_id: str):
     with open_session(engine) as session:
         return get_job(session, job_id)
 
@@ -112,15 +126,16 @@ def test_heartbeat_keeps_a_short_lease_alive_and_interrupts_on_cancel(store: Eng
     claim = claim_job(store, job_id, worker="w1", lease_s=settings.job_lease_s)
     assert claim is not None
     context = JobContext(store, claim, settings)
+    first_lease = _lease_until(store, job_id)
     with Heartbeat(context, interval_s=0.1):
-        time.sleep(1.5)  # well past the first lease
+        # the first lease has run out, and the heartbeat has renewed it since
+        wait_until(lambda: utcnow() > first_lease and _lease_until(store, job_id) > utcnow(),
+                   "the first lease to expire under a renewed one")
         assert claim_job(store, job_id, worker="w2", lease_s=60) is None
         assert context.interruption is None
         with open_session(store) as session:
             cancel_job(session, job_id, "alice")
-        deadline = time.monotonic() + 5
-        while context.interruption is None and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: context.interruption is not None, "the heartbeat to see the cancellation", timeout_s=5)
     assert context.interruption == "cancel"
 
 

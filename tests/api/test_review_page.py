@@ -20,7 +20,14 @@ from sqlalchemy import Engine
 
 from itemsmith.api.web.login import COOKIE_NAME
 from itemsmith.templates_bank.items.schema import IRTParameters
-from itemsmith.templates_bank.storage import BankCreate, create_bank, import_curated, list_reviews, open_session, record_verdict
+from itemsmith.templates_bank.storage import (
+    BankCreate,
+    create_bank,
+    import_curated,
+    list_reviews,
+    open_session,
+    record_verdict,
+)
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -30,8 +37,16 @@ LISTING_SCREENSHOT = Path("/tmp/review_listing.png")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
+def _login_token(client: TestClient) -> str:
+    """The login form's CSRF token (its cookie is now in the client)."""
+    match = re.search(r'name="csrf_token" value="([^"]+)"', client.get("/review/login").text)
+    assert match, "the login form carries no token"
+    return match.group(1)
+
+
 def _login(client: TestClient, key: str) -> None:
-    response = client.post("/review/login", data={"api_key": key, "next": "/review"}, follow_redirects=False)
+    response = client.post("/review/login", data={"api_key": key, "next": "/review", "csrf_token": _login_token(client)},
+                           follow_redirects=False)
     assert response.status_code == 303, response.text
 
 
@@ -66,7 +81,8 @@ def test_pages_redirect_to_login_without_a_cookie(client: TestClient, path: str)
 def test_login_sets_an_httponly_strict_cookie_and_goes_back(client: TestClient, api_key: str) -> None:
     form = client.get("/review/login?next=/review/banks/1")
     assert form.status_code == 200 and 'name="api_key"' in form.text and 'value="/review/banks/1"' in form.text
-    response = client.post("/review/login", data={"api_key": api_key, "next": "/review/banks/1"},
+    token = re.search(r'name="csrf_token" value="([^"]+)"', form.text).group(1)
+    response = client.post("/review/login", data={"api_key": api_key, "next": "/review/banks/1", "csrf_token": token},
                            follow_redirects=False)
     assert response.status_code == 303 and response.headers["location"] == "/review/banks/1"
     cookie = response.headers["set-cookie"]
@@ -74,11 +90,12 @@ def test_login_sets_an_httponly_strict_cookie_and_goes_back(client: TestClient, 
 
 
 def test_login_refuses_an_unknown_key_and_never_redirects_off_site(client: TestClient, api_key: str) -> None:
-    bad = client.post("/review/login", data={"api_key": "ism_not-a-key"}, follow_redirects=False)
+    bad = client.post("/review/login", data={"api_key": "ism_not-a-key", "csrf_token": _login_token(client)},
+                      follow_redirects=False)
     assert bad.status_code == 401 and "Unknown or revoked API key" in bad.text
-    assert "set-cookie" not in bad.headers
-    offsite = client.post("/review/login", data={"api_key": api_key, "next": "//evil.example/x"},
-                          follow_redirects=False)
+    assert f"{COOKIE_NAME}=" not in bad.headers.get("set-cookie", "")  # only a fresh login form token
+    offsite = client.post("/review/login", data={"api_key": api_key, "next": "//evil.example/x",
+                                                 "csrf_token": _login_token(client)}, follow_redirects=False)
     assert offsite.headers["location"] == "/review"
 
 
@@ -343,3 +360,107 @@ def test_browser_logs_in_sees_a_plot_approves_and_the_decision_is_stored(live_se
         reviews = list_reviews(session, seeded.pending.id)
     assert [(r.decision, r.note) for r in reviews] == [("approve", "checked in the browser")]
     assert reviews[0].reviewer.startswith("alice")
+
+
+# --- cross-site request forgery from another port of the same host, in the browser ----------------
+
+_HOSTILE_PAGE = """<!doctype html><html><head><title>cute cats</title></head><body>
+<form id="approve" method="post" action="{server}/review/templates/{version}/decision">
+  <input type="hidden" name="decision" value="approve"><input type="hidden" name="csrf_token" value="guess">
+</form>
+<script>
+const server = "{server}", options = {{method: "POST", mode: "no-cors", credentials: "include"}};
+const bank = new FormData();
+bank.append("name", "forged"); bank.append("task", "forged task"); bank.append("handler", "synthetic");
+const attacks = [
+  fetch(server + "/banks", {{...options, body: bank}}),
+  fetch(server + "/templates/{version}/review", {{...options, body: JSON.stringify({{decision: "approve"}})}}),
+  fetch(server + "/templates/{version}/edit", {{...options, body: JSON.stringify({{source: "x = 1"}})}}),
+  fetch(server + "/review/templates/{version}/decision",
+        {{...options, body: new URLSearchParams({{decision: "approve", csrf_token: "guess"}})}}),
+];
+Promise.allSettled(attacks).then(() => document.getElementById("approve").submit());
+</script></body></html>"""
+
+
+@pytest.fixture
+def hostile_site() -> Iterator[tuple[str, dict[str, str]]]:
+    """A page served from another port of 127.0.0.1; the test fills its content."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    content: dict[str, str] = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # http.server's name
+            body = content.get("page", "").encode()
+            self.send_response(200)
+            self.send_header("content-type", "text/html; charset=utf-8")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", content
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _state(engine: Engine, version_id: int) -> tuple[list[str], int, int]:
+    from sqlalchemy import func, select
+
+    from itemsmith.service.tables import JobRow
+    from itemsmith.templates_bank.storage import BankRow
+
+    with open_session(engine) as session:
+        return (sorted(session.scalars(select(BankRow.name))), session.scalar(select(func.count(JobRow.id))),
+                len(list_reviews(session, version_id)))
+
+
+@pytest.mark.skipif(not CHROMIUM.exists() and not os.environ.get("CI"),
+                    reason="Debian's chromium is not installed (under CI this test always runs)")
+def test_browser_a_page_on_another_port_cannot_act_with_the_reviewers_cookie(
+        app: FastAPI, live_server: str, hostile_site: tuple[str, dict[str, str]], engine: Engine, api_key: str,
+        seeded) -> None:
+    from playwright.sync_api import sync_playwright
+
+    seen: list[tuple[str, str, bool, str]] = []  # (method, path, the login cookie came along, Origin)
+    inner = app.middleware_stack
+
+    async def record(scope, receive, send) -> None:  # ASGI
+        if scope["type"] == "http":
+            headers = dict(scope["headers"])
+            seen.append((scope["method"], scope["path"], f"{COOKIE_NAME}=".encode() in headers.get(b"cookie", b""),
+                         headers.get(b"origin", b"").decode()))
+        await inner(scope, receive, send)
+
+    hostile_url, content = hostile_site
+    content["page"] = _HOSTILE_PAGE.format(server=live_server, version=seeded.pending.id)
+    before = _state(engine, seeded.pending.id)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(f"{live_server}/review/login")
+            page.fill("#api_key", api_key)
+            page.click("button[type=submit]")
+            page.wait_for_url(f"{live_server}/review")
+            app.middleware_stack = record  # from here on, every request the attack makes is seen
+            with page.expect_navigation(url=f"{live_server}/review/templates/{seeded.pending.id}/decision") as nav:
+                page.goto(f"{hostile_url}/cats.html")  # its script attacks, then submits the form at the top level
+            assert nav.value is not None and nav.value.status == 403
+        finally:
+            app.middleware_stack = inner
+            browser.close()
+    attacks = sorted((method, path) for method, path, _, _ in seen if method == "POST")
+    decision = ("POST", f"/review/templates/{seeded.pending.id}/decision")
+    assert attacks == sorted([("POST", "/banks"), ("POST", f"/templates/{seeded.pending.id}/review"),
+                              ("POST", f"/templates/{seeded.pending.id}/edit"), decision, decision]), seen
+    # the browser did send the victim's cookie along (SameSite does not separate ports): the server refused anyway
+    assert all(cookie and origin == hostile_url for method, _, cookie, origin in seen if method == "POST"), seen
+    assert _state(engine, seeded.pending.id) == before

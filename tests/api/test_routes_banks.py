@@ -11,8 +11,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func, select
 
 from itemsmith.api.settings import ApiSettings
-from itemsmith.templates_bank.storage import open_session
-from itemsmith.templates_bank.storage._models import BankRow, JobRow
+from itemsmith.service.tables import JobRow
+from itemsmith.templates_bank.storage import BankCreate, BankExistsError, BankRow, create_bank, open_session
 
 HANDLER = '''
 import numpy as np
@@ -56,7 +56,7 @@ BAD_HANDLERS = {
                "raised ValueError: no data here"),
     "reads_etc_passwd": (HANDLER.replace('return pd.DataFrame({"record_id"',
                                          'open("/etc/passwd").read()\n        return pd.DataFrame({"record_id"'),
-                         "PermissionError"),
+                         "Error: [Errno"),  # PermissionError, or FileNotFoundError where the sandbox hides /etc
     "opens_a_socket": (HANDLER.replace(
         'return pd.DataFrame({"record_id"',
         'import socket\n        socket.create_connection(("127.0.0.1", 5432), timeout=2)\n'
@@ -76,6 +76,12 @@ def bank_count(engine: Engine) -> int:
         return session.scalar(select(func.count()).select_from(BankRow))
 
 
+def stored_handler(engine: Engine, bank_id: int) -> Path:
+    """Where the server keeps the bank's uploaded handler (never in a response)."""
+    with open_session(engine) as session:
+        return Path(session.get(BankRow, bank_id).handler)
+
+
 def uploaded_files(settings: ApiSettings) -> list[Path]:
     return [p for p in settings.uploads_dir.rglob("*") if p.is_file()] if settings.uploads_dir.exists() else []
 
@@ -86,7 +92,8 @@ def test_a_builtin_handler_creates_the_bank_and_queues_its_authoring_job(client,
     response = post_bank(client, api_key, handler="synthetic", settings=json.dumps(settings))
     assert response.status_code == 202, response.text
     body = response.json()
-    assert body["bank"]["name"] == "tiny" and body["bank"]["owner"] == "alice" and body["bank"]["handler"] == "synthetic"
+    assert body["bank"]["name"] == "tiny" and body["bank"]["owner"] == "alice"
+    assert body["bank"]["handler"]["name"] == "synthetic" and len(body["bank"]["handler"]["sha256"]) == 64
     assert body["job"]["kind"] == "author" and body["job"]["status"] == "queued"
     assert body["job"]["bank_id"] == body["bank"]["id"]
     assert job_runner.dispatched == [body["job"]["id"]]
@@ -98,22 +105,22 @@ def test_a_builtin_handler_creates_the_bank_and_queues_its_authoring_job(client,
     assert [(s["spec"], s["rank"]) for s in request["students"]] == [("openai:gpt-4o-mini", 1), ("openai:gpt-4o", 2)]
 
 
-def test_an_uploaded_source_is_loaded_in_the_sandbox_and_saved(client, api_key, api_settings) -> None:
+def test_an_uploaded_source_is_loaded_in_the_sandbox_and_saved(client, api_key, api_settings, engine) -> None:
     response = post_bank(client, api_key, handler_source=HANDLER)
     assert response.status_code == 202, response.text
-    handler_path = Path(response.json()["bank"]["handler"])
+    handler_path = stored_handler(engine, response.json()["bank"]["id"])
     assert handler_path.name == "handler.py" and handler_path.read_text() == HANDLER
     assert handler_path.is_relative_to(api_settings.uploads_dir)
     assert response.json()["job"]["status"] == "queued"
 
 
-def test_an_uploaded_file_reads_its_data_files_from_its_folder(client, api_key) -> None:
+def test_an_uploaded_file_reads_its_data_files_from_its_folder(client, api_key, engine) -> None:
     csv = b"id,value\nr1,1.0\nr1,2.0\nr1,3.5\nr2,0.5\nr2,0.25\n"
     files = [("handler_file", ("my_handler.py", CSV_HANDLER.encode(), "text/x-python")),
              ("data_files", ("values.csv", csv, "text/csv"))]
     response = post_bank(client, api_key, name="csv-bank", files=files)
     assert response.status_code == 202, response.text
-    folder = Path(response.json()["bank"]["handler"]).parent
+    folder = stored_handler(engine, response.json()["bank"]["id"]).parent
     assert (folder / "values.csv").read_bytes() == csv
     assert (folder / "handler.py").read_text() == CSV_HANDLER
 
@@ -162,7 +169,7 @@ def test_a_body_declared_over_the_cap_is_refused_before_it_is_read(api_settings,
     with TestClient(create_app(small)) as client:
         files = [("data_files", ("a.bin", b"x" * 200_000, "application/octet-stream"))]
         response = post_bank(client, api_key, handler_source=HANDLER, files=files)
-    assert response.status_code == 413 and "ITEMSMITH_API_MAX_UPLOAD_BYTES" in response.json()["detail"]
+    assert response.status_code == 413 and "exceeds the limit" in response.json()["detail"]
     assert bank_count(engine) == 0 and uploaded_files(api_settings) == []
 
 
@@ -233,13 +240,27 @@ def test_bad_bank_names_are_refused(name: str, client, api_key) -> None:
     assert response.status_code == 422
 
 
-def test_a_taken_name_gets_409_and_keeps_the_first_bank(client, api_key, other_api_key, engine, api_settings) -> None:
+def test_a_name_taken_by_the_same_owner_gets_409_and_keeps_the_first_bank(client, api_key, engine,
+                                                                        api_settings) -> None:
     first = post_bank(client, api_key, handler_source=HANDLER)
     assert first.status_code == 202
-    again = post_bank(client, other_api_key, handler_source=HANDLER)
-    assert again.status_code == 409 and "exists already" in again.json()["detail"]
+    again = post_bank(client, api_key, handler_source=HANDLER)
+    assert again.status_code == 409 and "you have a bank named 'tiny'" in again.json()["detail"]
     assert bank_count(engine) == 1
-    assert uploaded_files(api_settings) == [Path(first.json()["bank"]["handler"])]
+    assert uploaded_files(api_settings) == [stored_handler(engine, first.json()["bank"]["id"])]
+
+
+def test_two_owners_may_use_the_same_bank_name(client, api_key, other_api_key, engine) -> None:
+    """Names are unique per owner: another owner's bank of that name is neither a conflict nor
+    revealed (the answer is the same as for a free name)."""
+    mine = post_bank(client, api_key, handler="synthetic")
+    theirs = post_bank(client, other_api_key, handler="synthetic")
+    assert mine.status_code == 202 and theirs.status_code == 202, theirs.text
+    assert mine.json()["bank"]["id"] != theirs.json()["bank"]["id"] and bank_count(engine) == 2
+    assert [b["name"] for b in client.get("/banks", headers={"X-API-Key": other_api_key}).json()] == ["tiny"]
+    # the database itself refuses a second bank of one owner with the same name
+    with pytest.raises(BankExistsError), open_session(engine) as session:
+        create_bank(session, BankCreate(name="tiny", handler="synthetic", owner="alice"))
 
 
 def test_listing_and_reading_banks_shows_only_the_callers(client, api_key, other_api_key) -> None:
@@ -259,3 +280,18 @@ def test_creating_a_bank_needs_a_live_key(client, engine) -> None:
     assert post_bank(client, None, handler="synthetic").status_code == 401
     assert post_bank(client, "ism_not-a-key", handler="synthetic").status_code == 401
     assert bank_count(engine) == 0
+
+
+def test_a_looping_handler_upload_is_refused_once_its_check_time_is_up(api_settings, engine, api_key) -> None:
+    """Handler validation is bounded by ITEMSMITH_API_HANDLER_CHECK_S (here 2 s), not the sandbox's
+    120 s handler-load limit; the 422 says why and nothing is kept."""
+    from itemsmith.api.app import create_app
+
+    looping = HANDLER.replace('return pd.DataFrame({"record_id"', 'while True:\n            pass\n        '
+                                                                  'return pd.DataFrame({"record_id"')
+    bounded = api_settings.model_copy(update={"handler_check_s": 2.0})
+    with TestClient(create_app(bounded)) as client:
+        response = post_bank(client, api_key, handler_source=looping)
+    assert response.status_code == 422, response.text
+    assert "longer than 2 s" in response.json()["detail"]
+    assert bank_count(engine) == 0 and uploaded_files(api_settings) == []

@@ -5,20 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 
-from itemsmith.templates_bank.items.schema import Template
 from itemsmith.service.review import TemplateFilters, list_templates
+from itemsmith.service.tables import JobRow
+from itemsmith.templates_bank.items.schema import Template
 from itemsmith.templates_bank.storage import (
     add_template_version,
     get_engine,
     get_version,
     list_reviews,
+    list_verdicts,
     list_versions,
     open_session,
     version_statuses,
 )
-from itemsmith.templates_bank.storage._models import JobRow
 
 SeededBank = Any  # tests/api/conftest.py: SeededBank
 
@@ -254,3 +255,30 @@ def test_the_listing_is_the_same_on_postgresql(migrated_postgres_url: str, seed_
     assert {row.id: row.status for row in page.items} == statuses
     assert [row.template_key for row in scored.items] == ["argmax"] and scored.items[0].judge_score == 8.5
     assert [row.template_key for row in judged.items] == ["argmax_copy"] and judged.total == 1
+
+
+def test_reposting_the_same_edit_returns_its_version_and_job(client, api_key, engine, api_settings,
+                                                             seeded: SeededBank, job_runner) -> None:
+    """Idempotent edits: no second version, no second recheck job, no repeated verdicts."""
+    from itemsmith.service.jobs import execute_job
+
+    source = seeded.source.replace("highest", "largest")
+    post = lambda: client.post(f"/templates/{seeded.accepted.id}/edit", json={"source": source},  # noqa: E731
+                               headers={"X-API-Key": api_key})
+    first = post()
+    assert first.status_code == 202, first.text
+    version_id, job_id = first.json()["version"]["id"], first.json()["job"]["id"]
+    assert execute_job(engine, job_id, worker="test", settings=api_settings) == "succeeded"
+    with open_session(engine) as session:
+        verdicts = len(list_verdicts(session, version_id))
+    assert verdicts >= 2  # the recheck's structure report and decision
+    for _ in range(2):
+        again = post()
+        assert again.status_code == 202
+        assert again.json()["version"]["id"] == version_id and again.json()["job"]["id"] == job_id
+        assert again.json()["job"]["status"] == "succeeded"
+    assert job_runner.dispatched == [job_id]
+    with open_session(engine) as session:
+        assert len(list_verdicts(session, version_id)) == verdicts
+        assert len(list_versions(session, seeded.bank.id)) == 6
+        assert len(session.scalars(select(JobRow).where(JobRow.kind == "recheck")).all()) == 1

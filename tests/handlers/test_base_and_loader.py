@@ -56,7 +56,7 @@ def test_timeseriesexamagent_style_class_is_adapted():
         ("class X(:\n  pass", "syntax error at line 1"),
         ("class X:\x00 pass", "syntax error: source code string cannot contain null bytes"),
         ("x = 1\n", "defines no handler class"),
-        (GOOD + GOOD.replace("class Tiny", "class Tiny2").split("import pandas as pd\nfrom handlers import DatasetHandler")[1],
+        (GOOD + GOOD.replace("class Tiny", "class Tiny2").split("import pandas as pd\nfrom itemsmith.handlers import DatasetHandler")[1],
          "several handler classes (Tiny, Tiny2)"),
         ("class H:\n    def records(self):\n        return None\n", "must implement series()/query()"),
         ("raise RuntimeError('boom')\nclass H:\n    def records(self): pass\n    def series(self, r): pass\n",

@@ -3,7 +3,9 @@
 Each check recomputes the labelled property from the values alone with a textbook
 statistic (OLS, periodogram, ADF, ARCH-LM, Granger F-test, ...) and never with the
 generator's own code. Each (generator, kind) runs over 100 seeds, with lengths spread from
-the generator's minimum to 300, and must agree on at least 98% of them.
+the generator's minimum to 300, and must agree on at least 99% of them (the generators keep only
+realizations whose own check, a separate numpy/scipy statistic with a margin, shows the label;
+benchmarks/synthetic_labels.py measures the agreement over 1000 seeds before and after that).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from statsmodels.tsa.stattools import adfuller, grangercausalitytests
 import itemsmith.handlers.synthetic as syn
 
 SEEDS = 100
-BAR = 0.98
+BAR = 0.99
 STRICT = 1e-3  # significance level: "no effect" series must stay above it, effects below it
 
 

@@ -110,7 +110,7 @@ def pool(handler_file: Path) -> SandboxPool:
 
 def _synthetic_available() -> bool:
     try:
-        from itemsmith.handlers.registry import get_builtin  # noqa: PLC0415
+        from itemsmith.handlers.registry import get_builtin
 
         get_builtin("synthetic")
     except Exception:  # noqa: BLE001 - written by another part of the project

@@ -642,13 +642,68 @@ ATTACKS = [
         async def question(n):
             return []
         """, R),
+    # --- issue 14: string dispatch with non-str containers, values crossing back -------------
+    attack("dispatch_escape", "agg_ndarray_to_array_ufunc_chain", """
+        def question(n):
+            bound = pd.Series([1.0]).agg(np.array(["__getattribute__"]), 0, "__array_ufunc__")
+            hook = list(bound)[0]
+            getattribute = hook(object, "__getattribute__", object, "__getattribute__", out=np.empty(1, dtype=object))
+            g = getattribute(mc_item, "__globals__")["__builtins__"]
+            return [g["__import__"]("os").environ["ITEMSMITH_CANARY_SECRET"]]
+        """, E),
+    attack("dispatch_escape", "apply_plot_backend", """
+        def question(n):
+            pd.Series([1.0]).apply(np.array(["plot"]), backend="os")
+            return []
+        """, E),
+    attack("dispatch_escape", "lying_list_subclass", """
+        class Names(list):
+            def __iter__(self):
+                return iter(["__getattribute__"])
+        def question(n):
+            return [str(pd.Series([1.0]).agg(Names(["mean"]), 0, "__array_ufunc__"))]
+        """, E),
+    attack("dispatch_escape", "deque_and_index", """
+        import collections
+        def question(n):
+            a = pd.Series([1.0]).transform(collections.deque(["__getattribute__"]))
+            b = pd.Series([1.0]).aggregate(pd.Index(["__getattribute__"]))
+            return [str(a), str(b)]
+        """, E),
+    attack("dispatch_escape", "object_array_out", """
+        def question(n):
+            out = np.empty(1, dtype=object)
+            np.positive(np.array([1], dtype=object), out=out)
+            return [str(out)]
+        """, E),
+    attack("output", "lone_surrogate", """
+        def question(n):
+            return [{"question": "\\ud800", "options": ["a", "b"], "answer_index": 0} for _ in range(n)]
+        """, J),
+    attack("output", "huge_integer", """
+        def question(n):
+            return [{"question": "q", "options": ["a", "b"], "answer_index": 0, "metadata": {"n": 10 ** 5000}}
+                    for _ in range(n)]
+        """, J, E),
+    attack("output", "terminal_escape_in_item", """
+        def question(n):
+            return [{"question": "\\x1b[1A\\x1b[2K\\x1b[32mok", "options": ["a", "b"], "answer_index": 0}
+                    for _ in range(n)]
+        """, J),
+    attack("output", "too_many_channels", """
+        def question(n):
+            title = "$" + "\\\\frac{" * 300 + "x" + "}{y}" * 300 + "$"
+            series = [{"name": title, "values": [1.0, 2.0]} for _ in range(320)]
+            return [{"question": "q", "options": ["a", "b"], "answer_index": 0, "series": series} for _ in range(n)]
+        """, J),
 ]
 
 
 def test_every_family_is_covered() -> None:
     families = {a.family for a in ATTACKS}
     assert families >= {"imports", "builtins", "dunder", "format", "modules", "pandas_dispatch", "io", "pickle",
-                        "native", "timeouts", "processes", "memory", "output", "threads", "options", "source"}
+                        "native", "timeouts", "processes", "memory", "output", "threads", "options", "source",
+                        "dispatch_escape"}
     assert len({a.id for a in ATTACKS}) == len(ATTACKS)
 
 

@@ -180,6 +180,17 @@ def test_dispatch_guard_allows_safe_names_and_callables() -> None:
     assert policy.guarded_getattr(df["v"], "rolling")(2, win_type="boxcar").mean().iloc[-1] == 2.5
 
 
+@pytest.mark.parametrize("spec", [
+    np.mean, np.sqrt, [np.mean, "max"], {"v": [np.std, "min"]}, math.sqrt, float, lambda x: x,
+    ("sum", "mean"), {"v": ("sum", np.max)}, round, str.lower,
+])
+def test_dispatch_accepts_the_callables_templates_pass(spec: object) -> None:
+    if spec is str.lower:
+        assert list(policy.guarded_getattr(pd.Series(["A", "b"]), "apply")(spec)) == ["a", "b"]
+        return
+    policy.guarded_getattr(pd.Series([1.0, 4.0]), "apply")(spec)
+
+
 @pytest.mark.parametrize("call", [
     lambda g: g(pd.DataFrame({"a": [1]}), "agg")("eval"),
     lambda g: g(pd.DataFrame({"a": [1]}), "aggregate")(func="to_pickle"),
@@ -322,29 +333,29 @@ def test_no_module_or_dangerous_callable_is_reachable() -> None:
 # --- output --------------------------------------------------------------------------------------------
 
 class Hostile:
-    def __eq__(self, other):  # noqa: D105
+    def __eq__(self, other):
         raise AssertionError("called __eq__")
 
-    def __hash__(self):  # noqa: D105
+    def __hash__(self):
         raise AssertionError("called __hash__")
 
-    def __iter__(self):  # noqa: D105
+    def __iter__(self):
         raise AssertionError("called __iter__")
 
-    def __str__(self):  # noqa: D105
+    def __str__(self):
         raise AssertionError("called __str__")
 
 
 class HostileDict(dict):
-    def items(self):  # noqa: D102
+    def items(self):
         raise AssertionError("called items")
 
-    def __iter__(self):  # noqa: D105
+    def __iter__(self):
         raise AssertionError("called __iter__")
 
 
 class HostileStr(str):
-    def __eq__(self, other):  # noqa: D105
+    def __eq__(self, other):
         raise AssertionError("called __eq__")
 
     __hash__ = str.__hash__
@@ -435,3 +446,129 @@ def test_snapshot_round_trip_and_malformed_input() -> None:
                 b"ISNAP1\n" + (2).to_bytes(8, "little") + b"{}"):
         with pytest.raises(SnapshotError):
             decode_snapshot(bad)
+
+
+# --- benign code keeps running under the value guards (issue 14) ---------------------------------
+
+ORDINARY_TEMPLATE = '''
+import functools
+import itertools
+import random
+import re
+from collections import Counter, defaultdict, namedtuple
+
+Point = namedtuple("Point", "x y")
+
+
+class Describer:
+    scale = 2
+
+    def __init__(self, frame, *, label="v"):
+        self.frame = frame
+        self.label = label
+
+    @property
+    def mean(self):
+        return float(self.frame[self.label].mean())
+
+    @staticmethod
+    def direction(delta):
+        return "up" if delta > 0 else "down" if delta < 0 else "flat"
+
+    @classmethod
+    def scaled(cls, value):
+        return value * cls.scale
+
+
+class LabelError(ValueError):
+    def __init__(self, message):
+        super().__init__(message)
+
+
+@functools.lru_cache(maxsize=None)
+def cached_square(x):
+    return x * x
+
+
+def summarize(*values, **options):
+    total = functools.reduce(lambda a, b: a + b, values, 0.0)
+    return round(total / max(len(values), 1), options.get("digits", 2))
+
+
+def question(num_samples):
+    r = random.Random(1234)
+    records = handler.records()
+    items = []
+    for i in range(num_samples):
+        record_id = r.choice(sorted(records["record_id"].tolist()))
+        frame = handler.series(record_id)
+        d = Describer(frame)
+        weekly = frame["v"].rolling(2, min_periods=1).mean()
+        agg = frame.agg(["mean", "max"]).to_dict()
+        named = frame.assign(k=[j % 2 for j in range(len(frame))]).groupby("k").agg(
+            total=("v", "sum"), peak=("v", lambda s: float(s.max())))
+        resampled = frame["v"].resample("2D").agg("mean").tolist()
+        mapped = pd.Series(["a", "b", "a"]).map({"a": "alpha", "b": "beta"}).tolist()
+        piped = frame.pipe(lambda f, k=1: f["v"] * k, k=3).sum()
+        applied = frame["v"].apply(lambda v, offset=0.0: v + offset, offset=1.0).tolist()
+        counts = Counter(itertools.chain.from_iterable([[1, 2], [2, 3]]))
+        groups = defaultdict(list)
+        for key, value in zip("abab", range(4)):
+            groups[key].append(value)
+        pairs = {k: v for k, v in sorted(groups.items(), key=lambda kv: -len(kv[1]))}
+        first, *rest = applied
+        p = Point(1, 2)
+        with np.errstate(all="ignore"):
+            ratio = float(np.float64(1.0) / np.float64(3.0))
+        try:
+            raise LabelError("x")
+        except LabelError as exc:
+            caught = str(exc)
+        text = re.sub(r"[aeiou]", lambda m: m.group(0).upper(), "template")
+        squares = [cached_square(k) for k in range(4)]
+        delta = applied[-1] - first
+        answer = Describer.direction(delta)
+        options = ["up", "down", "flat"]
+        items.append({
+            "question": f"Record {record_id}: rising, falling or flat? (mean {d.mean:.2f}, {text})",
+            "options": options, "answer_index": options.index(answer),
+            "series": [{"name": "v", "values": [float(x) for x in weekly]}],
+            "metadata": {"agg": {k: {kk: float(vv) for kk, vv in v.items()} for k, v in agg.items()},
+                         "named": {str(k): float(v) for k, v in named["total"].items()}, "resampled": resampled,
+                         "mapped": mapped, "piped": float(piped), "counts": {str(k): v for k, v in counts.items()}, "pairs": pairs,
+                         "rest": len(rest), "point": [p.x, p.y], "ratio": ratio, "caught": caught,
+                         "squares": squares, "scaled": Describer.scaled(3), "mean": summarize(1.0, 2.0, digits=1),
+                         "rand": r.random(), "r2": random.Random(7).randint(1, 100)},
+        })
+    return items
+'''
+
+
+def test_ordinary_deterministic_template_passes_the_policy() -> None:
+    first = run_here(ORDINARY_TEMPLATE, num_samples=3)
+    assert first["status"] == "ok", first
+    assert run_here(ORDINARY_TEMPLATE, num_samples=3) == first
+    meta = first["items"][0]["metadata"]
+    assert meta["mapped"] == ["alpha", "beta", "alpha"] and meta["caught"] == "x" and meta["squares"] == [0, 1, 4, 9]
+    assert meta["scaled"] == 6 and meta["mean"] == 1.5 and meta["point"] == [1, 2]
+
+
+def test_seeded_stdlib_random_is_allowed_and_unseeded_is_derived_from_the_run() -> None:
+    source = ("import random\n"
+              "def question(n):\n"
+              "    a, b = random.Random(42), random.Random(42)\n"
+              "    c, d = random.Random(), random.Random()\n"
+              "    return [{'question': 'q', 'options': ['a', 'b'], 'answer_index': 0,\n"
+              "             'metadata': {'same': a.random() == b.random(), 'c': c.random(), 'd': d.random(),\n"
+              "                          'isinstance': isinstance(a, random.Random)}}]\n")
+    first, second = run_here(source), run_here(source)
+    assert first["status"] == "ok", first
+    meta = first["items"][0]["metadata"]
+    assert meta["same"] is True and meta["isinstance"] is True and meta["c"] != meta["d"]
+    assert second == first  # unseeded generators are seeded from the run's seed
+    import random
+    assert meta["c"] != random.Random(0).random()
+    refused = run_here("import random\ndef question(n):\n    random.Random(1).seed()\n    return []\n")
+    assert refused["status"] == "error" and "explicit seed" in refused["error"]
+    internals = run_here("import random\ndef question(n):\n    return [random.Random(1).getstate()]\n")
+    assert internals["status"] == "error"

@@ -19,9 +19,9 @@ import yaml
 from itemsmith.templates_bank.exporters import EXPORTERS, ExportError, ExportOptions, export_release
 from itemsmith.templates_bank.exporters._rows import stem
 from itemsmith.templates_bank.exporters.lm_eval import ANSWER_PATTERN, task_name
-from itemsmith.templates_bank.releases import Release, ReleaseIntegrityError, ReleaseManifest
 from itemsmith.templates_bank.items.rendering import TextFormat, render_item
 from itemsmith.templates_bank.items.schema import Item
+from itemsmith.templates_bank.releases import Release, ReleaseIntegrityError, ReleaseManifest
 
 if TYPE_CHECKING:
     from conftest import CuratedRelease
@@ -147,13 +147,13 @@ def test_lm_eval_tasks_load_and_evaluate(exports: dict[str, Path], curated_relea
     class AlwaysB(LM):
         """Prefers option B by log-likelihood; in generation, reasons past other letters first."""
 
-        def loglikelihood(self, requests):  # noqa: ANN001, ANN202
+        def loglikelihood(self, requests):
             return [(-1.0 if r.args[1].strip() == "B" else -2.0, False) for r in requests]
 
-        def loglikelihood_rolling(self, requests):  # noqa: ANN001, ANN202
+        def loglikelihood_rolling(self, requests):
             raise NotImplementedError
 
-        def generate_until(self, requests):  # noqa: ANN001, ANN202
+        def generate_until(self, requests):
             return ["A or C? The answer is not A.\nAnswer: **B**" for _ in requests]
 
     results = lm_eval.simple_evaluate(model=AlwaysB(), tasks=[name, f"{name}_gen"], task_manager=manager)["results"]

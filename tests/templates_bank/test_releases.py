@@ -11,6 +11,7 @@ import pytest
 from itemsmith.sandbox import run_template
 from itemsmith.templates_bank.curated import get_curated
 from itemsmith.templates_bank.items.hashing import canonical_json
+from itemsmith.templates_bank.items.schema import Decision, IRTParameters, Item, JudgeScore, StudentResponse, Template
 from itemsmith.templates_bank.regeneration import RegenerationError
 from itemsmith.templates_bank.releases import (
     Release,
@@ -22,7 +23,6 @@ from itemsmith.templates_bank.releases import (
     list_releases,
     parse_release_ref,
 )
-from itemsmith.templates_bank.items.schema import Decision, IRTParameters, Item, JudgeScore, StudentResponse, Template
 from itemsmith.templates_bank.storage import (
     BankCreate,
     NotFoundError,
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 def test_manifest_pins_templates_seeds_counts_and_checksum(curated_release: CuratedRelease) -> None:
     manifest = curated_release.release.manifest
-    assert manifest.ref == "curated@1" and manifest.bank == "curated" and manifest.handler == "synthetic"
+    assert manifest.ref == "curated@1" and manifest.bank == "curated" and manifest.handler.name == "synthetic"
     assert [t.template_id for t in manifest.templates] == list(curated_release.templates)
     per_template = len(curated_release.seeds) * curated_release.samples
     for entry in manifest.templates:

@@ -12,8 +12,9 @@ from typer.testing import CliRunner
 
 from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.cli.app import app
-from itemsmith.templates_bank.releases import Release, ReleaseCreate, create_release
 from itemsmith.templates_bank.items.schema import JudgeScore, StudentResponse, Template
+from itemsmith.templates_bank.releases import Release, ReleaseCreate, create_release
+from itemsmith.templates_bank.reverification import CallCounts, reverify_release
 from itemsmith.templates_bank.storage import (
     BankCreate,
     ReviewCreate,
@@ -32,7 +33,6 @@ from itemsmith.templates_bank.storage import (
 )
 from itemsmith.verification.agreement import krippendorff_alpha_interval
 from itemsmith.verification.judges import CRITERIA, Judge, JudgeConfig, PanelConfig
-from itemsmith.templates_bank.reverification import CallCounts, reverify_release
 from itemsmith.verification.students import PoolConfig, Student, StudentConfig
 
 SOURCE = '''
@@ -59,7 +59,7 @@ NEW = {"new-a": {"ALPHA": ALL_8, "BETA": dict(ALL_8, needs_series=2)},
 def scripted_judge(name: str, table_of: str | None = None, **config: object) -> Judge:
     """A scripted judge replying ``Score: N`` from NEW[table_of] by template and criterion."""
     tables = NEW[table_of or name]
-    rules = [{"match": rf"Criterion: {criterion.replace('_', ' ')}\..*{template}:", "replies": [f"Score: {score}"]}
+    rules = [{"match": rf"{template}:.*Criterion: {criterion.replace('_', ' ')}\.", "replies": [f"Score: {score}"]}
              for template, table in tables.items() for criterion, score in table.items()]
     model = ScriptedChatModel.from_source({"rules": rules}, model_name=name)
     return Judge(JudgeConfig(name=name, **{"samples": 1, **config}), model)
@@ -260,10 +260,10 @@ def test_bad_panels_are_refused_before_anything_runs(url: str) -> None:
 def test_scripted_reverify_from_the_command_line(url: str, tmp_path: Path) -> None:
     make_release(url)
     script = tmp_path / "judge.json"
-    rules = [{"match": r"Criterion: needs series\..*BETA:", "replies": ["Score: 2"]}]
+    rules = [{"match": r"BETA:.*Criterion: needs series\.", "replies": ["Score: 2"]}]
     script.write_text(json.dumps({"rules": rules, "replies": ["Fine.\nScore: 8"]}))
     runner = CliRunner()
-    args = ["reverify", "trends@1", "--judge", f"scripted:{script}", "--db", url]
+    args = ["release", "reverify", "trends@1", "--judge", f"scripted:{script}", "--db", url]
 
     first = runner.invoke(app, [*args, "--json"])
     assert first.exit_code == 0, first.output
@@ -278,5 +278,5 @@ def test_scripted_reverify_from_the_command_line(url: str, tmp_path: Path) -> No
     assert "now rejected" in again.output and "now accepted" in again.output
     assert f"judges: 0 model calls, 0 scores drawn, {len(TEMPLATES) * len(CRITERIA)} reused" in again.output
 
-    bad = runner.invoke(app, [*args, "--students", "scripted:x.json"])
+    bad = runner.invoke(app, [*args, "--student", "scripted:x.json"])
     assert bad.exit_code == 2 and "SPEC@RANK" in bad.output

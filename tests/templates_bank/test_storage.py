@@ -4,7 +4,7 @@ and in the database), verdicts and student responses with their cache keys, revi
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 import sqlalchemy as sa
@@ -27,11 +27,17 @@ from itemsmith.templates_bank.items.schema import (
 )
 from itemsmith.templates_bank.settings import StorageSettings
 from itemsmith.templates_bank.storage import (
+    APPEND_ONLY_TABLES,
+    VERSION_TABLE,
     BankCreate,
     BankExistsError,
+    Base,
     ImmutableRecordError,
     NotFoundError,
+    ReleaseRow,
+    ReleaseTemplateRow,
     ReviewCreate,
+    TemplateVersionRow,
     VersionConflictError,
     add_template_version,
     cached_student_response,
@@ -58,11 +64,9 @@ from itemsmith.templates_bank.storage import (
     upgrade,
     version_statuses,
 )
-from itemsmith.templates_bank.storage._engine import VERSION_TABLE
-from itemsmith.templates_bank.storage._models import APPEND_ONLY_TABLES, Base, ReleaseRow, ReleaseTemplateRow, TemplateVersionRow
 
 TABLES = {"banks", "template_versions", "verdicts", "student_responses", "review_decisions", "releases",
-          "release_templates"}
+          "release_templates", "evaluation_responses"}
 SOURCE = "def question(num_samples):\n    return []\n"
 ITEM = Item(question="Which way does it trend?", options=["up", "down"], answer_index=0,
             series=[{"name": "x", "values": [1.0, 2.0, 3.0]}])
@@ -74,7 +78,7 @@ def _template(key: str = "t", source: str = SOURCE, **provenance: object) -> Tem
                     provenance=Provenance(origin="generated", generator="scripted:test", **provenance))
 
 
-def _bank(session, name: str = "bank") -> int:  # noqa: ANN001
+def _bank(session, name: str = "bank") -> int:
     return create_bank(session, BankCreate(name=name, handler="synthetic", owner="alice", task="trends")).id
 
 
@@ -88,7 +92,7 @@ def _tables(url: str) -> set[str]:
 def test_migrations_up_down_up(backend_url: str) -> None:
     assert current_revision(backend_url) is None
     upgrade(backend_url)
-    assert current_revision(backend_url) == head_revision() == "0002"
+    assert current_revision(backend_url) == head_revision() == "0004"
     assert TABLES <= _tables(backend_url)
     downgrade(backend_url, "base")
     assert current_revision(backend_url) is None
@@ -100,6 +104,8 @@ def test_migrations_up_down_up(backend_url: str) -> None:
 
 
 def test_orm_models_match_the_migrated_schema(bank_url: str) -> None:
+    import itemsmith.service.tables  # noqa: F401 - the service's tables share Base and the migration chain
+
     with get_engine(bank_url).connect() as connection:
         context = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE})
         diff = compare_metadata(context, Base.metadata)
@@ -273,8 +279,8 @@ def test_review_decisions_and_release_status(bank_url: str) -> None:
         assert [v.id for v in releasable_versions(session, bank_id)] == [a2.id]
         stored = list_reviews(session, c1.id)
         assert stored == [review] and stored[0].reviewer == "bob" and stored[0].note == "leaks answer"
-        assert stored[0].created_at.tzinfo == timezone.utc
-        assert (datetime.now(timezone.utc) - stored[0].created_at).total_seconds() < 60
+        assert stored[0].created_at.tzinfo == UTC
+        assert (datetime.now(UTC) - stored[0].created_at).total_seconds() < 60
     with pytest.raises(ValueError):
         ReviewCreate(decision="maybe", reviewer="bob")
 
@@ -290,7 +296,7 @@ def test_curated_templates_round_trip(bank_url: str) -> None:
 # --- settings -------------------------------------------------------------------------------------
 
 
-def test_settings_and_urls(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # noqa: ANN001
+def test_settings_and_urls(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     monkeypatch.delenv("ITEMSMITH_DATABASE_URL", raising=False)
     monkeypatch.setenv("ITEMSMITH_DATA_DIR", str(tmp_path))
     assert StorageSettings().url == f"sqlite:///{tmp_path}/itemsmith.sqlite"

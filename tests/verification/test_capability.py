@@ -10,7 +10,14 @@ from scipy.stats import spearmanr
 from itemsmith.templates_bank.items.schema import Item, StudentResponse
 from itemsmith.verification.capability import CapabilityConfig, Outcome, assess, assess_all, rank_correlation
 from itemsmith.verification.samples import TemplateSample
-from itemsmith.verification.students import BlindCheck, PoolConfig, Student, StudentConfig, StudentReport, answer_template
+from itemsmith.verification.students import (
+    BlindCheck,
+    PoolConfig,
+    Student,
+    StudentConfig,
+    StudentReport,
+    answer_template,
+)
 
 
 def report(pattern: dict[tuple[str, int], list[int]], chance: float = 0.25, blind: BlindCheck | None = None,

@@ -247,3 +247,60 @@ def test_estimate_ability_rejects_bad_input_with_a_reason(frame, message):
     _, parameters = one_respondent(0.0, *true_parameters(2, seed=0), instances=1, seed=0)
     with pytest.raises(ValueError, match=message):
         estimate_ability(frame, parameters)
+
+
+# --- adaptive testing: information, running posterior, predicted accuracy ------------------------
+
+
+def test_fisher_information_peaks_at_the_difficulty_and_grows_with_discrimination():
+    from itemsmith.verification.irt import fisher_information
+
+    a, b = np.array([0.5, 1.0, 2.0, 2.0]), np.array([0.0, 0.0, 0.0, 1.5])
+    info = fisher_information(0.0, a, b)
+    assert np.allclose(info[:3], a[:3] ** 2 / 4)  # p = 1/2 at theta = b
+    assert info[3] < info[2]  # same a, off its difficulty
+    grid = np.linspace(-3, 3, 601)
+    assert abs(grid[np.argmax([fisher_information(t, a[3:], b[3:])[0] for t in grid])] - 1.5) < 0.011
+
+
+def test_running_posterior_matches_the_batch_estimate():
+    from itemsmith.verification.irt import AbilityPosterior
+
+    a, b = true_parameters(30, seed=3)
+    rng = np.random.default_rng(4)
+    correct = rng.random(30) < 1 / (1 + np.exp(-a * (0.7 - b)))
+    posterior = AbilityPosterior()
+    assert abs(posterior.mean) < 1e-9 and abs(posterior.sd - 1.0) < 1e-3  # the N(0, 1) prior
+    sds = []
+    for j in range(30):
+        posterior.update(float(a[j]), float(b[j]), bool(correct[j]))
+        sds.append(posterior.sd)
+    frame = pd.DataFrame({"template_id": [f"t{j}" for j in range(30)], "correct": correct.astype(int)})
+    parameters = {f"t{j}": IRTParameters(discrimination=float(a[j]), difficulty=float(b[j]), discrimination_se=0.1,
+                                         difficulty_se=0.1) for j in range(30)}
+    theta, se = estimate_ability(frame, parameters)
+    assert abs(posterior.mean - theta) < 1e-3 and abs(posterior.sd - se) < 1e-3
+    assert posterior.answers == 30 and sds[-1] < sds[0] < 1.0
+
+
+def test_a_wrong_answer_lowers_and_a_right_one_raises_the_ability():
+    from itemsmith.verification.irt import AbilityPosterior
+
+    up, down = AbilityPosterior(), AbilityPosterior()
+    up.update(1.5, 0.0, True)
+    down.update(1.5, 0.0, False)
+    assert up.mean > 0 > down.mean and abs(up.mean + down.mean) < 1e-9
+
+
+def test_expected_accuracy_is_the_mean_success_probability():
+    from itemsmith.verification.irt import expected_accuracy
+
+    a, b = np.array([1.0, 2.0, 0.5]), np.array([-1.0, 0.0, 2.0])
+    exact = float(np.mean(1 / (1 + np.exp(-a * (0.3 - b)))))
+    assert abs(expected_accuracy(0.3, 0.0, a, b) - exact) < 1e-12
+    weighted = float(np.average(1 / (1 + np.exp(-a * (0.3 - b))), weights=[1, 0, 3]))
+    assert abs(expected_accuracy(0.3, 0.0, a, b, np.array([1.0, 0.0, 3.0])) - weighted) < 1e-12
+    # uncertainty about the ability pulls the prediction towards the middle
+    assert expected_accuracy(3.0, 1.0, a, b) < expected_accuracy(3.0, 0.0, a, b)
+    with pytest.raises(ValueError, match="no templates"):
+        expected_accuracy(0.0, 1.0, np.array([]), np.array([]))

@@ -20,6 +20,7 @@ from pydantic import Field, PrivateAttr
 
 from itemsmith.templates_bank.items.schema import Item
 from itemsmith.verification.judges import (
+    ChatScoreReader,
     CriterionThreshold,
     Judge,
     JudgeConfig,
@@ -282,3 +283,72 @@ def test_configs_are_strict():
         PanelConfig(criteria=("relevance", "relevance"))
     with pytest.raises(ValueError, match="no judges"):
         judge_template(sample(), [])
+
+
+# --- score-first judges -----------------------------------------------------------------------
+
+
+class ScriptedReader:
+    """A scripted `ScoreReader`: a score distribution per criterion; every prompt is logged."""
+
+    def __init__(self, table: dict[str, dict[int, float]]) -> None:
+        self.table = table
+        self.prompts: list[str] = []
+
+    async def ascore_probabilities(self, messages: list[BaseMessage]) -> dict[int, float]:
+        prompt = messages[-1].text
+        self.prompts.append(prompt)
+        return self.table[criterion_of(prompt)]
+
+
+def test_scripted_score_first_judge_is_the_probability_weighted_mean_in_one_call():
+    reader = ScriptedReader({"relevance": {8: 0.6, 7: 0.3, 2: 0.05}, "solvability": {3: 0.5, 4: 0.5}})
+    panel = [Judge(JudgeConfig(name="local", form="score_first"), reader)]
+    result = judge_template(sample(), panel, PanelConfig(criteria=("relevance", "solvability")))
+    relevance, solvability = result.scores
+    assert relevance.method == "score_first" and relevance.attempts == 1 and len(reader.prompts) == 2
+    assert relevance.score == pytest.approx((8 * 0.6 + 7 * 0.3 + 2 * 0.05) / 0.95)
+    assert relevance.rationale.startswith("score-first distribution: P(8)=0.63")
+    assert solvability.score == pytest.approx(3.5) and not result.passed
+    assert all(p.rstrip().endswith('"Score: N", where N is an integer from 1 (worst) to 10 (best).')
+               and "Reply with the score only" in p for p in reader.prompts)
+
+
+def test_scripted_score_first_judge_with_no_mass_on_scores_is_missing_not_zero():
+    reader = ScriptedReader({"relevance": {11: 0.9, 0: 0.1}})
+    result = judge_template(sample(), [Judge(JudgeConfig(name="local", form="score_first"), reader)],
+                            PanelConfig(criteria=("relevance",)))
+    assert result.scores[0].score is None and "no probability on any score" in result.scores[0].error
+    assert not result.passed
+
+
+def test_judge_form_must_match_its_model():
+    with pytest.raises(ValueError, match="score_first form needs a ScoreReader"):
+        Judge(JudgeConfig(name="x", form="score_first"), GenericFakeChatModel(messages=iter([])))
+    with pytest.raises(ValueError, match="score_first form needs a ScoreReader"):
+        Judge(JudgeConfig(name="x"), ScriptedReader({}))
+
+
+def test_prompt_puts_the_items_before_the_criterion_so_criteria_share_a_prefix():
+    prompts = [judge_prompt(sample(), c, PanelConfig())[-1].text for c in ("relevance", "needs_series")]
+    shared = prompts[0].split("\n\nCriterion: ")[0]
+    assert prompts[1].startswith(shared) and "### Question 3" in shared and "Criterion" not in shared
+
+
+def test_scripted_chat_score_reader_reads_the_first_score_token_of_a_short_reply():
+    def rule(prompt: str, kwargs: dict[str, Any]) -> AIMessage:
+        return logprob_reply("Score: 9", {"9": 0.5, "10": 0.25, "8": 0.2, "the": 0.05})
+
+    chat = RuleChat(rule=rule)
+    reader = ChatScoreReader(chat, top_logprobs=5)
+    result = judge_template(sample(), [Judge(JudgeConfig(name="hosted", form="score_first"), reader)],
+                            PanelConfig(criteria=("relevance",)))
+    assert result.scores[0].score == pytest.approx((9 * 0.5 + 10 * 0.25 + 8 * 0.2) / 0.95)
+    assert chat.calls[0][1] == {"logprobs": True, "top_logprobs": 5, "max_tokens": 4}
+
+
+def test_scripted_chat_score_reader_without_logprobs_parses_the_reply():
+    reader = ChatScoreReader(RuleChat(rule=lambda prompt, kwargs: "Score: 6"))
+    result = judge_template(sample(), [Judge(JudgeConfig(name="hosted", form="score_first"), reader)],
+                            PanelConfig(criteria=("relevance",)))
+    assert result.scores[0].score == 6.0

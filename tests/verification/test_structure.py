@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from itemsmith.sandbox import SandboxLimits, SandboxPool
+from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool
 from itemsmith.templates_bank.items.schema import Item, RunStatus
 from itemsmith.verification.structure import check_structure
 
@@ -108,12 +108,66 @@ def test_killed(handler_path: str, pool) -> None:
     assert report.status is RunStatus.killed and "wall-clock" in report.error
 
 
-def test_nondeterministic_template_is_rejected(handler_path: str, pool) -> None:
-    source = ("def question(n):\n    stamp = datetime.datetime.now().isoformat()\n"
+def test_reading_the_clock_is_refused(handler_path: str, pool) -> None:
+    for reader in ("datetime.datetime.now()", "datetime.date.today()", "pd.Timestamp.now()", "id(rng)",
+                   "hash(object())"):
+        source = (f"def question(n):\n    stamp = str({reader})\n"
+                  "    return [tf_item(f'{stamp} {i}', True) for i in range(n)]\n")
+        report = check_structure(source, handler_path, num_samples=2, pool=pool)
+        assert report.status is RunStatus.error, reader
+        assert "not available in templates" in report.error and "template line 2" in report.error, report.error
+
+
+def test_reading_the_clock_through_a_string_is_refused(handler_path: str, pool) -> None:
+    source = ("def question(n):\n    stamp = str(pd.Timestamp('now'))\n"
               "    return [tf_item(f'{stamp} {i}', True) for i in range(n)]\n")
     report = check_structure(source, handler_path, num_samples=2, pool=pool)
+    assert report.status is RunStatus.error and "clock" in report.error
+
+
+class _SecondProcessDiffers:
+    """A sandbox whose second process gives other items for the same seed (what a template keyed
+    on memory addresses does, only sometimes)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def run(self, source: str, *, num_samples: int, seed: int, limits=None) -> RunResult:
+        self.calls += 1
+        stamp = "first" if self.calls == 1 else f"run {self.calls}"
+        return RunResult(status=RunStatus.ok, items=[
+            {"kind": "tf", "question": f"{stamp} {seed} {i}", "options": ["True", "False"], "answer_index": 0}
+            for i in range(num_samples)])
+
+
+def test_nondeterministic_template_is_rejected_across_processes(handler_path: str) -> None:
+    report = check_structure("unused", handler_path, num_samples=2, pool=_SecondProcessDiffers())  # type: ignore[arg-type]
     assert report.status is RunStatus.rejected and report.deterministic is False
-    assert "not deterministic" in report.error and "question" in report.error
+    assert "not deterministic" in report.error and "second sandbox process" in report.error
+
+
+def test_seeds_and_size_are_drawn_per_check_and_recorded(handler_path: str, pool) -> None:
+    first = check_structure(GOOD, handler_path, pool=pool)
+    second = check_structure(GOOD, handler_path, pool=pool)
+    assert first.passed and second.passed, (first.error, second.error)
+    assert len(first.seeds) == 2 and len(set(first.seeds)) == 2
+    assert not set(first.seeds) & set(second.seeds) and 0 not in first.seeds + second.seeds
+    assert first.num_samples is not None and 4 <= first.num_samples <= 12 and len(first.items) == first.num_samples
+
+
+def test_template_keyed_on_the_usual_seeds_is_seen_under_fresh_ones(handler_path: str, pool) -> None:
+    # items only for seed 0 and seed 1 (fingerprinted from rng); anything else fails at run time
+    source = ("def question(n):\n    tag = int(rng.integers(1 << 30))\n"
+              f"    if tag not in {_tags_of_seeds((0, 1))}:\n        raise ValueError('unseen seed')\n"
+              "    return [tf_item(f'value {tag} {i}', i % 2 == 0, series=[series([1.0, 2.0])]) for i in range(n)]\n")
+    assert all(pool.run(source, num_samples=5, seed=s).ok for s in (0, 1))  # what the old check ran: fine
+    report = check_structure(source, handler_path, pool=pool)
+    assert report.status is RunStatus.error and "unseen seed" in report.error
+
+
+def _tags_of_seeds(seeds: tuple[int, ...]) -> list[int]:
+    import numpy as np
+    return [int(np.random.default_rng(s).integers(1 << 30)) for s in seeds]
 
 
 def test_template_ignoring_the_seed_is_rejected(handler_path: str, pool) -> None:

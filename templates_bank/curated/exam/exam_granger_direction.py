@@ -31,7 +31,7 @@ def question(num_samples):
             texts[direction], [texts[d] for d in directions if d != direction],
             series=channels,
             rationale=f"Generated with synth.granger_pair(direction='{direction}'): {detail}.",
-            metadata={"generator": "granger_pair", "direction": direction, "x_is": f"series {shown['x']}",
+            metadata={"n_options": 3, "generator": "granger_pair", "direction": direction, "x_is": f"series {shown['x']}",
                       "y_is": f"series {shown['y']}", "length": n, "labels": labels},
         ))
     return items

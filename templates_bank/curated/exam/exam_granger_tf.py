@@ -9,11 +9,17 @@ def question(num_samples):
     items = []
     for _ in range(num_samples):
         n = int(rng.integers(150, 301))
-        direction = DIRECTIONS[int(rng.integers(3))]
+        # True and False equally often: a true statement names the real cause; a false one
+        # names the effect of a causal pair or either series of an independent pair
+        is_true = bool(rng.random() < 0.5)
+        direction = DIRECTIONS[int(rng.integers(2 if is_true else 3))]
         made = synth.granger_pair(rng, n, direction=direction)
         labels = made.labels
-        cause, effect = ("x", "y") if rng.random() < 0.5 else ("y", "x")
-        is_true = labels["cause"] == cause
+        if direction == "none":
+            cause = "x" if rng.random() < 0.5 else "y"
+        else:
+            cause = labels["cause"] if is_true else labels["effect"]
+        effect = "y" if cause == "x" else "x"
         if direction == "none":
             truth = "the two series are independent AR(1) processes"
         else:

@@ -1,6 +1,6 @@
 """Which series leads and by how many days (lead-lag; TimeSeriesExam causality). The pair comes from
 `synth.lagged_pair`, where y repeats x `lag` days later; the series are shown under neutral names
-in random roles, and the options pair a direction with the true lag or another lag."""
+in random roles, and the options name four different lags (two per direction)."""
 
 
 def phrase(leader, follower, lag):
@@ -11,14 +11,19 @@ def question(num_samples):
     items = []
     for _ in range(num_samples):
         n = int(rng.integers(100, 251))
-        made = synth.lagged_pair(rng, n)
+        # four different lags of 2-10 days, the key a uniformly drawn one of them
+        lags = sorted(int(v) for v in rng.choice(np.arange(2, 11), size=4, replace=False))
+        made = synth.lagged_pair(rng, n, lag=lags[int(rng.integers(4))])
         labels = made.labels
         lag = labels["lag"]
         names = ["A", "B"] if rng.random() < 0.5 else ["B", "A"]  # names[0] shows x (leader), names[1] shows y
         leader, follower = f"series {names[0]}", f"series {names[1]}"
-        others = [d for d in range(1, 13) if abs(d - lag) >= 2]
-        other = others[int(rng.integers(len(others)))]
-        wrong = [phrase(follower, leader, lag), phrase(leader, follower, other), phrase(follower, leader, other)]
+        # the other three lags; two options name each direction, so neither the lag's rank nor
+        # the direction gives the key away
+        other_lags = [v for v in lags if v != lag]
+        flip = int(rng.integers(3))
+        wrong = [phrase(leader, follower, o) if i == flip else phrase(follower, leader, o)
+                 for i, o in enumerate(other_lags)]
         channels = [series(made.values[:, 0], name=leader), series(made.values[:, 1], name=follower)]
         if names[0] == "B":
             channels = channels[::-1]

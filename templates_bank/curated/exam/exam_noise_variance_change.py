@@ -30,7 +30,7 @@ def question(num_samples):
             DESCRIPTIONS[kind], wrong,
             series=[series(values, name="daily return", unit="%")],
             rationale=f"Generated with synth.volatility (kind '{labels['kind']}'): {detail}.",
-            metadata={"generator": "volatility", "kind": kind, "reversed": kind == "decreasing", "length": n,
+            metadata={"n_options": 3, "generator": "volatility", "kind": kind, "reversed": kind == "decreasing", "length": n,
                       "labels": labels},
         ))
     return items

@@ -49,6 +49,6 @@ def question(num_samples):
             series=[series(values, name="value")],
             rationale=(f"Generated with synth.{kind} (" + describe(made.labels) + ")"
                        + (f", shifted to mean {level:.2f}" if kind == "ar" else "") + "."),
-            metadata={"generator": kind, "length": n, "offset": level, "labels": made.labels},
+            metadata={"n_options": 3, "generator": kind, "length": n, "offset": level, "labels": made.labels},
         ))
     return items

@@ -1,5 +1,7 @@
 """A regime change: two base patterns joined in time with `synth.concatenate`; which pattern comes
-first and which second (TimeSeriesExam pattern recognition)."""
+first and which second (TimeSeriesExam pattern recognition). The options are four different
+ordered pairs of patterns drawn at random, the keyed one among them uniformly, so no option is a
+reversed or half-swapped copy of the key (which would single it out)."""
 
 NAMES = {
     "sine": "a sine wave",
@@ -35,13 +37,15 @@ def question(num_samples):
     items = []
     kinds = list(NAMES)
     for _ in range(num_samples):
-        picks = rng.permutation(len(kinds))
-        first, second = kinds[int(picks[0])], kinds[int(picks[1])]
-        others = [kinds[int(i)] for i in picks[2:]]
+        # four different ordered pairs of patterns, the key a uniformly drawn one of them: no option
+        # is built from the key (a reversed or half-swapped copy would single it out)
+        pairs = [(a, b) for a in kinds for b in kinds if a != b]
+        chosen = [pairs[int(i)] for i in rng.choice(len(pairs), size=4, replace=False)]
+        first, second = chosen[int(rng.integers(4))]
         m1 = int(rng.integers(60, 121))
         m2 = int(min(120, max(60, round(m1 * float(rng.uniform(0.7, 1.4))))))
         made = synth.concatenate(segment(first, m1), segment(second, m2))
-        wrong = [phrase(second, first), phrase(first, others[0]), phrase(others[1], second)]
+        wrong = [phrase(a, b) for a, b in chosen if (a, b) != (first, second)]
         items.append(mc_item(
             f"This synthetic series ({m1 + m2} samples) switches regime once: it is two segments joined "
             "end to end, each following a single base pattern. Which describes the segments in time order?",

@@ -39,18 +39,17 @@ def turn_series(kind, n):
 
 def question(num_samples):
     items = []
-    kinds = ["up", "down", "none", "up_down", "down_up"]
     for _ in range(num_samples):
-        kind = kinds[int(rng.integers(len(kinds)))]
+        # the options are up, down, none and one of the turns; the key is uniform over them
+        shown = ["up", "down", "none", ["up_down", "down_up"][int(rng.integers(2))]]
+        kind = shown[int(rng.integers(len(shown)))]
         n = int(rng.integers(60, 241))
         if kind in ("up_down", "down_up"):
             values, labels = turn_series(kind, n)
-            turn = kind
         else:
             made = synth.trend(rng, n, kind=kind)
             values, labels = made.values, made.labels
-            turn = ["up_down", "down_up"][int(rng.integers(2))]
-        wrong = [DESCRIPTIONS[k] for k in ("up", "down", "none", turn) if k != kind]
+        wrong = [DESCRIPTIONS[k] for k in shown if k != kind]
         stamps = daily_dates(n)
         items.append(mc_item(
             f"This is a synthetic daily series ({n} days, {stamps[0]} to {stamps[-1]}). "

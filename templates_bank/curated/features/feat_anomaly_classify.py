@@ -1,4 +1,4 @@
-"""Feature classification (seed 000): which kind of anomaly does the series contain? Bound to
+"""Feature classification (Fons et al.): which kind of anomaly does the series contain? Bound to
 synth.anomaly's kind: spike, level shift, temporary plateau (step), drop-out, or a contextual
 anomaly in a seasonal series."""
 

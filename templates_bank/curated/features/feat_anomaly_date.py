@@ -1,4 +1,4 @@
-"""Anomaly location (seed 000 information retrieval on an anomaly): on which date does the single
+"""Anomaly location (Fons et al. information retrieval on an anomaly): on which date does the single
 spike occur? The series is synth.anomaly(kind="spike", count=1); the options are the spike's
 date and three other dates of the same series."""
 

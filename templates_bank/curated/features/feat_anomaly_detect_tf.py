@@ -1,4 +1,4 @@
-"""True/false (seed 000 feature detection): does the series contain an anomaly? The series is
+"""True/false (Fons et al. feature detection): does the series contain an anomaly? The series is
 synth.anomaly with kind "none" or one of spike, level_shift, step (temporary plateau), dropout."""
 
 ANOMALOUS = ["spike", "level_shift", "step", "dropout"]

@@ -1,4 +1,4 @@
-"""Feature classification (seed 000): which kind of structural break does the series have: a
+"""Feature classification (Fons et al.): which kind of structural break does the series have: a
 jump in level, a change of slope, a change of variance, or none? Bound to
 synth.structural_break's kind."""
 

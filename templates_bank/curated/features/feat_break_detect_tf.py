@@ -1,4 +1,4 @@
-"""True/false (seed 000 feature detection): does the series have a structural break? The series
+"""True/false (Fons et al. feature detection): does the series have a structural break? The series
 is synth.structural_break with kind "none" or a break in level, slope (trend) or variance."""
 
 BREAKS = ["level", "trend", "variance"]

@@ -1,4 +1,4 @@
-"""Feature classification (seed 000 multivariate correlation): are x and y positively correlated,
+"""Feature classification (Fons et al. multivariate correlation): are x and y positively correlated,
 negatively correlated, or uncorrelated? Bound to synth.correlated_pair's kind."""
 
 OPTIONS = {
@@ -26,6 +26,6 @@ def question(num_samples):
             series=[series(vals[:, 0], name=a), series(vals[:, 1], name=b)],
             rationale=(f"Built with synth.correlated_pair(kind='{key}'): the two series share a common Gaussian "
                        f"factor with correlation rho = {labels['rho']:+.2f}."),
-            metadata={"generator": "correlated_pair", "length": n, "labels": labels, "key": key, "names": [a, b]},
+            metadata={"n_options": 3, "generator": "correlated_pair", "length": n, "labels": labels, "key": key, "names": [a, b]},
         ))
     return items

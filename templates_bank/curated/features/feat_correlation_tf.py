@@ -1,4 +1,4 @@
-"""True/false (seed 000 multivariate feature detection): is a stated correlation between two
+"""True/false (Fons et al. multivariate feature detection): is a stated correlation between two
 series present? Bound to synth.correlated_pair's kind (positive, negative or none); the
 statement names one of the three relationships and is true exactly when it names the kind."""
 

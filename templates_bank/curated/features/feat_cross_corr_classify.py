@@ -1,4 +1,4 @@
-"""Feature classification (seed 000 cross-correlation): positive or negative, same-time (direct)
+"""Feature classification (Fons et al. cross-correlation): positive or negative, same-time (direct)
 or lagged? Bound to synth.lagged_pair with kind positive/negative and lag 0 (direct) or 3-10."""
 
 OPTIONS = {

@@ -1,5 +1,6 @@
-"""Cross-correlation lag (seed 000 cross-correlation with lag): by how many days does y follow x?
-Bound to synth.lagged_pair's lag (1-10 days); distractors are other lags 0-12."""
+"""Cross-correlation lag (Fons et al. cross-correlation with lag): by how many days does y follow x?
+Bound to synth.lagged_pair's lag (1-10 days); the options are four different delays of 1-10
+days, the key drawn uniformly among them (no zero delay, which the question rules out)."""
 
 
 def daily_dates(n):
@@ -8,21 +9,21 @@ def daily_dates(n):
 
 
 def days(k):
-    return "0 days (same day)" if k == 0 else f"{k} day{'s' if k > 1 else ''}"
+    return f"{k} day{'s' if k > 1 else ''}"
 
 
 def question(num_samples):
     items = []
     for _ in range(num_samples):
         n = int(rng.integers(120, 201))
-        lag = int(rng.integers(1, 11))
+        # four different delays of 1 to 10 days, the key a uniformly drawn one of them: every option
+        # has the key's distribution, so no rank, size or frequency of an option tells
+        lags = sorted(int(k) for k in rng.choice(np.arange(1, 11), size=4, replace=False))
+        lag = lags[int(rng.integers(4))]
         sign = "positive" if rng.random() < 0.5 else "negative"
         made = synth.lagged_pair(rng, n, kind=sign, lag=lag)
         labels = dict(made.labels)
-        wrong = []
-        for k in rng.permutation(13):
-            if int(k) != lag and len(wrong) < 3:
-                wrong.append(int(k))
+        wrong = [k for k in lags if k != lag]
         dates = daily_dates(n)
         vals = np.round(made.values, 2)
         relation = "the same way as" if sign == "positive" else "opposite to"

@@ -1,6 +1,7 @@
 """Dynamic conditional correlation dating: around which date does the correlation between x and
 y switch? Bound to synth.dcc_pair's change_index (positive <-> negative switches, so the change is
-visible); distractor dates lie at least 15% of the series away from it and from each other."""
+visible); the switch and three distractor dates are four dates at least 10% of the series apart
+within its middle 40%, the switch being a uniformly drawn one of them."""
 
 
 def daily_dates(n):
@@ -8,44 +9,36 @@ def daily_dates(n):
     return [(start + datetime.timedelta(days=i)).isoformat() for i in range(n)]
 
 
-def pick_far(anchor, lo, hi, gap, count):
-    """`anchor` plus count - 1 other indices in [lo, hi), all at least `gap` apart."""
-    for _ in range(200):
-        picked = [anchor]
-        for cand in rng.permutation(np.arange(lo, hi)):
-            if all(abs(int(cand) - p) >= gap for p in picked):
-                picked.append(int(cand))
-            if len(picked) == count:
-                return picked
-    return None
+def spread_positions(lo, hi, gap, count=4):
+    """`count` sorted indices in [lo, hi], neighbours at least `gap` apart, uniform over all such sets."""
+    slack = (hi - lo) - (count - 1) * gap
+    offsets = np.sort(rng.integers(0, slack + 1, size=count))
+    return [int(lo + o + i * gap) for i, o in enumerate(offsets)]
 
 
 def question(num_samples):
     items = []
-    tries = 0
-    while len(items) < num_samples and tries < 20 * num_samples:
-        tries += 1
+    for _ in range(num_samples):
         n = int(rng.integers(160, 261))
         kind = "positive_to_negative" if rng.random() < 0.5 else "negative_to_positive"
-        made = synth.dcc_pair(rng, n, kind=kind)
+        gap = int(0.1 * n)
+        # four candidate dates within the middle 40%; the switch is a uniformly drawn one of them
+        picked = spread_positions(int(0.3 * n), int(0.7 * n), gap)
+        c = picked.pop(int(rng.integers(len(picked))))
+        made = synth.dcc_pair(rng, n, kind=kind, change_index=c)
         labels = dict(made.labels)
-        c = int(labels["change_index"])
         dates = daily_dates(n)
-        gap = int(0.15 * n)
-        picked = pick_far(c, int(0.1 * n), int(0.9 * n), gap, 4)
-        if picked is None:
-            continue
         vals = np.round(made.values, 2)
         first, second = ("together", "in opposite directions") if kind == "positive_to_negative" else (
             "in opposite directions", "together")
         items.append(mc_item(
             f"x and y are daily series from {dates[0]} to {dates[-1]}. At first they tend to move {first}; later "
             f"they move {second}. Around which date does the relationship switch?",
-            dates[c], [dates[p] for p in picked[1:]],
+            dates[c], [dates[p] for p in picked],
             series=[series(vals[:, 0], name="x", timestamps=dates), series(vals[:, 1], name="y", timestamps=dates)],
             rationale=(f"Built with synth.dcc_pair(kind='{kind}'): correlation {labels['rho_before']:+.2f} before "
                        f"{dates[c]} (index {c}) and {labels['rho_after']:+.2f} from then on. Distractors are dates at "
-                       f"least {gap} days from it and from each other."),
+                       f"least {gap} days from it and from each other (the switch is a uniformly drawn one of four)."),
             metadata={"generator": "dcc_pair", "length": n, "labels": labels, "date": dates[c]},
         ))
     return items

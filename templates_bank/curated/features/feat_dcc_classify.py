@@ -1,4 +1,4 @@
-"""Feature classification (seed 000 dynamic conditional correlation): how does the correlation of
+"""Feature classification (Fons et al. dynamic conditional correlation): how does the correlation of
 x and y change over time? Bound to synth.dcc_pair's kind (one switch at 30-70% of the series)."""
 
 OPTIONS = {

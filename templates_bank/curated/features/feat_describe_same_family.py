@@ -1,7 +1,8 @@
-"""Description matching, inter-dataset style (seed 000): four descriptions of series from the same
+"""Description matching, inter-dataset style (Fons et al.): four descriptions of series from the same
 feature family (trend, seasonality, anomalies or structural breaks) but different kinds, each
-written from the labels of a series actually generated with that kind over the same dates
-(qualitative part plus the value range). Which one describes the attached series?"""
+written from the labels of a series actually generated with that kind over the same dates,
+level and noise (so no value range or level tells them apart). Which one describes the attached
+series? Trend has three kinds, so its items have three options (declared in metadata)."""
 
 FAMILIES = {
     "trend": ["up", "down", "none"],
@@ -90,12 +91,14 @@ def question(num_samples):
         dates = daily_dates(n)
         texts = []
         made_all = []
+        # one level and noise for all four series, so no number in a description (a level, a
+        # value range) singles out the attached series: only the feature itself does
+        level, noise = float(rng.uniform(20.0, 100.0)), float(rng.uniform(0.5, 2.0))
         for kind in kinds:
-            made = synth.GENERATORS[fam](rng, n, kind=kind)
+            made = synth.GENERATORS[fam](rng, n, kind=kind, level=level, noise=noise)
             vals = np.round(np.asarray(made.values), 2)
             made_all.append((vals, dict(made.labels)))
-            texts.append(f"Daily series from {dates[0]} to {dates[-1]}: {qualitative(made.labels, dates)}; values "
-                         f"range from {np.min(vals):.2f} to {np.max(vals):.2f}.")
+            texts.append(f"Daily series from {dates[0]} to {dates[-1]}: {qualitative(made.labels, dates)}.")
         if len(set(texts)) < len(texts):
             continue
         vals, labels = made_all[0]
@@ -107,7 +110,7 @@ def question(num_samples):
                        "from its labels; each distractor describes a series generated over the same dates with "
                        "another kind ("
                        + ", ".join(kinds[1:]) + ")."),
-            metadata={"generator": fam, "length": n, "labels": labels, "key": kinds[0],
+            metadata={"n_options": len(kinds), "generator": fam, "length": n, "labels": labels, "key": kinds[0],
                       "distractor_labels": [lab for _, lab in made_all[1:]]},
         ))
     return items

@@ -1,4 +1,4 @@
-"""Arithmetic reasoning (seed 000): on which date does the series reach its maximum (or minimum)?
+"""Arithmetic reasoning (Fons et al.): on which date does the series reach its maximum (or minimum)?
 The series comes from a univariate feature generator; the distractors are the dates of the next
 most extreme values, each at least 3 days from the answer and from each other."""
 

@@ -1,4 +1,4 @@
-"""Arithmetic reasoning (seed 000): what is the maximum (or minimum) value of the series? The
+"""Arithmetic reasoning (Fons et al.): what is the maximum (or minimum) value of the series? The
 series comes from a univariate feature generator; the options form an evenly spaced ladder
 around the true extreme (spacing at least 0.1 and 4-10% of the range), so the answer's rank
 among the options is uniform."""

@@ -1,4 +1,4 @@
-"""True/false (seed 000 distribution properties): are the returns fat-tailed? Bound to
+"""True/false (Fons et al. distribution properties): are the returns fat-tailed? Bound to
 synth.fat_tails: kind "fat_tailed" (Student-t, 2.0-2.8 degrees of freedom) versus "gaussian";
 draws are redrawn until the tails are visible (or, for Gaussian draws, clearly absent)."""
 

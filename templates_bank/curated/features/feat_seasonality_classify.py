@@ -1,4 +1,4 @@
-"""Feature classification (seed 000): which kind of seasonality does the series show: fixed,
+"""Feature classification (Fons et al.): which kind of seasonality does the series show: fixed,
 varying amplitude, shifting period, multiple cycles, or none? Bound to synth.seasonality's kind."""
 
 OPTIONS = {

@@ -1,4 +1,4 @@
-"""True/false (seed 000 feature detection): does the series show seasonality? The series is
+"""True/false (Fons et al. feature detection): does the series show seasonality? The series is
 synth.seasonality with kind "none" or one of the seasonal kinds (fixed, varying amplitude,
 shifting period, multiple)."""
 

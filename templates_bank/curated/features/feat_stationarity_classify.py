@@ -1,4 +1,4 @@
-"""Feature classification (seed 000 stationarity): stationary, random walk (unit root) or
+"""Feature classification (Fons et al. stationarity): stationary, random walk (unit root) or
 trend-stationary? Bound to synth.stationarity's kind; random walks are redrawn until they
 visibly wander."""
 
@@ -48,6 +48,6 @@ def question(num_samples):
             OPTIONS[key], [OPTIONS[k] for k in keys if k != key],
             series=[series(np.round(made.values, 2), name="value")],
             rationale=f"Built with synth.stationarity(kind='{key}'): {detail(labels)}.",
-            metadata={"generator": "stationarity", "length": n, "labels": labels, "key": key},
+            metadata={"n_options": 3, "generator": "stationarity", "length": n, "labels": labels, "key": key},
         ))
     return items

@@ -1,4 +1,4 @@
-"""True/false (seed 000 stationarity): is the series stationary? Bound to synth.stationarity:
+"""True/false (Fons et al. stationarity): is the series stationary? Bound to synth.stationarity:
 kind "stationary" (AR(1) around a constant mean) versus "random_walk" (unit root) or
 "trend_stationary" (a deterministic trend, so the mean changes)."""
 

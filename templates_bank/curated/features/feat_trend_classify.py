@@ -1,4 +1,4 @@
-"""Feature classification (seed 000): which kind of trend does the series show: steady or
+"""Feature classification (Fons et al.): which kind of trend does the series show: steady or
 accelerating, upward or downward, or none? Bound to synth.trend's kind and shape."""
 
 OPTIONS = {

@@ -1,4 +1,4 @@
-"""True/false (seed 000 feature detection): does the series have a trend? The series is
+"""True/false (Fons et al. feature detection): does the series have a trend? The series is
 synth.trend with kind "up", "down" (linear, quadratic or exponential shape) or "none"."""
 
 CLAIMS = [

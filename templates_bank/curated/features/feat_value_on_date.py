@@ -1,4 +1,4 @@
-"""Information retrieval (seed 000): what is the series' value on a given date? The series comes
+"""Information retrieval (Fons et al.): what is the series' value on a given date? The series comes
 from one of the univariate feature generators (trend, seasonality, anomaly, structural break,
 stationarity); the options are values of the same series on nearby dates, all distinct at two
 decimals."""

@@ -1,4 +1,4 @@
-"""Feature classification (seed 000): which kind of volatility do the returns show: constant,
+"""Feature classification (Fons et al.): which kind of volatility do the returns show: constant,
 increasing, clustered (GARCH) or clustered with a leverage effect (GJR-GARCH)? Bound to
 synth.volatility's kind; clustered and leverage paths are redrawn until the (a)symmetry is visible
 (after the 30% largest moves, next-day mean squared return after falls / after rises: >= 2 for

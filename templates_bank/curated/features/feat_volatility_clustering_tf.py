@@ -1,4 +1,4 @@
-"""True/false (seed 000 feature detection): does a returns series show volatility clustering?
+"""True/false (Fons et al. feature detection): does a returns series show volatility clustering?
 Bound to synth.volatility: kind "clustered" (GARCH(1,1)) or "leverage" (GJR-GARCH) for clustering,
 "constant" (i.i.d. Gaussian) for none."""
 

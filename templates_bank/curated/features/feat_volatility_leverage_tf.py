@@ -1,4 +1,4 @@
-"""True/false (seed 000 volatility sub-kinds): is the volatility clustering asymmetric (leverage
+"""True/false (Fons et al. volatility sub-kinds): is the volatility clustering asymmetric (leverage
 effect: turbulence after falls, hardly after rises)? Bound to synth.volatility: kind "leverage"
 (GJR-GARCH) versus "clustered" (symmetric GARCH). Paths are redrawn until the property is
 visible: after the 30% largest moves, the next day's mean squared return is at least 2 times

@@ -1,4 +1,9 @@
-"""Count the heartbeats in a stretch of ECG (beats found in the data, checked against the labels)."""
+"""Count the heartbeats in a stretch of ECG (beats found in the data, checked against the labels).
+
+Stretches of 3-9 s start anywhere on a 0.1-s grid of the checked 10-s windows (thousands of
+distinct stretches). Four random stretches of random lengths with four different counts are
+drawn and one of them, chosen uniformly, is shown: the distractors come from the key's own
+distribution, so neither a count's rank nor its typical size gives the key away."""
 
 FS = 360
 
@@ -47,36 +52,53 @@ def checked_windows():
     return out
 
 
+def stretch(win, length_s, start_tenths):
+    """(start sample, stop sample, beats inside) of a stretch, or None when a beat lies within
+    0.15 s of an edge (its count would be ambiguous)."""
+    start = start_tenths * FS // 10
+    stop = start + length_s * FS
+    peaks = win["peaks"]
+    if (np.abs(peaks - start) < 0.15 * FS).any() or (np.abs(peaks - stop) < 0.15 * FS).any():
+        return None
+    return start, stop, int(np.count_nonzero((peaks >= start) & (peaks < stop)))
+
+
+def draw(windows, length):
+    """A random valid stretch of `length` s (start on a 0.1-s grid) of a random checked window."""
+    for _ in range(100):
+        win = windows[int(rng.integers(len(windows)))]
+        got = stretch(win, length, int(rng.integers(0, (10 - length) * 10 + 1)))
+        if got is not None:
+            return (win, *got)
+    return None
+
+
 def question(num_samples):
     windows = checked_windows()
     items = []
     tries = 0
-    while len(items) < num_samples and tries < 200 * num_samples:
+    while len(items) < num_samples and tries < 500 * num_samples:
         tries += 1
-        win = windows[int(rng.integers(len(windows)))]
-        length = int(rng.choice([5, 6, 8, 10]))
-        start = int(rng.integers(0, (10 - length) * 2 + 1)) * FS // 2
-        stop = start + length * FS
-        peaks = win["peaks"]
-        near_edge = np.abs(peaks - start) < 0.15 * FS
-        near_edge = near_edge | (np.abs(peaks - stop) < 0.15 * FS)
-        if near_edge.any():
+        # four random stretches of 3 to 9 s whose counts all differ; the one shown is drawn uniformly
+        # from them, so the distractors come from the key's own distribution. The question does not
+        # state the length (the timestamps show it), so no text alone narrows the count down.
+        quad = [draw(windows, int(rng.integers(3, 10))) for _ in range(4)]
+        if any(q is None for q in quad) or len({q[3] for q in quad}) < 4:
             continue
-        inside = peaks[(peaks >= start) & (peaks < stop)]
-        n = int(len(inside))
-        offsets = [-4, -2, 2, 4]
-        picked = rng.choice(len(offsets), size=3, replace=False)
-        distractors = [str(n + offsets[int(k)]) for k in picked]
+        counts = [q[3] for q in quad]
+        win, start, stop, n = quad[int(rng.integers(4))]
+        length = (stop - start) // FS
+        inside = win["peaks"][(win["peaks"] >= start) & (win["peaks"] < stop)]
         t = win["t"][start:stop]
         times = ", ".join(f"{win['t'][p]:.2f}" for p in inside)
         items.append(mc_item(
-            f"This is {length} s of single-lead ECG (lead MLII, mV, 360 Hz) from {t[0]:.1f} s to {t[-1] + 1.0 / FS:.1f} s "
-            "of an MIT-BIH Arrhythmia Database recording. How many heartbeats (QRS complexes, normal or premature) "
-            "does it contain?",
-            str(n), distractors,
-            series=[series(win["x"][start:stop], name="ECG lead MLII", timestamps=[f"{v:.3f}" for v in t], unit="mV")],
+            "This is a stretch of single-lead ECG (lead MLII, mV, 360 samples per second) from an MIT-BIH "
+            "Arrhythmia Database recording. How many heartbeats (QRS complexes, normal or premature) does it contain?",
+            str(n), [str(c) for c in counts if c != n],
+            series=[series(win["x"][start:stop], name="ECG lead MLII", unit="mV")],
             rationale=(f"{n} R-peaks detected in the stretch, at "
-                       f"{times} s; none lies within 0.15 s of either edge."),
+                       f"{times} s; none lies within 0.15 s of either edge of this {length}-s stretch. The other options "
+                       "are the beat counts of other random stretches of the recording."),
             metadata={"record_ids": [win["rid"]], "start_s": round(float(t[0]), 3), "length_s": length, "n_beats": n},
         ))
     return items

@@ -1,4 +1,9 @@
-"""Estimate the mean heart rate of an ECG stretch (beats found in the data, checked against the labels)."""
+"""Estimate the mean heart rate of an ECG stretch (beats found in the data, checked against the labels).
+
+Stretches of 6-10 s start anywhere on a 0.1-s grid of the checked windows. The options are the
+rates (whole bpm, at least 3 apart) of four random stretches, one of them (drawn uniformly)
+shown: the distractors follow the key's own distribution, so no rank or typical value gives it
+away. (Record 208's rate varies little, so the options are close: the series must be read.)"""
 
 FS = 360
 
@@ -47,38 +52,51 @@ def checked_windows():
     return out
 
 
+def draw(windows):
+    """A random stretch (6 to 10 s, start on a 0.1-s grid) of a random checked window with at least
+    4 beats: (window, start, stop, R-peaks inside, heart rate in bpm)."""
+    for _ in range(100):
+        win = windows[int(rng.integers(len(windows)))]
+        length = int(rng.integers(6, 11))
+        start = int(rng.integers(0, (10 - length) * 10 + 1)) * FS // 10
+        stop = start + length * FS
+        inside = win["peaks"][(win["peaks"] >= start) & (win["peaks"] < stop)]
+        if len(inside) >= 4:
+            return win, start, stop, inside, 60000.0 / np.mean(np.diff(inside) * 1000.0 / FS)
+    return None
+
+
 def question(num_samples):
     windows = checked_windows()
     items = []
     tries = 0
-    while len(items) < num_samples and tries < 200 * num_samples:
+    while len(items) < num_samples and tries < 500 * num_samples:
         tries += 1
-        win = windows[int(rng.integers(len(windows)))]
-        length = int(rng.choice([6, 8, 10]))
-        start = int(rng.integers(0, (10 - length) * 2 + 1)) * FS // 2
-        stop = start + length * FS
-        inside = win["peaks"][(win["peaks"] >= start) & (win["peaks"] < stop)]
-        if len(inside) < 4:
+        # four random stretches whose rates (whole bpm) lie at least 3 bpm apart; the one shown is
+        # drawn uniformly from them, so the distractors follow the key's own distribution
+        quad = [draw(windows) for _ in range(4)]
+        if any(q is None for q in quad):
             continue
+        rates = sorted(int(round(q[4])) for q in quad)
+        if min(np.diff(rates)) < 3 or any(abs(q[4] - round(q[4])) > 0.35 for q in quad):
+            continue
+        win, start, stop, inside, bpm = quad[int(rng.integers(4))]
+        key = int(round(bpm))
+        length = (stop - start) // FS
         rr = np.diff(inside) * 1000.0 / FS
-        bpm = 60000.0 / np.mean(rr)
-        centre = int(round(bpm / 5.0)) * 5
-        if abs(bpm - centre) > 2.5:
-            continue
-        offsets = [-30, -15, 15, 30]
-        picked = rng.choice(len(offsets), size=3, replace=False)
-        distractors = [f"about {centre + offsets[int(k)]} beats per minute" for k in picked]
         t = win["t"][start:stop]
         rr_text = ", ".join(f"{v:.0f}" for v in rr)
         items.append(mc_item(
-            f"This is {length} s of single-lead ECG (lead MLII, mV, 360 Hz) from {t[0]:.1f} s to {t[-1] + 1.0 / FS:.1f} s "
-            "of an MIT-BIH Arrhythmia Database recording. Approximately what is the average heart rate over this stretch?",
-            f"about {centre} beats per minute", distractors,
-            series=[series(win["x"][start:stop], name="ECG lead MLII", timestamps=[f"{v:.3f}" for v in t], unit="mV")],
+            f"This is {length} s of single-lead ECG (lead MLII, mV, 360 samples per second, from {t[0]:.1f} s to "
+            f"{t[-1] + 1.0 / FS:.1f} s) "
+            "of an MIT-BIH Arrhythmia Database recording. What is the average heart rate over this stretch, to the "
+            "nearest beat per minute?",
+            f"{key} beats per minute", [f"{r} beats per minute" for r in rates if r != key],
+            series=[series(win["x"][start:stop], name="ECG lead MLII", unit="mV")],
             context="Heart rate = 60000 / mean RR interval (ms), where RR intervals are the gaps between consecutive R-peaks.",
             rationale=(f"{len(inside)} R-peaks detected in the stretch; RR intervals (ms): {rr_text}; "
-                       f"mean RR {np.mean(rr):.1f} ms gives {bpm:.1f} bpm, nearest option {centre} bpm "
-                       "(options are 15 bpm apart)."),
+                       f"mean RR {np.mean(rr):.1f} ms gives {bpm:.1f} bpm. The other options are the rates of other "
+                       "random stretches of the recording, at least 3 bpm away."),
             metadata={"record_ids": [win["rid"]], "start_s": round(float(t[0]), 3), "length_s": length,
                       "n_beats": int(len(inside)), "heart_rate_bpm": round(float(bpm), 2)},
         ))

@@ -1,39 +1,49 @@
-"""What share of a day's CGM readings lie in the 70-180 mg/dL target range."""
+"""What share of a stretch of CGM readings lie in the 70-180 mg/dL target range.
+
+A stretch is 8 to 24 hours of consecutive readings of one well-covered day (any start), so the
+pool holds thousands of stretches. The options are the in-range shares (whole %) of four random
+stretches, at least 8 points apart, one of them (drawn uniformly) shown: the distractors follow
+the key's own distribution, so neither its rank nor a typical value gives it away."""
+
+
+def draw(frames):
+    """A random stretch: (day, readings frame, in-range share in %)."""
+    day, frame, ok = frames[int(rng.integers(len(frames)))]
+    size = min(len(frame), int(rng.integers(96, 289)))
+    start = int(rng.integers(0, len(frame) - size + 1))
+    return day, frame.iloc[start:start + size], 100.0 * float(ok[start:start + size].mean())
 
 
 def question(num_samples):
     rec = handler.records()
-    rec = rec[(rec["coverage"] >= 0.9) & (rec["n_readings"] <= 288) & (rec["tir_pct"] <= 96)]
-    days = rec["record_id"].tolist()
-    items = []
-    tries = 0
-    while len(items) < num_samples and tries < 100 * num_samples:
-        tries += 1
-        day = str(days[int(rng.integers(len(days)))])
+    rec = rec[(rec["coverage"] >= 0.9) & (rec["n_readings"] <= 288)]
+    frames = []
+    for day in rec["record_id"].tolist():
         frame = handler.series(day)
         g = frame["glucose_mgdl"].to_numpy(dtype=float)
-        inside = int(((g >= 70) & (g <= 180)).sum())
-        pct = 100.0 * inside / len(g)
-        correct = int(round(pct))
-        chosen = [correct]
-        wrong = []
-        for cand in rng.permutation(np.arange(max(3, correct - 40), min(100, correct + 40) + 1)):
-            cand = int(cand)
-            if all(abs(cand - c) >= 12 for c in chosen):
-                chosen.append(cand)
-                wrong.append(cand)
-            if len(wrong) == 3:
-                break
-        if len(wrong) < 3:
+        frames.append((str(day), frame, (g >= 70) & (g <= 180)))
+    items = []
+    tries = 0
+    while len(items) < num_samples and tries < 200 * num_samples:
+        tries += 1
+        quad = [draw(frames) for _ in range(4)]
+        shares = sorted(int(round(q[2])) for q in quad)
+        if min(np.diff(shares)) < 8 or any(abs(q[2] - round(q[2])) > 0.4 for q in quad):
             continue
+        day, part, pct = quad[int(rng.integers(4))]
+        g = part["glucose_mgdl"].to_numpy(dtype=float)
+        correct = int(round(pct))
+        stamps = list(part.index.strftime("%Y-%m-%d %H:%M"))
+        inside = int(((g >= 70) & (g <= 180)).sum())
         items.append(mc_item(
-            f"These are continuous glucose monitor readings (mg/dL, every 5 minutes) of one person on {day}. "
-            "About what percentage of the day's readings lie in the target range 70-180 mg/dL (inclusive)?",
-            f"{correct}%", [f"{w}%" for w in wrong],
-            series=[series(g, name=f"glucose {day}", timestamps=list(frame.index.strftime("%Y-%m-%d %H:%M")),
-                           unit="mg/dL")],
+            f"These are {len(g)} consecutive continuous glucose monitor readings (mg/dL, every 5 minutes) of one "
+            f"person, {stamps[0]} to {stamps[-1]}. About what percentage of these readings lie in the target range "
+            "70-180 mg/dL (inclusive)?",
+            f"{correct}%", [f"{v}%" for v in shares if v != correct],
+            series=[series(g, name=f"glucose {day}", timestamps=stamps, unit="mg/dL")],
             rationale=(f"{inside} of {len(g)} readings are within 70-180 mg/dL: {pct:.1f}%, rounded to {correct}%; "
-                       f"{int((g < 70).sum())} readings are below 70 and {int((g > 180).sum())} above 180."),
-            metadata={"record_ids": [day], "tir_pct": round(pct, 2)},
+                       f"{int((g < 70).sum())} readings are below 70 and {int((g > 180).sum())} above 180. The other "
+                       "options are the shares of other random stretches, at least 8 points away."),
+            metadata={"record_ids": [day], "start": stamps[0], "n_readings": len(g), "tir_pct": round(pct, 2)},
         ))
     return items

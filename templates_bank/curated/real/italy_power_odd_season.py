@@ -3,6 +3,22 @@
 HALVES = {1: "October-March", 2: "April-September"}
 
 
+CONTEXT = ("In the cold half of the year (October to March) early darkness adds a lighting peak: the evening "
+           "maximum (17-20 h) rises above the daytime plateau (maximum over 9-15 h). In the warm half the daytime "
+           "plateau is higher than the evening maximum.")
+
+
+def evening_lead(profile):
+    """Evening maximum (hours 17-20) minus daytime maximum (hours 9-15): > 0 is the cold-half shape."""
+    return float(np.max(profile[17:21]) - np.max(profile[9:16]))
+
+
+def follows_context(profile, label):
+    """Whether the day shows its half's shape as CONTEXT states it, by at least 0.1 z."""
+    lead = evening_lead(profile)
+    return lead >= 0.1 if label == 1 else lead <= -0.1
+
+
 def question(num_samples):
     rec = handler.records()
     ids = rec["record_id"].tolist()
@@ -13,8 +29,9 @@ def question(num_samples):
     d1 = ((profiles - cent[1]) ** 2).sum(axis=1)
     d2 = ((profiles - cent[2]) ** 2).sum(axis=1)
     margin = np.where(labels == 1, d2 - d1, d1 - d2)
-    pools = {c: [i for i in range(len(ids)) if split[i] == "test" and labels[i] == c and margin[i] >= 2.0]
-             for c in (1, 2)}
+    # the context's rule must hold for every shown day (it contradicted ~15% of the labels otherwise)
+    pools = {c: [i for i in range(len(ids)) if split[i] == "test" and labels[i] == c and margin[i] >= 2.0
+                 and follows_context(profiles[i], c)] for c in (1, 2)}
     names = ["Day A", "Day B", "Day C", "Day D"]
     items = []
     for _ in range(num_samples):
@@ -32,8 +49,7 @@ def question(num_samples):
             names[key], [n for j, n in enumerate(names) if j != key],
             series=[series(profiles[i], name=names[j], timestamps=[str(h) for h in range(24)], unit="z-score")
                     for j, i in enumerate(days)],
-            context=("In the cold half of the year (October to March) early darkness adds a strong lighting peak at "
-                     "about 18-19 h; in the warm half the daytime plateau dominates and the evening peak is weak."),
+            context=CONTEXT,
             rationale=(f"{names[key]} ({ids[days[key]]}) is labelled {odd} ({HALVES[odd]}); the other three ("
                        + ", ".join(ids[days[j]] for j in range(4) if j != key)
                        + f") are labelled {common} ({HALVES[common]})."),

@@ -3,6 +3,22 @@
 HALVES = {1: "October-March", 2: "April-September"}
 
 
+CONTEXT = ("In the cold half of the year (October to March) early darkness adds a lighting peak: the evening "
+           "maximum (17-20 h) rises above the daytime plateau (maximum over 9-15 h). In the warm half the daytime "
+           "plateau is higher than the evening maximum.")
+
+
+def evening_lead(profile):
+    """Evening maximum (hours 17-20) minus daytime maximum (hours 9-15): > 0 is the cold-half shape."""
+    return float(np.max(profile[17:21]) - np.max(profile[9:16]))
+
+
+def follows_context(profile, label):
+    """Whether the day shows its half's shape as CONTEXT states it, by at least 0.1 z."""
+    lead = evening_lead(profile)
+    return lead >= 0.1 if label == 1 else lead <= -0.1
+
+
 def question(num_samples):
     rec = handler.records()
     ids = rec["record_id"].tolist()
@@ -14,19 +30,27 @@ def question(num_samples):
     d1 = ((profiles - cent[1]) ** 2).sum(axis=1)
     d2 = ((profiles - cent[2]) ** 2).sum(axis=1)
     margin = np.where(labels == 1, d2 - d1, d1 - d2)
-    pool = [i for i in range(len(ids)) if split[i] == "test" and margin[i] >= 1.0]
+    # the context's rule must hold for every asked day (it contradicted ~15% of the labels otherwise)
+    # the context's rule must hold for every asked day (it contradicted ~15% of the labels otherwise)
+    pools = {c: [i for i in range(len(ids)) if split[i] == "test" and labels[i] == c and margin[i] >= 1.0
+                 and follows_context(profiles[i], c)] for c in (1, 2)}
+    orders = {c: rng.permutation(len(pool)) for c, pool in pools.items()}  # no day repeats within a call
+    used = {1: 0, 2: 0}
     items = []
     for _ in range(num_samples):
-        i = int(pool[int(rng.integers(len(pool)))])
+        # the claimed half and the truth are drawn independently (50/50), then a day of the half
+        # they need: each wording is true half the time whatever the pools' sizes
         claim = int(rng.integers(1, 3))
+        half = claim if rng.random() < 0.5 else 3 - claim
+        i = int(pools[half][int(orders[half][used[half] % len(pools[half])])])
+        used[half] += 1
         truth = int(labels[i])
         items.append(tf_item(
             "This is one day of Italian electricity demand, one value per hour (hour 0 to 23), z-normalised so only "
             f"the daily shape is kept. True or false: the day falls in the {HALVES[claim]} half of the year.",
             claim == truth,
             series=[series(profiles[i], name="demand", timestamps=[str(h) for h in range(24)], unit="z-score")],
-            context=("In the cold half of the year (October to March) early darkness adds a strong lighting peak at "
-                     "about 18-19 h; in the warm half the daytime plateau dominates and the evening peak is weak."),
+            context=CONTEXT,
             rationale=(f"Record {ids[i]} is labelled {truth} ({HALVES[truth]}) in the archive. Its shape is nearer "
                        f"the {HALVES[truth]} training centroid: squared distance {d1[i]:.1f} to the October-March "
                        f"centroid and {d2[i]:.1f} to the April-September one."),

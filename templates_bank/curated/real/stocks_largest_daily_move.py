@@ -1,4 +1,7 @@
-"""On which date did a stock make its largest one-day percentage move."""
+"""On which trading day of a stretch did a stock make its largest one-day percentage move.
+
+Options name days by position in the stretch ("day 17"): with calendar dates a solver could
+memorize the few record-move days of 2000-2013, keyed in every stretch that holds them."""
 
 
 def question(num_samples):
@@ -25,13 +28,14 @@ def question(num_samples):
         ticker = rid.split("-")[0]
         items.append(mc_item(
             f"This is {ticker}'s daily split- and dividend-adjusted closing price (USD) over {n} trading days, "
-            f"{dates[0]} to {dates[-1]}. On which date did the price make its largest one-day move (up or down), "
-            "measured as the percentage change from the previous trading day's close?",
-            dates[key], [dates[i] for i in wrong_idx],
+            f"{dates[0]} to {dates[-1]}. On which trading day did the price make its largest one-day move (up or down), "
+            "measured as the percentage change from the previous trading day's close? Count the first trading day "
+            "shown as day 1.",
+            f"day {key + 1}", [f"day {i + 1}" for i in wrong_idx],
             series=[series(adj, name=f"{ticker} adj_close", timestamps=dates, unit="USD")],
-            rationale=(f"The largest move is {moves[key - 1]:+.2f}% on {dates[key]} ({adj[key - 1]:.2f} -> "
+            rationale=(f"The largest move is {moves[key - 1]:+.2f}% on day {key + 1}, {dates[key]} ({adj[key - 1]:.2f} -> "
                        f"{adj[key]:.2f} USD); the next largest are "
-                       + ", ".join(f"{moves[i - 1]:+.2f}% on {dates[i]}" for i in wrong_idx) + "."),
+                       + ", ".join(f"{moves[i - 1]:+.2f}% on day {i + 1}" for i in wrong_idx) + "."),
             metadata={"record_ids": [rid], "first_date": dates[0], "last_date": dates[-1],
                       "move_pct": round(float(moves[key - 1]), 3)},
         ))

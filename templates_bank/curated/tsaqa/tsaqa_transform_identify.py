@@ -2,12 +2,14 @@
 
 A is a raw (not normalised) seasonal series with a trend, level 20 to 100; B is one of four transforms of
 A, drawn uniformly: first difference, Fourier amplitude spectrum, db4 level-3 wavelet approximation, or
-z-score normalisation. The options are the four transforms (the same space every time).
+z-score normalisation. The options are the four transforms (the same space every time). Every B has
+exactly as many samples as A (the difference starts with a 0, the spectrum is the full two-sided one
+with the DC bin set to 0), so the sample count tells nothing: only B's shape does.
 """
 
 NAMES = {
-    "first_difference": "first difference: B[t] = A[t + 1] - A[t]",
-    "fourier_magnitude": "Fourier amplitude spectrum: |DFT(A)| without the DC term",
+    "first_difference": "first difference: B[0] = 0, then B[t] = A[t] - A[t - 1]",
+    "fourier_magnitude": "Fourier amplitude spectrum: B[k] = |DFT(A)[k]| for all k, with B[0] (the DC term) set to 0",
     "wavelet_approximation": "wavelet approximation: A smoothed by dropping the fine wavelet details (db4, level 3)",
     "zscore": "z-score normalisation: B = (A - mean(A)) / std(A)",
 }
@@ -16,9 +18,11 @@ ORDER = ["first_difference", "fourier_magnitude", "wavelet_approximation", "zsco
 
 def apply(name, x):
     if name == "first_difference":
-        return synth.first_difference(x)
+        return np.concatenate([[0.0], synth.first_difference(x)])
     if name == "fourier_magnitude":
-        return synth.fourier_magnitude(x)
+        spectrum = np.abs(np.fft.fft(x))
+        spectrum[0] = 0.0
+        return spectrum
     if name == "wavelet_approximation":
         return synth.wavelet_approximation(x)
     return synth.zscore(x)
@@ -35,7 +39,7 @@ def question(num_samples):
         name = ORDER[int(rng.integers(4))]
         b = apply(name, a)
         items.append(mc_item(
-            f"Series A ({n} samples) is a raw measurement series. Series B ({len(b)} samples) was computed from A "
+            f"Series A ({n} samples) is a raw measurement series. Series B (also {n} samples) was computed from A "
             "by one transformation. Which transformation was it?",
             NAMES[name], [NAMES[o] for o in ORDER if o != name],
             series=[series(a, name="A"), series(b, name="B")],

@@ -1,8 +1,19 @@
+import datetime as dt
+import re
+
 import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from itemsmith.templates_bank.items.helpers import bind_helpers, mc_item, pz_item, series, tf_item
+from itemsmith.templates_bank.items.helpers import (
+    bind_helpers,
+    date_options,
+    mc_item,
+    numeric_options,
+    pz_item,
+    series,
+    tf_item,
+)
 from itemsmith.templates_bank.items.schema import Item
 
 
@@ -65,3 +76,74 @@ def test_bound_helpers_use_the_run_generator():
     assert helpers["mc_item"]("q", "r", ["x", "y", "z"]) == expected
     assert helpers["series"]([1, 2], name="x", unit="mV") == {"name": "x", "values": [1.0, 2.0], "unit": "mV"}
     assert series([1], timestamps=["2024-01-01"])["timestamps"] == ["2024-01-01"]
+
+
+def _rank(key: str, wrong: list[str]) -> int:
+    values = sorted(float(re.sub(r"[^0-9.-]", "", v)) for v in [key, *wrong])
+    return values.index(float(re.sub(r"[^0-9.-]", "", key)))
+
+
+@pytest.mark.parametrize("n", [3, 4, 6])
+def test_numeric_options_put_the_key_at_a_uniform_rank(n: int) -> None:
+    rng = np.random.default_rng(5)
+    ranks = [_rank(*numeric_options(50.0, spread=2.0, n=n, decimals=1, rng=rng)) for _ in range(3000)]
+    counts = np.bincount(ranks, minlength=n)
+    assert chisquare(counts).pvalue > 0.001, counts
+
+
+def test_numeric_options_format_every_option_alike() -> None:
+    rng = np.random.default_rng(1)
+    key, wrong = numeric_options(12.3456, spread=0.7, decimals=2, unit="mm", rng=rng)
+    assert key == "12.35 mm" and len(wrong) == 3
+    assert all(re.fullmatch(r"-?\d+\.\d\d mm", o) for o in [key, *wrong])
+    assert len({key, *wrong}) == 4
+    assert numeric_options(7, rng=rng)[0] == "7"  # an int key: no decimals
+    percent_key, percent_wrong = numeric_options(40, unit="%", spread=5, rng=rng)
+    assert percent_key == "40%" and all(o.endswith("%") and " " not in o for o in percent_wrong)
+
+
+def test_numeric_options_respect_bounds_and_refuse_a_key_on_the_edge() -> None:
+    rng = np.random.default_rng(2)
+    for _ in range(200):
+        try:
+            key, wrong = numeric_options(2, spread=3, low=0, high=20, rng=rng)
+        except ValueError as exc:
+            assert "too close to low/high" in str(exc)
+            continue
+        assert all(0 <= int(o) <= 20 for o in [key, *wrong])
+    refused = 0
+    for _ in range(100):
+        try:
+            numeric_options(0, spread=1, low=0, rng=rng)
+        except ValueError:
+            refused += 1
+    assert 60 <= refused <= 90  # the key 0 can only be the smallest: 3 ranks of 4 refused, never narrowed
+    with pytest.raises(ValueError, match="outside"):
+        numeric_options(30, low=0, high=20, rng=rng)
+    with pytest.raises(ValueError, match="finite"):
+        numeric_options(float("nan"), rng=rng)
+
+
+def test_numeric_options_are_deterministic_under_the_run_seed() -> None:
+    first = bind_helpers(np.random.default_rng(11))["numeric_options"](3.7, spread=0.5)
+    again = bind_helpers(np.random.default_rng(11))["numeric_options"](3.7, spread=0.5)
+    assert first == again
+
+
+def test_date_options() -> None:
+    rng = np.random.default_rng(3)
+    ranks = []
+    for _ in range(2000):
+        try:
+            key, wrong = date_options("2024-03-15", spread_days=3, low="2024-03-01", high="2024-03-31", rng=rng)
+        except ValueError:
+            continue
+        assert key == "2024-03-15" and len(set(wrong)) == 3
+        days = sorted(dt.date.fromisoformat(d) for d in [key, *wrong])
+        assert days[0] >= dt.date(2024, 3, 1) and days[-1] <= dt.date(2024, 3, 31)
+        ranks.append(days.index(dt.date(2024, 3, 15)))
+    assert chisquare(np.bincount(ranks, minlength=4)).pvalue > 0.001
+    key, wrong = date_options(dt.datetime(2024, 1, 1, 6), step=dt.timedelta(hours=1), spread_days=0.2,
+                              fmt="%Y-%m-%d %H:%M", rng=rng)
+    assert key == "2024-01-01 06:00" and all(re.fullmatch(r"2024-01-01 \d\d:00|2023-12-31 \d\d:00", w)
+                                               for w in wrong)

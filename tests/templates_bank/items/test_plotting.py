@@ -80,3 +80,47 @@ def test_errors() -> None:
         plot_series([SERIES], "jpg")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="no series"):
         plot_item(Item(question="Q", options=["a", "b"], answer_index=0))
+
+
+# --- hostile labels (issue 14, finding 4) --------------------------------------------------------
+
+NESTED_MATHTEXT = "$" + "\\frac{" * 300 + "x" + "}{y}" * 300 + "$"
+
+
+def test_labels_are_plain_text_mathtext_is_never_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import matplotlib.mathtext
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("mathtext was parsed")
+
+    monkeypatch.setattr(matplotlib.mathtext.MathTextParser, "parse", refuse)
+    channels = [Series(name=NESTED_MATHTEXT[:120], unit="$\\sqrt{x}$", values=[1.0, 2.0],
+                       timestamps=["$a$", "$b^{c}$"]) for _ in range(3)]
+    assert plot_series(channels).startswith(PNG_SIGNATURE)
+    assert plot_series(channels, "svg").startswith(b"<?xml")
+
+
+def test_the_issue_320_channel_mathtext_item_is_refused_by_the_schema() -> None:
+    raw = {"question": "q", "options": ["a", "b"], "answer_index": 0,
+           "series": [{"name": NESTED_MATHTEXT, "values": [1.0]} for _ in range(320)]}
+    with pytest.raises(ValueError, match="at most 16 series"):
+        Item.model_validate(raw)
+    with pytest.raises(ValueError, match="at most 16 series"):
+        plot_series([Series(values=[1.0])] * 17)
+
+
+@pytest.mark.parametrize("raw_series", [
+    {"name": NESTED_MATHTEXT, "values": [1.0]},
+    {"name": "x", "unit": "u" * 121, "values": [1.0]},
+    {"name": "x", "values": [1.0] * 20_001},
+    {"name": "x", "values": [1.0], "timestamps": ["t" * 41]},
+])
+def test_schema_caps_labels_and_points(raw_series: dict) -> None:
+    with pytest.raises(ValueError):
+        Series.model_validate(raw_series)
+
+
+def test_schema_caps_points_per_item() -> None:
+    with pytest.raises(ValueError, match="at most 100000"):
+        Item.model_validate({"question": "q", "options": ["a", "b"], "answer_index": 0,
+                             "series": [{"name": f"c{i}", "values": [1.0] * 20_000} for i in range(6)]})

@@ -1,4 +1,4 @@
-"""Text rendering: the nine formats of seed 000 Appendix F, checked against hand-written text."""
+"""Text rendering: the nine formats of Fons et al. Appendix F, checked against hand-written text."""
 
 from __future__ import annotations
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -9,11 +10,11 @@ import uvicorn
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from itemsmith.service.auth import authenticate
 from itemsmith.cli.app import app
+from itemsmith.service.auth import authenticate
 from itemsmith.templates_bank.storage import current_revision, head_revision, open_session
 
-runner = CliRunner()
+runner = CliRunner(env={"COLUMNS": "400"})  # no wrapped error messages
 
 
 def test_a_created_key_is_printed_once_and_works_until_revoked(database_url: str, engine) -> None:
@@ -39,14 +40,26 @@ def test_a_created_key_is_printed_once_and_works_until_revoked(database_url: str
 
 def test_key_commands_refuse_bad_input(database_url: str, engine) -> None:
     blank = runner.invoke(app, ["keys", "create", "  ", "--db", database_url])
-    assert blank.exit_code == 2 and "needs an owner" in blank.stderr
+    assert blank.exit_code == 2 and "needs an owner" in blank.stderr  # a wrong command line
     unknown = runner.invoke(app, ["keys", "revoke", "999", "--db", database_url])
-    assert unknown.exit_code == 2 and "no API key with id 999" in unknown.stderr
+    assert unknown.exit_code == 1 and "no API key with id 999" in unknown.stderr  # a failed operation
 
 
 def test_key_commands_need_a_migrated_database(tmp_path: Path) -> None:
     result = runner.invoke(app, ["keys", "create", "alice", "--db", f"sqlite:///{tmp_path / 'new.sqlite'}"])
-    assert result.exit_code == 2 and "itemsmith db upgrade" in result.stderr
+    assert result.exit_code == 1 and "itemsmith db upgrade" in result.stderr
+
+
+def test_key_commands_print_json(database_url: str, engine) -> None:
+    created = runner.invoke(app, ["keys", "create", "carol", "--db", database_url, "--json"])
+    assert created.exit_code == 0, created.output
+    record = json.loads(created.stdout)
+    assert record["owner"] == "carol" and record["key"].startswith("ism_") and record["revoked_at"] is None
+    listed = json.loads(runner.invoke(app, ["keys", "list", "--db", database_url, "--json"]).stdout)
+    assert [k["id"] for k in listed] == [record["id"]] and "key" not in listed[0]
+    revoked = json.loads(runner.invoke(app, ["keys", "revoke", str(record["id"]), "--db", database_url,
+                                             "--json"]).stdout)
+    assert revoked["revoked_at"] is not None
 
 
 def test_serve_migrates_the_database_then_runs_the_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

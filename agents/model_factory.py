@@ -1,0 +1,314 @@
+"""The one place that builds the models the verification stages and the release operations call,
+for every entry point (author, recheck, reverify, evaluate; command line and jobs):
+
+- one spec rule: ``SPEC`` for judges and evaluated models, ``SPEC@RANK`` for students (the rank
+  follows the last ``@``, so a spec may hold one);
+- one identity rule, `model_identity`: the canonical spec (``provider:model[@endpoint]``) names a
+  judge or a student everywhere, so cached answers and earlier accuracies are found again;
+- bounded retries and timeouts from `AgentSettings` (`retry_policy`), every call metered into a
+  `CallLog`; a call that fails for good is logged and counts as a missing score or an unanswered
+  item, never a crash;
+- local models answer by letter log-likelihood (students, evaluated models) and judge by reading
+  the score distribution in one forward pass; hosted models by chat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import BaseModel, ConfigDict, Field, SkipValidation, model_validator
+
+from itemsmith.agents.errors import EmptyReplyError, ProviderCallError, ProviderConfigError
+from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete
+from itemsmith.agents.providers import ModelOptions, ModelSpec, SpecPolicy, make_model
+from itemsmith.agents.settings import AgentSettings, get_settings
+from itemsmith.agents.usage import CallUsage, UsageLedger, cost_of
+from itemsmith.templates_bank.items.rendering import TextFormat
+from itemsmith.verification.judges import CRITERION_MARKER, Judge, JudgeConfig, ScoreReader
+from itemsmith.verification.students import LetterScorer, Student, StudentConfig
+
+StudentMode = Literal["auto", "chat", "loglik"]
+
+
+def model_identity(spec: str) -> str:
+    """The name a model is recorded and compared under: its canonical spec."""
+    return str(ModelSpec.parse(spec))
+
+
+def retry_policy(settings: AgentSettings) -> RetryPolicy:
+    """Bounded exponential backoff for transient provider errors, from settings."""
+    return RetryPolicy(max_retries=settings.max_retries, initial_s=settings.backoff_initial_s,
+                       max_s=settings.backoff_max_s)
+
+
+class StudentSpec(BaseModel):
+    """A student: a model spec and its declared capability rank (larger is more capable).
+
+    Written ``SPEC@RANK`` (``local:smollm2-135m@1``). ``auto`` answers by letter log-likelihood
+    for local models and by chat (one parsed final letter) otherwise.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    spec: str = Field(min_length=3)
+    rank: int
+    mode: StudentMode = "auto"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        spec, at, rank = value.strip().rpartition("@")
+        try:
+            return {"spec": spec, "rank": int(rank)} if at and spec else _bad_student(value)
+        except ValueError:
+            return _bad_student(value)
+
+    @property
+    def resolved_mode(self) -> Literal["chat", "loglik"]:
+        if self.mode != "auto":
+            return self.mode
+        return "loglik" if ModelSpec.parse(self.spec).provider == "local" else "chat"
+
+    @property
+    def name(self) -> str:
+        return model_identity(self.spec)
+
+
+def _bad_student(value: str) -> Any:
+    raise ValueError(f"student {value!r} is not SPEC@RANK with an integer rank (e.g. local:smollm2-135m@1)")
+
+
+# --- metered, failure-tolerant models -------------------------------------------------------
+
+
+@dataclass
+class CallLog:
+    """What one stage run called: usage per call and the calls that failed for good."""
+
+    ledger: UsageLedger = field(default_factory=UsageLedger)
+    errors: list[str] = field(default_factory=list)
+
+
+def _cache_breakpoint(messages: list[BaseMessage]) -> list[BaseMessage]:
+    """Anthropic caches a prompt prefix only where a content block says so: mark the end of a
+    judge prompt's items part (shared by every criterion)."""
+    last = messages[-1]
+    text = last.content if isinstance(last.content, str) else None
+    if not isinstance(last, HumanMessage) or text is None or CRITERION_MARKER not in text:
+        return messages
+    shared, rest = text.split(CRITERION_MARKER, 1)
+    blocks = [{"type": "text", "text": shared, "cache_control": {"type": "ephemeral"}},
+              {"type": "text", "text": CRITERION_MARKER + rest}]
+    return [*messages[:-1], HumanMessage(content=blocks)]
+
+
+class GuardedChatModel(BaseChatModel):
+    """A chat model behind `agents.inference.complete` (timeout, bounded retries, usage): a call
+    that still fails is logged and answered with a text saying so, which the stage then reads
+    as an unparsed reply (a missing judge score, an unanswered item); with ``strict`` it raises
+    instead (an evaluation must not present a failed call as a wrong answer)."""
+
+    handle: SkipValidation[ModelHandle]
+    retry: RetryPolicy
+    log: SkipValidation[CallLog]  # shared by the stage's models: kept as is, never copied
+    role: str = ""
+    strict: bool = False
+
+    @property
+    def _llm_type(self) -> str:
+        return "guarded"
+
+    async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                         run_manager: AsyncCallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        handle = self.handle
+        if kwargs:  # e.g. logprobs=True, top_logprobs=k bound by the judge panel
+            handle = replace(handle, model=handle.model.bind(**kwargs))  # type: ignore[arg-type]
+        if handle.provider == "anthropic":
+            messages = _cache_breakpoint(messages)
+        try:
+            reply, _ = await complete(handle, messages, retry=self.retry, ledger=self.log.ledger, role=self.role)
+        except (ProviderCallError, EmptyReplyError) as exc:
+            self.log.errors.append(f"{self.role} {handle.spec}: {exc}")
+            if self.strict:
+                raise
+            reply = AIMessage(f"(no reply: {exc})")
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        return asyncio.run(self._agenerate(messages, stop, **kwargs))
+
+
+def _record(log: CallLog, identity: str, role: str, tokens: int, started: float) -> None:
+    provider, _, name = identity.partition(":")
+    log.ledger.record(CallUsage(provider=provider, model=name, role=role, input_tokens=tokens,
+                                cost_usd=cost_of(provider, name, tokens, 0), latency_s=time.monotonic() - started))
+
+
+@dataclass
+class MeteredScorer:
+    """A `LetterScorer` whose calls are metered; a failed call is logged and gives no scores
+    (the item counts as unanswered), or with ``strict`` raises."""
+
+    scorer: LetterScorer
+    identity: str
+    log: CallLog
+    strict: bool = False
+
+    def score_letters(self, prompt: str, letters: Sequence[str]) -> Mapping[str, float]:
+        started = time.monotonic()
+        try:
+            scores = self.scorer.score_letters(prompt, letters)
+        except Exception as exc:  # any failure of the model is recorded, the item stays unanswered
+            self.log.errors.append(f"student {self.identity}: {type(exc).__name__}: {exc}")
+            if self.strict:
+                raise
+            return {}
+        count = getattr(self.scorer, "count_tokens", None)  # llama.cpp scorers report their prompt's tokens
+        _record(self.log, self.identity, "student", count(prompt) if count else 0, started)
+        return scores
+
+
+@dataclass
+class MeteredReader:
+    """A `ScoreReader` whose calls are metered; a failed call is logged and reads no score (the
+    judge's score is missing)."""
+
+    reader: ScoreReader
+    identity: str
+    log: CallLog
+
+    async def ascore_probabilities(self, messages: list[BaseMessage]) -> Mapping[int, float]:
+        started = time.monotonic()
+        try:
+            probabilities = await self.reader.ascore_probabilities(messages)
+        except Exception as exc:  # noqa: BLE001 - any failure of the model is recorded, the score stays missing
+            self.log.errors.append(f"judge {self.identity}: {type(exc).__name__}: {exc}")
+            return {}
+        _record(self.log, self.identity, "judge", 0, started)
+        return probabilities
+
+
+# --- judges, students and evaluated models from specs ----------------------------------------
+
+
+@dataclass(frozen=True)
+class JudgeModel:
+    """A judge built from its spec: its configuration and its model (a chat model handle, or a
+    score reader for a local model). `bind` makes the panel's `Judge` for one stage run."""
+
+    config: JudgeConfig
+    model: ModelHandle | ScoreReader
+
+    def bind(self, log: CallLog, retry: RetryPolicy) -> Judge:
+        if isinstance(self.model, ModelHandle):
+            return Judge(self.config, GuardedChatModel(handle=self.model, retry=retry, log=log, role="judge"))
+        return Judge(self.config, MeteredReader(self.model, self.config.name, log))
+
+
+@dataclass(frozen=True)
+class StudentModel:
+    """A student built from its spec: its configuration and its model (a chat model handle, or a
+    letter scorer for a local model). `bind` makes the pool's `Student` for one stage run."""
+
+    config: StudentConfig
+    model: ModelHandle | LetterScorer
+
+    def bind(self, log: CallLog, retry: RetryPolicy, *, strict: bool = False) -> Student:
+        """With ``strict`` a call that fails for good raises instead of leaving the item unanswered."""
+        if isinstance(self.model, ModelHandle):
+            return Student(self.config, GuardedChatModel(handle=self.model, retry=retry, log=log, role="student",
+                                                         strict=strict))
+        return Student(self.config, MeteredScorer(self.model, self.config.name, log, strict))
+
+    @property
+    def max_concurrency(self) -> int | None:
+        return self.model.max_concurrency if isinstance(self.model, ModelHandle) else 1
+
+
+def _local(spec: str, role: str, what: str) -> tuple[Any, Any]:
+    from itemsmith.agents import llamacpp  # llama-cpp-python is an optional extra
+    from itemsmith.agents.local_models import get_local_model
+
+    parsed = ModelSpec.parse(spec)
+    if parsed.provider != "local":
+        raise ProviderConfigError(f"{role} {spec!r}: {what} need a local model (local:NAME)")
+    entry = get_local_model(parsed.model)
+    if not llamacpp.llama_available():
+        raise ProviderConfigError(f"{role} {spec!r} needs llama-cpp-python: pip install 'itemsmith[{entry.extra}]'")
+    return llamacpp, parsed
+
+
+def make_letter_scorer(spec: str, settings: AgentSettings) -> LetterScorer:
+    """A log-likelihood scorer for a local model spec (``local:NAME``)."""
+    from itemsmith.agents.local_models import model_path
+
+    llamacpp, parsed = _local(spec, "student", "log-likelihood answers")
+    return llamacpp.LlamaCppLetterScorer(model_path(parsed.model, settings.model_cache_dir), parsed.model,
+                                         n_ctx=settings.local_n_ctx, n_threads=settings.local_n_threads)
+
+
+def make_score_reader(spec: str, settings: AgentSettings) -> ScoreReader:
+    """A single-pass score reader for a local judge spec (``local:NAME``)."""
+    from itemsmith.agents.local_models import model_path
+
+    llamacpp, parsed = _local(spec, "judge", "single-pass scores")
+    return llamacpp.LlamaCppScoreReader(model_path(parsed.model, settings.model_cache_dir), parsed.model,
+                                        n_ctx=settings.local_n_ctx, n_threads=settings.local_n_threads)
+
+
+def build_judges(specs: Sequence[str], *, settings: AgentSettings | None = None, samples: int = 3,
+                 retries: int = 2, max_tokens: int = 600, policy: SpecPolicy | None = None) -> list[JudgeModel]:
+    """One judge per spec, named by its identity, its provider as the family: local models read
+    their score in one pass, hosted ones reason and are sampled."""
+    settings = settings or get_settings()
+    names = [model_identity(spec) for spec in specs]
+    if len(set(names)) != len(names):
+        raise ProviderConfigError(f"judge specs must be distinct, got {list(specs)}")
+    judges = []
+    for spec, name in zip(specs, names, strict=True):
+        if ModelSpec.parse(spec).provider == "local":
+            config = JudgeConfig(name=name, family="local", form="score_first")
+            judges.append(JudgeModel(config, make_score_reader(spec, settings)))
+            continue
+        handle = make_model(spec, options=ModelOptions(max_tokens=max_tokens), settings=settings, policy=policy)
+        judges.append(JudgeModel(JudgeConfig(name=name, family=handle.provider, samples=samples,
+                                             max_retries=retries), handle))
+    return judges
+
+
+def build_students(specs: Sequence[StudentSpec], *, settings: AgentSettings | None = None, max_tokens: int = 600,
+                   text_format: TextFormat = TextFormat.plain, decimals: int = 2,
+                   policy: SpecPolicy | None = None) -> list[StudentModel]:
+    """One student per spec, named by its identity, shown items in `text_format`, answering in
+    its resolved mode."""
+    settings = settings or get_settings()
+    names = [s.name for s in specs]
+    if len(set(names)) != len(names):
+        raise ProviderConfigError(f"student models must be distinct, got {names}")
+    students = []
+    for spec in specs:
+        config = StudentConfig(name=spec.name, rank=spec.rank, model=spec.spec, text_format=text_format,
+                               decimals=decimals)
+        if spec.resolved_mode == "loglik":
+            students.append(StudentModel(config, make_letter_scorer(spec.spec, settings)))
+        else:
+            students.append(StudentModel(config, make_model(spec.spec, options=ModelOptions(max_tokens=max_tokens),
+                                                            settings=settings, policy=policy)))
+    return students
+
+
+def build_respondent(spec: str, *, settings: AgentSettings | None = None, decimals: int = 2,
+                     policy: SpecPolicy | None = None) -> StudentModel:
+    """The model under evaluation, built like a student (rank 0)."""
+    return build_students([StudentSpec(spec=spec, rank=0)], settings=settings, decimals=decimals, policy=policy)[0]

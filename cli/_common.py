@@ -1,0 +1,104 @@
+"""What the command groups share: options, errors and exit codes, JSON output, the bank session.
+
+Exit codes: 0 done, 1 the operation failed (`fail`), 2 the command line is wrong (`usage_error`,
+and Typer's own checks of options and arguments).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from itemsmith.agents.model_factory import StudentSpec
+    from itemsmith.templates_bank.releases import Release
+
+__all__ = ["DbOpt", "HandlerOpt", "JsonOpt", "ReleaseArg", "SamplesOpt", "SeedOpt", "StudentOpt", "WorkersOpt",
+           "bank_session", "fail", "load_release", "parse_students", "print_json", "usage_error"]
+
+SamplesOpt = Annotated[int, typer.Option("-n", "--samples", min=1, max=1000, help="Items to sample.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the run; same seed, same items.")]
+DbOpt = Annotated[str | None, typer.Option(
+    "--db", help="Database URL (default: ITEMSMITH_DATABASE_URL, else ITEMSMITH_DATA_DIR/itemsmith.sqlite).")]
+WorkersOpt = Annotated[int, typer.Option("--workers", min=1, max=64, help="Sandbox workers regenerating items.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON (one object or array).")]
+HandlerOpt = Annotated[str, typer.Option("--handler", help="Built-in handler name or a handler .py file.")]
+ReleaseArg = Annotated[str, typer.Argument(help="BANK@NUMBER or BANK@latest.")]
+StudentOpt = Annotated[list[str] | None, typer.Option(
+    "--student", help="Student as SPEC@RANK, larger rank = more capable (repeat for a pool); local models "
+                      "answer by letter log-likelihood. None: no student pool.")]
+
+
+def fail(message: str) -> typer.Exit:
+    """Report a failed operation (exit code 1); ``raise fail(...)``. The message is made
+    terminal-safe: it often quotes template output."""
+    from itemsmith.templates_bank.items.rendering import terminal_safe
+
+    typer.secho(f"error: {terminal_safe(message)}", err=True, fg=typer.colors.RED)
+    return typer.Exit(code=1)
+
+
+def usage_error(message: str) -> typer.BadParameter:
+    """Report a wrong command line (exit code 2, with the usage line); ``raise usage_error(...)``."""
+    return typer.BadParameter(message)
+
+
+def print_json(payload: BaseModel | dict[str, Any] | list[Any]) -> None:
+    """One JSON document on stdout."""
+    if isinstance(payload, BaseModel):
+        sys.stdout.write(payload.model_dump_json() + "\n")
+        return
+    sys.stdout.write(json.dumps(payload, default=str) + "\n")
+
+
+@contextmanager
+def bank_session(db: str | None) -> Iterator[Session]:
+    """A session on a bank database migrated to this itemsmith's schema (else exit 1, saying how)."""
+    from itemsmith.templates_bank.storage import StorageError, open_session, require_current_schema
+
+    try:
+        require_current_schema(db)
+    except StorageError as exc:
+        raise fail(str(exc)) from None
+    with open_session(db) as session:
+        yield session
+
+
+def load_release(ref: str, db: str | None) -> Release:
+    """The release BANK@NUMBER / BANK@latest: a malformed reference is a usage error, a missing one a failure."""
+    from itemsmith.templates_bank.releases import ReleaseError, get_release, parse_release_ref
+    from itemsmith.templates_bank.storage import StorageError
+
+    try:
+        bank, number = parse_release_ref(ref)
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
+    try:
+        with bank_session(db) as session:
+            return get_release(session, bank, number)
+    except (StorageError, ReleaseError) as exc:
+        raise fail(str(exc)) from None
+
+
+def parse_students(specs: list[str] | None) -> list[StudentSpec]:
+    """``--student SPEC@RANK`` (the one rule of `agents.model_factory.StudentSpec`)."""
+    from pydantic import ValidationError
+
+    from itemsmith.agents.model_factory import StudentSpec
+
+    parsed = []
+    for text in specs or []:
+        try:
+            parsed.append(StudentSpec.model_validate(text))
+        except ValidationError:
+            raise usage_error(f"--student {text!r}: write SPEC@RANK, e.g. openai:gpt-4o-mini@1 "
+                              "(larger rank: more capable)") from None
+    return parsed

@@ -1,0 +1,151 @@
+"""`itemsmith author`: the authoring agents on a handler, resumable."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from itemsmith.cli._common import DbOpt, HandlerOpt, SeedOpt, StudentOpt, bank_session, fail, print_json, usage_error
+
+if TYPE_CHECKING:
+    from itemsmith.agents.models import RunReport
+    from itemsmith.service.bank_import import ImportReport
+    from itemsmith.templates_bank.diversity import TemplateDiversity
+
+__all__ = ["author", "cli_user", "diversity_summary", "import_summary"]
+
+
+def author(
+    handler: HandlerOpt,
+    task: Annotated[str, typer.Option("--task", help="What the benchmark should test, in plain words.")],
+    templates: Annotated[int, typer.Option("--templates", "-N", min=1, max=1000, help="Template slots to fill.")] = 5,
+    generator: Annotated[str | None, typer.Option(
+        "--generator", help="Model spec, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, "
+                            "openai_compatible:NAME@URL, local:qwen2.5-coder-1.5b. Default: a hosted model when "
+                            "its API key is set, else the local model.")] = None,
+    planner: Annotated[str | None, typer.Option("--planner", help="Model spec of the planner (default: the generator).")] = None,
+    rounds: Annotated[int, typer.Option("--rounds", min=1, max=20, help="Generate/refine rounds per slot.")] = 3,
+    slots: Annotated[int, typer.Option("--slots", min=1, max=256, help="Slots authored concurrently.")] = 4,
+    sandbox_workers: Annotated[int, typer.Option("--sandbox-workers", min=1, max=64)] = 2,
+    out: Annotated[Path, typer.Option("--out", help="Output folder (a run writes OUT/RUN_ID/).", file_okay=False)]
+        = Path("out"),
+    checkpoint: Annotated[str | None, typer.Option(
+        "--checkpoint", help="SQLite file or postgresql:// URL (default OUT/checkpoints.sqlite).")] = None,
+    run_id: Annotated[str | None, typer.Option("--run-id", help="Resume this run (or name a new one).")] = None,
+    seed: SeedOpt = 0,
+    judge: Annotated[list[str] | None, typer.Option(
+        "--judge", help="Judge model spec (repeat for a panel); none: no judge panel.")] = None,
+    student: StudentOpt = None,
+    no_live: Annotated[bool, typer.Option("--no-live", help="Plain log lines instead of a live table.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print only the run's summary as one JSON object.")] = False,
+    bank: Annotated[str | None, typer.Option(
+        "--bank", help="Also store the accepted templates with their verdicts in this bank (as the author job does; "
+                       "calibrated when there is a student pool).")] = None,
+    db: DbOpt = None,
+) -> None:
+    """Author item templates for a handler: plan, generate, check in the sandbox, judge, test on students,
+    refine. Resumable. Exit code 1 when no template was accepted."""
+    import asyncio
+
+    from pydantic import ValidationError
+
+    from itemsmith.agents.errors import AgentError
+    from itemsmith.agents.progress import ProgressTable
+    from itemsmith.agents.run import AuthorConfig, new_run_id
+    from itemsmith.agents.run import author as run_author
+    from itemsmith.handlers import HandlerSourceError
+    from itemsmith.sandbox import SandboxError
+
+    run_id = run_id or new_run_id()
+    if bank is not None:
+        _require_bank(bank, db)
+    try:
+        config = AuthorConfig(handler=handler, task=task, templates=templates, generator=generator, planner=planner,
+                              max_rounds=rounds, slots=slots, sandbox_workers=sandbox_workers, out_dir=out,
+                              checkpoint=checkpoint, run_id=run_id, seed=seed, judges=judge or [],
+                              students=student or [])
+    except ValidationError as exc:
+        raise usage_error("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
+    typer.echo(f"run {run_id} (if it stops, resume with --run-id {run_id})", err=True)
+    try:
+        with ProgressTable(max_rounds=rounds, live=not no_live and sys.stderr.isatty()) as progress:
+            report = asyncio.run(run_author(config, on_event=progress))
+    except (AgentError, HandlerSourceError, SandboxError) as exc:
+        raise fail(str(exc)) from None
+    except KeyboardInterrupt:
+        raise fail(f"interrupted; finished templates are kept: resume with --run-id {run_id}") from None
+    summary = report.summary()
+    imported = _store_in_bank(report, bank, db) if bank is not None else None
+    if as_json:
+        print_json({**summary, "bank": imported.model_dump(mode="json")} if imported is not None else summary)
+    else:
+        typer.echo(json.dumps(summary, indent=1))
+        typer.echo(f"accepted templates and report: {out / report.run_id}/ (resume with --run-id {report.run_id})")
+        if imported is not None:
+            typer.echo(import_summary(imported))
+    if not report.accepted:
+        raise typer.Exit(code=1)
+
+
+def _require_bank(bank: str, db: str | None) -> None:
+    """Fail before authoring when the bank to store into does not exist."""
+    from itemsmith.templates_bank.storage import StorageError, get_bank
+
+    try:
+        with bank_session(db) as session:
+            get_bank(session, bank)
+    except StorageError as exc:
+        raise fail(str(exc)) from None
+
+
+def _store_in_bank(report: RunReport, bank: str, db: str | None) -> ImportReport:
+    from itemsmith.service.bank_import import RunImportError, import_run
+    from itemsmith.templates_bank.storage import StorageError
+
+    try:
+        with bank_session(db) as session:
+            return import_run(session, report, bank, created_by=cli_user())
+    except (RunImportError, StorageError) as exc:
+        raise fail(f"{exc}; the run is kept: store it later with `itemsmith bank import-run "
+                   f"OUT/{report.run_id} --bank {bank}`") from None
+
+
+def cli_user() -> str:
+    """Who stores templates from the command line: ``cli:<login name>``."""
+    import getpass
+
+    return f"cli:{getpass.getuser()}"
+
+
+def import_summary(imported: ImportReport) -> str:
+    """What an import stored, and how calibration went, as text."""
+    fresh = sum(t.stored for t in imported.templates)
+    lines = [f"bank {imported.bank}: {len(imported.templates)} accepted template(s) of run {imported.run_id} "
+             f"({fresh} stored now, {len(imported.templates) - fresh} on record already)"]
+    lines += [f"  {t.template_key:40} version {t.version_id}  {t.title}" for t in imported.templates]
+    if imported.diversity is not None:
+        lines.append(diversity_summary(imported.diversity))
+    if imported.calibration is not None:
+        review = imported.calibration.needs_review
+        lines.append(f"calibrated ({imported.calibration.calibration_id}); to review: {', '.join(review) or 'none'}")
+    elif imported.calibration_skipped:
+        lines.append(f"not calibrated: {imported.calibration_skipped}")
+    return "\n".join(lines)
+
+
+def diversity_summary(summary: TemplateDiversity) -> str:
+    """TimeSeriesExamAgent's diversity numbers and the near-duplicate pairs, as text."""
+    report = summary.report
+    if report is None:
+        numbers = "too few items to measure"
+    else:
+        embedding = ("n/a" if report.embedding_distance_mean is None
+                     else f"{report.embedding_distance_mean:.3f}")
+        numbers = (f"embedding distance {embedding}, Levenshtein {report.levenshtein_mean:.3f} "
+                   f"({report.n_sampled} of {report.n_texts} item texts)")
+    pairs = ", ".join(f"{p.first} ~ {p.second}" for p in summary.near_duplicates) or "none"
+    return f"diversity ({summary.embedder}): {numbers}; near duplicates: {pairs}"

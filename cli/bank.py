@@ -1,0 +1,141 @@
+"""`itemsmith bank list|show|create|import-curated|import-run`: the stored template banks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from itemsmith.cli._common import DbOpt, HandlerOpt, JsonOpt, bank_session, fail, print_json
+
+__all__ = ["app"]
+
+app = typer.Typer(help="Stored template banks: one per dataset and task, with every template version.",
+                  no_args_is_help=True)
+
+BankArg = Annotated[str, typer.Argument(help="Bank name.")]
+
+
+@app.command("list")
+def bank_list(db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """List the stored banks: name, handler, owner, task."""
+    from itemsmith.templates_bank.storage import StorageError, list_banks
+
+    try:
+        with bank_session(db) as session:
+            banks = list_banks(session)
+    except StorageError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        print_json([bank.model_dump(mode="json") for bank in banks])
+        return
+    for bank in banks:
+        typer.echo(f"{bank.name:24} {bank.handler:16} {bank.owner:16} {bank.task}")
+
+
+@app.command("show")
+def bank_show(name: BankArg, db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """List a bank's template versions with their status (approved, rejected, accepted, declined, pending)."""
+    from itemsmith.templates_bank.storage import StorageError, get_bank, list_versions, version_statuses
+
+    try:
+        with bank_session(db) as session:
+            bank = get_bank(session, name)
+            statuses = version_statuses(session, bank.id)
+            versions = list_versions(session, bank.id)
+    except StorageError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        print_json({"bank": bank.model_dump(mode="json"),
+                    "versions": [{**v.model_dump(mode="json", exclude={"source"}), "status": statuses[v.id]}
+                                 for v in versions]})
+        return
+    for version in versions:
+        typer.echo(f"{version.template_key:40} {version.content_hash[:12]} {statuses[version.id]:9} "
+                   f"{version.created_at:%Y-%m-%d} {version.created_by}")
+
+
+@app.command("create")
+def bank_create(
+    name: Annotated[str, typer.Argument(help="Bank name (lowercase letters, digits, . _ -).")],
+    handler: HandlerOpt,
+    owner: Annotated[str, typer.Option("--owner", help="Who owns the bank.")],
+    task: Annotated[str, typer.Option("--task", help="What the bank's benchmark tests.")] = "",
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create a stored template bank (one per dataset and task)."""
+    from pydantic import ValidationError
+
+    from itemsmith.templates_bank.storage import BankCreate, StorageError, create_bank
+
+    try:
+        request = BankCreate(name=name, handler=handler, owner=owner, task=task)
+    except ValidationError as exc:
+        raise typer.BadParameter("; ".join(e["msg"] for e in exc.errors())) from None
+    try:
+        with bank_session(db) as session:
+            bank = create_bank(session, request)
+    except StorageError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        print_json(bank)
+        return
+    typer.echo(f"created bank {bank.name!r} (id {bank.id})")
+
+
+@app.command("import-curated")
+def bank_import_curated(
+    name: Annotated[str, typer.Argument(help="Bank to import into.")],
+    reviewer: Annotated[str, typer.Option("--reviewer", help="Recorded as the approving reviewer.")],
+    template: Annotated[list[str] | None, typer.Option(
+        "--template", "-t", help="Curated template (repeatable; default all).")] = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Store curated templates in a bank as approved versions (idempotent)."""
+    from itemsmith.templates_bank.curated import CuratedTemplateError
+    from itemsmith.templates_bank.storage import StorageError, get_bank, import_curated
+
+    try:
+        with bank_session(db) as session:
+            versions = import_curated(session, get_bank(session, name).id, reviewer=reviewer, template_ids=template)
+    except (StorageError, CuratedTemplateError) as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        print_json([{"id": v.id, "template_key": v.template_key, "content_hash": v.content_hash} for v in versions])
+        return
+    typer.echo(f"{len(versions)} curated templates in bank {name!r}")
+
+
+@app.command("import-run")
+def bank_import_run(
+    run_dir: Annotated[Path, typer.Argument(help="The folder of one authoring run (OUT/RUN_ID, with report.json).",
+                                            exists=True, file_okay=False)],
+    bank: Annotated[str, typer.Option("--bank", help="Bank to store the run's accepted templates in.")],
+    num_samples: Annotated[int | None, typer.Option(
+        "--num-samples", min=1, max=100, help="Structure-check sample count for a report that does not record "
+                                              "one (default: as the run did).")] = None,
+    seed: Annotated[int | None, typer.Option(
+        "--seed", min=0, help="Structure-check seed for a report that does not record one.")] = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Store an authoring run's accepted templates with their verdicts in a bank, exactly as the author job
+    does (idempotent: importing again stores nothing twice); calibrated when the run had a student pool."""
+    from itemsmith.cli.author import cli_user, import_summary
+    from itemsmith.sandbox import SandboxError
+    from itemsmith.service.bank_import import RunImportError, import_run, load_run
+    from itemsmith.templates_bank.storage import StorageError
+
+    try:
+        report = load_run(run_dir)
+        with bank_session(db) as session:
+            imported = import_run(session, report, bank, created_by=cli_user(), num_samples=num_samples, seed=seed)
+    except (RunImportError, StorageError, SandboxError) as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        print_json(imported)
+        return
+    typer.echo(import_summary(imported))

@@ -1,0 +1,76 @@
+"""The ``calibrate`` job: fit the template-level 2PL to every stored answer to a release's
+templates and store the parameters as new ``irt`` verdicts (`templates_bank.calibration`), and
+the calibration that follows an authoring job with a student pool (`calibrate_authored`).
+
+Safe to run again: a calibration appends verdicts under the job id, so a job claimed again after a
+crash that already stored them returns what is on record instead of fitting twice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from itemsmith.service.jobs._context import JobContext
+from itemsmith.service.jobs._kinds import job_kind
+from itemsmith.templates_bank.calibration import (
+    CalibrationError,
+    CalibrationOptions,
+    calibrate_release,
+    calibrate_versions,
+    calibration_on_record,
+)
+from itemsmith.templates_bank.releases import get_release
+from itemsmith.templates_bank.storage import BankSession, NotFoundError, get_bank, open_session
+
+__all__ = ["CalibrateJobRequest", "calibrate_authored", "run_calibrate_job"]
+
+
+class CalibrateJobRequest(BaseModel):
+    """Calibrate a release of the bank on every answer stored for its templates."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bank: str = Field(min_length=1, max_length=100, description="the bank's name")
+    release: int = Field(ge=1, description="the release's number")
+    priors: bool = Field(False, description="fit even with fewer respondents than min_respondents")
+    min_respondents: int = Field(5, ge=2, le=1000, description="distinct respondents a fit needs")
+
+
+def _stored_by(context: JobContext, calibration_id: str) -> int:
+    """irt verdicts the calibration already stored (a job claimed again after a crash)."""
+    with open_session(context.engine) as session:
+        return calibration_on_record(session, calibration_id)
+
+
+@job_kind("calibrate", CalibrateJobRequest)
+def run_calibrate_job(request: CalibrateJobRequest, context: JobContext) -> dict[str, Any]:
+    stored = _stored_by(context, context.job_id)
+    if stored:
+        return {"calibration_id": context.job_id, "resumed": True, "verdicts": stored}
+    options = CalibrationOptions(priors=request.priors, min_respondents=request.min_respondents)
+    with BankSession(context.engine, expire_on_commit=False) as session:
+        if context.bank_id is not None and get_bank(session, request.bank).id != context.bank_id:
+            raise NotFoundError(f"bank {request.bank!r} is not this job's bank")
+        release = get_release(session, request.bank, request.release)
+        report = calibrate_release(session, release, options, calibration_id=context.job_id, commit=True)
+    return report.model_dump(mode="json")
+
+
+def calibrate_authored(context: JobContext, versions: dict[str, int]) -> dict[str, Any]:
+    """After an authoring job with a student pool: calibrate the templates it stored (template
+    key -> version id) on their stored answers; when that cannot be done (too few students), say
+    why instead of failing the authoring job."""
+    if not versions:
+        return {"skipped": "no template stored"}
+    calibration_id = f"{context.job_id}-irt"
+    stored = _stored_by(context, calibration_id)
+    if stored:
+        return {"calibration_id": calibration_id, "resumed": True, "verdicts": stored}
+    with BankSession(context.engine, expire_on_commit=False) as session:
+        try:
+            report = calibrate_versions(session, versions, f"authoring job {context.job_id}",
+                                        calibration_id=calibration_id, commit=True)
+        except CalibrationError as exc:
+            return {"skipped": str(exc)}
+    return report.model_dump(mode="json")

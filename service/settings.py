@@ -1,0 +1,76 @@
+"""The service's settings (``ITEMSMITH_API_*`` environment variables), read by the REST API,
+the job runners and the Celery workers alike.
+
+The database is not configured here: the CLI, the server and the workers all use the bank's one
+setting, `templates_bank.settings.StorageSettings` (``ITEMSMITH_DATABASE_URL``, else the SQLite
+file in ``ITEMSMITH_DATA_DIR``). ``database_url`` below defaults to it and can be given only in
+code (``ServiceSettings(database_url=...)``, what ``itemsmith serve --db`` does), never from an
+``ITEMSMITH_API_*`` variable, so the server and its workers cannot disagree about the database.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from itemsmith.agents.providers import SpecPolicy
+from itemsmith.templates_bank.settings import StorageSettings
+
+__all__ = ["ServiceSettings", "request_policy"]
+
+CODE_ONLY = frozenset({"database_url"})
+
+
+class _WithoutCodeOnly(PydanticBaseSettingsSource):
+    """An environment/dotenv/secrets source that never sets a code-only field."""
+
+    def __init__(self, source: PydanticBaseSettingsSource) -> None:
+        super().__init__(source.settings_cls)
+        self.source = source
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return self.source.get_field_value(field, field_name)
+
+    def __call__(self) -> dict[str, Any]:
+        return {name: value for name, value in self.source().items() if name not in CODE_ONLY}
+
+
+class ServiceSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ITEMSMITH_API_", extra="ignore")
+
+    database_url: str = Field(default_factory=lambda: StorageSettings().url,
+                              description="the bank database: ITEMSMITH_DATABASE_URL or the SQLite file (code only)")
+    uploads_dir: Path = Field(default_factory=lambda: StorageSettings().data_dir / "uploads",
+                              description="where uploaded handler sources and data files are kept")
+    job_runner: Literal["inprocess", "celery"] = Field(
+        "inprocess", description="inprocess: jobs run in threads of the API process; celery: on Celery workers")
+    redis_url: str = Field("redis://127.0.0.1:6379/0", description="Celery broker and result backend")
+    max_upload_bytes: int = Field(50 * 1024 * 1024, ge=1, description="cap on one POST /banks request's files")
+    max_handler_source_bytes: int = Field(256 * 1024, ge=1)
+    handler_check_s: float = Field(10.0, gt=0, le=600, description="how long loading an uploaded handler in the "
+                                                                   "sandbox may take before the upload is refused (422)")
+    max_request_bytes: int = Field(1024 * 1024, ge=1, description="cap on the body of any other request")
+    model_providers: list[str] = Field(
+        ["openai", "anthropic", "openai_compatible", "local"],
+        description="providers a request may name; `openai_compatible` only by the name of an endpoint of "
+                    "ITEMSMITH_API_ENDPOINTS; `scripted` (recorded replies from ITEMSMITH_SCRIPTED_DIR) is for tests "
+                    "only")
+    job_lease_s: float = Field(60.0, gt=0, description="a running job's lease; renewed while its worker lives")
+
+    @classmethod
+    def settings_customise_sources(
+        cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, *(_WithoutCodeOnly(s) for s in (env_settings, dotenv_settings, file_secret_settings)))
+
+
+def request_policy(settings: ServiceSettings | None = None) -> SpecPolicy:
+    """What a model spec in a service request may name, checked when the request arrives and again
+    when its job builds the models (a job queued under an older configuration gets no more)."""
+    return SpecPolicy.service((settings or ServiceSettings()).model_providers)

@@ -1,0 +1,82 @@
+"""The command line end to end: db upgrade, bank create and import, release create, export,
+db downgrade; `--json` output; exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from itemsmith.cli.app import app
+from itemsmith.templates_bank.storage import head_revision
+
+
+@pytest.fixture
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # a runner function
+    monkeypatch.delenv("ITEMSMITH_DATABASE_URL", raising=False)
+    monkeypatch.setenv("ITEMSMITH_DATA_DIR", str(tmp_path / "data"))
+    runner = CliRunner(env={"COLUMNS": "400"})
+
+    def invoke(*args: str, code: int = 0, input: str | None = None) -> str:  # noqa: A002 - click's name
+        result = runner.invoke(app, list(args), input=input)
+        assert result.exit_code == code, result.output
+        return result.output
+
+    return invoke
+
+
+def test_release_and_export_from_the_command_line(run, tmp_path: Path) -> None:
+    assert "itemsmith db upgrade" in run("bank", "list", code=1)  # not migrated yet: told what to do
+    assert f"at revision {head_revision()}" in run("db", "upgrade")
+    run("bank", "create", "trends", "--handler", "synthetic", "--owner", "alice", "--task", "trend questions")
+    assert "already" in run("bank", "create", "trends", "--handler", "synthetic", "--owner", "alice", code=1)
+    assert "Invalid value" in run("bank", "create", "Bad Name", "--handler", "synthetic", "--owner", "a", code=2)
+    run("bank", "import-curated", "trends", "--reviewer", "alice", "-t", "feat_trend_detect_tf",
+        "-t", "feat_trend_classify")
+    assert "approved" in run("bank", "show", "trends")
+    assert "trends" in run("bank", "list")
+    out = run("release", "create", "trends", "--by", "alice", "--seeds", "2", "-n", "3", "--note", "first")
+    assert "released trends@1: 2 templates, 12 items" in out
+    assert "trends@1" in run("release", "list", "trends")
+    manifest = json.loads(run("release", "show", "trends@latest"))
+    assert manifest["counts"]["items"] == 12 and manifest["note"] == "first"
+    for fmt in ("jsonl", "lm-eval"):
+        assert "12 items" in run("release", "export", "trends@1", "--format", fmt, "--out", str(tmp_path / fmt))
+    assert len((tmp_path / "jsonl" / "data.jsonl").read_text().splitlines()) == 12
+    assert "exists" in run("release", "export", "trends@1", "-f", "jsonl", "-o", str(tmp_path / "jsonl"), code=1)
+    assert "no release 2" in run("release", "export", "trends@2", "-f", "jsonl", "-o", str(tmp_path / "x"), code=1)
+    assert "does not carry plots" in run("release", "export", "trends@1", "-f", "inspect", "--plots", "-o",
+                                         str(tmp_path / "x"), code=1)
+    # wrong command lines: exit 2
+    assert "BANK@NUMBER" in run("release", "show", "trends@one", code=2)
+    assert "use one of" in run("release", "export", "trends@1", "-f", "xlsx", "-o", str(tmp_path / "y"), code=2)
+    (tmp_path / "a_file").write_text("")
+    run("release", "export", "trends@1", "-f", "jsonl", "-o", str(tmp_path / "a_file"), code=2)  # --out: a folder
+
+    # downgrade asks first; "n" (or no terminal) leaves the database as it is
+    assert "Aborted" in run("db", "downgrade", "base", input="n\n", code=1)
+    assert head_revision() in run("db", "current")
+    assert "at revision None" in run("db", "downgrade", "base", input="y\n")
+    run("db", "upgrade")
+    assert "at revision None" in run("db", "downgrade", "base", "--yes")
+
+
+def test_json_output_of_the_bank_and_release_commands(run, tmp_path: Path) -> None:
+    upgraded = json.loads(run("db", "upgrade", "--json"))
+    assert upgraded["revision"] == upgraded["head"] == head_revision()
+    bank = json.loads(run("bank", "create", "trends", "--handler", "synthetic", "--owner", "alice", "--json"))
+    assert bank["name"] == "trends" and bank["owner"] == "alice"
+    imported = json.loads(run("bank", "import-curated", "trends", "--reviewer", "alice", "-t", "feat_trend_classify",
+                              "--json"))
+    assert [v["template_key"] for v in imported] == ["feat_trend_classify"]
+    shown = json.loads(run("bank", "show", "trends", "--json"))
+    assert shown["bank"]["id"] == bank["id"] and shown["versions"][0]["status"] == "approved"
+    assert [b["name"] for b in json.loads(run("bank", "list", "--json"))] == ["trends"]
+    manifest = json.loads(run("release", "create", "trends", "--by", "alice", "-n", "2", "--json"))
+    assert (manifest["bank"], manifest["release"], manifest["counts"]["items"]) == ("trends", 1, 2)
+    assert [m["release"] for m in json.loads(run("release", "list", "trends", "--json"))] == [1]
+    assert json.loads(run("release", "show", "trends@1", "--json")) == manifest
+    exported = json.loads(run("release", "export", "trends@1", "-f", "jsonl", "-o", str(tmp_path / "e"), "--json"))
+    assert exported == {"release": "trends@1", "format": "jsonl", "out": str(tmp_path / "e"), "items": 2}

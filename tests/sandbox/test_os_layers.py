@@ -1,0 +1,475 @@
+"""The OS layers with the policy layer bypassed completely (issue 14).
+
+A worker started from tests/sandbox/escaped_zygote.py is the real worker except that its
+children run the request's source as plain Python after hardening: the state a template is in
+after an escape like the one of finding 1. Each test attacks what issue 14 found:
+
+- every finding of items 2, 3 and 5 with all layers on, and again with Landlock or the uid
+  drop missing (the degraded deployments the issue simulated);
+- each layer alone (all the others disabled) against the class of attack it is for;
+- a forged result envelope written to the result pipe is not accepted as ok.
+
+The victim files sit in a folder every uid can traverse (not pytest's 0700 tmp folder), so a
+denial is the layer's doing and not an accident of the test's paths.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from itemsmith.sandbox import ALL_LAYERS, IsolationUnavailable, SandboxLimits, check_isolation, isolation, landlock
+from itemsmith.sandbox.executor import HandlerSpec, Worker, make_request
+from itemsmith.sandbox.protocol import read_frame, write_frame
+from itemsmith.templates_bank.items.schema import RunStatus
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not landlock.abi_version() or not isolation.seccomp_available(),
+                                reason="needs root, Landlock and libseccomp (the layers under test)")
+
+ESCAPED_ZYGOTE = Path(__file__).with_name("escaped_zygote.py")
+NOBODY = 65534
+HANDLER = """
+import pandas as pd
+class H:
+    name = "h"
+    description = "one record"
+    def records(self):
+        return pd.DataFrame({"record_id": ["a"]})
+    def series(self, record_id):
+        return pd.DataFrame({"value": [1.0, 2.0]})
+"""
+
+
+class EscapedWorker(Worker):
+    """The real worker, with children that run plain Python (see escaped_zygote.py)."""
+
+    command = ("-P", "-s", str(ESCAPED_ZYGOTE))
+
+    def probe_source(self, source: str, wall_s: float = 20.0) -> tuple[dict[str, Any], bytes]:
+        request = make_request(source, num_samples=1, seed=0, limits=self.limits).model_copy(
+            update={"wall_seconds": wall_s})
+        write_frame(self._in, request.model_dump(mode="json"))
+        return read_frame(self._out, deadline=time.monotonic() + wall_s + 10)
+
+
+@dataclass
+class Victim:
+    """What the service's host holds that a template must never reach."""
+
+    root: Path
+    secret: str
+
+    @property
+    def paths(self) -> dict[str, Any]:
+        return {"db": str(self.root / "data" / "itemsmith.sqlite"),
+                "other_upload": str(self.root / "data" / "uploads" / "other-owner" / "handler.py"),
+                "xattr_file": str(self.root / "notes.txt"),
+                "private_link": str(self.root / "private" / "link"),
+                "nobody_file": str(self.root / "nobody.txt"),
+                "owned_0600": str(self.root / "owned-0600.txt"),
+                "marker": str(self.root / "data" / "marker"),
+                "host_pid": os.getpid()}
+
+
+@pytest.fixture()
+def victim() -> Iterator[Victim]:
+    root = Path(tempfile.mkdtemp(prefix="itemsmith-victim-", dir="/var/tmp"))
+    secret = "victim-" + secrets.token_hex(8)
+    os.chmod(root, 0o755)
+    data = root / "data"
+    (data / "uploads" / "other-owner").mkdir(parents=True)
+    for folder in (data, data / "uploads", data / "uploads" / "other-owner"):
+        os.chmod(folder, 0o755)
+    (data / "itemsmith.sqlite").write_text(secret)  # 0644, as SQLite creates it under umask 022
+    (data / "uploads" / "other-owner" / "handler.py").write_text(f"# {secret}\n")
+    notes = root / "notes.txt"
+    notes.write_text("nothing here\n")
+    os.setxattr(notes, "user.secret", secret.encode())
+    private = root / "private"
+    private.mkdir(mode=0o700)
+    os.symlink("/" + secret, private / "link")
+    nobody = root / "nobody.txt"
+    nobody.write_text("owned by nobody\n")
+    os.chown(nobody, NOBODY, NOBODY)
+    os.chmod(nobody, 0o644)
+    os.utime(nobody, (1_000_000_000, 1_000_000_000))
+    owned = root / "owned-0600.txt"
+    owned.write_text(secret)
+    os.chown(owned, 12345, 12345)
+    os.chmod(owned, 0o600)
+    os.environ["ITEMSMITH_VICTIM_SECRET"] = secret  # /proc/<this pid>/environ holds it
+    try:
+        yield Victim(root, secret)
+    finally:
+        os.environ.pop("ITEMSMITH_VICTIM_SECRET", None)
+        shutil.rmtree(root)
+
+
+ATTACKS = '''
+import errno, os, socket
+
+P = PATHS
+
+def attempt(fn):
+    try:
+        value = fn()
+    except BaseException as exc:
+        code = errno.errorcode.get(getattr(exc, "errno", None) or 0, "")
+        return type(exc).__name__ + (":" + code if code else "")
+    return "ALLOWED:" + repr(value)[:300]
+
+def read(path):
+    with open(path, "rb") as fh:
+        return fh.read()
+
+def connect():
+    s = socket.create_connection(("127.0.0.1", P["port"]), timeout=1)
+    s.close()
+
+def fork():
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    return "forked"
+
+def probe():
+    return {
+        "uid": os.getresuid(),
+        "pid": os.getpid(),
+        "xattr_secret": attempt(lambda: os.getxattr(P["xattr_file"], "user.secret")),
+        "xattr_list": attempt(lambda: os.listxattr(P["xattr_file"])),
+        "readlink_private": attempt(lambda: os.readlink(P["private_link"])),
+        "chmod_nobody_file": attempt(lambda: os.chmod(P["nobody_file"], 0o777)),
+        "utime_nobody_file": attempt(lambda: os.utime(P["nobody_file"], (0, 0))),
+        "host_environ": attempt(lambda: read("/proc/%d/environ" % P["host_pid"])),
+        "signal_host": attempt(lambda: os.kill(P["host_pid"], 0)),
+        "read_db": attempt(lambda: read(P["db"])),
+        "read_other_upload": attempt(lambda: read(P["other_upload"])),
+        "chmod_db": attempt(lambda: os.chmod(P["db"], 0o666)),
+        "delete_db": attempt(lambda: os.unlink(P["db"])),
+        "write_marker": attempt(lambda: open(P["marker"], "w").write("x")),
+        "read_owned_0600": attempt(lambda: read(P["owned_0600"])),
+        "o_path_open": attempt(lambda: os.close(os.open(P["db"], os.O_PATH))),
+        "connect": attempt(connect),
+        "socket": attempt(lambda: socket.socket().close()),
+        "fork": attempt(fork),
+        "mount": attempt(lambda: __import__("itemsmith.sandbox.namespaces").sandbox.namespaces._mount(
+            "none", "/", "tmpfs", 0, None)),
+        "memory_bomb": attempt(lambda: len(bytearray(8 << 30))) if P["bomb"] else "not tried",
+        "import_numpy": attempt(lambda: float(__import__("numpy").arange(4).sum())),
+        "setuid_other": attempt(lambda: os.setresuid(4321, 4321, 4321)),  # last: it may succeed
+    }
+'''
+
+FINDINGS = ("xattr_secret", "xattr_list", "readlink_private", "chmod_nobody_file", "utime_nobody_file", "host_environ",
+            "read_db", "read_other_upload", "chmod_db", "delete_db", "write_marker")
+
+
+def _attack(limits: SandboxLimits, victim: Victim, port: int = 9) -> dict[str, Any]:
+    worker = EscapedWorker(HandlerSpec(kind="none"), limits)
+    try:  # 8 GiB is only tried where the address-space limit is on
+        paths = {**victim.paths, "port": port, "bomb": "rlimits" in worker.features and worker.features["rlimits"]}
+        outcome, payload = worker.probe_source(ATTACKS.replace("PATHS", repr(paths)))
+    finally:
+        worker.close()
+    assert outcome.get("kind") == "result" and not outcome.get("signal"), outcome
+    return json.loads(payload)
+
+
+def _assert_victim_untouched(victim: Victim, result: dict[str, Any]) -> None:
+    assert victim.secret not in json.dumps(result), "a secret crossed the sandbox boundary"
+    data = victim.root / "data"
+    assert (data / "itemsmith.sqlite").read_text() == victim.secret
+    assert (data / "itemsmith.sqlite").stat().st_mode & 0o777 == 0o644
+    assert not (data / "marker").exists()
+    nobody = (victim.root / "nobody.txt").stat()
+    assert nobody.st_mode & 0o777 == 0o644 and nobody.st_mtime == 1_000_000_000
+
+
+def _only(layer: str) -> SandboxLimits:
+    others = tuple(name for name in ALL_LAYERS if name != layer)
+    return SandboxLimits(disabled_layers=others, required_layers=(layer,))
+
+
+def denied(value: str) -> bool:
+    return not value.startswith("ALLOWED")
+
+
+# --- every finding, all layers on, and in the degraded deployments the issue simulated ------------------
+
+@pytest.mark.parametrize("missing", [(), ("landlock",), ("uid",), ("landlock", "uid")],
+                         ids=["all-layers", "no-landlock", "no-uid-drop", "no-landlock-no-uid-drop"])
+def test_issue_14_findings_fail_with_the_policy_bypassed(victim: Victim, missing: tuple[str, ...]) -> None:
+    limits = SandboxLimits(disabled_layers=missing, required_layers=tuple(set(ALL_LAYERS) - set(missing)))
+    result = _attack(limits, victim)
+    for key in FINDINGS:
+        assert denied(result[key]), (key, result[key])
+    assert result["import_numpy"] == "ALLOWED:6.0"  # Python still works: its files are readable
+    assert result["memory_bomb"] == "MemoryError"
+    _assert_victim_untouched(victim, result)
+    if "uid" not in missing:
+        assert result["uid"][0] not in (0, NOBODY) and len(set(result["uid"])) == 1
+
+
+def test_runs_get_distinct_uids_and_no_capabilities(victim: Victim) -> None:
+    source = ("from itemsmith.sandbox import isolation\n"
+              "def probe():\n    return isolation.observe_layers()\n")
+    worker = EscapedWorker(HandlerSpec(kind="none"), SandboxLimits())
+    try:
+        seen = [json.loads(worker.probe_source(source)[1]) for _ in range(3)]
+    finally:
+        worker.close()
+    uids = {tuple(s["uid"]) for s in seen}
+    assert len(uids) == 3 and all(u[0] >= SandboxLimits().uid_base for u in uids)
+    for s in seen:  # CAP_DAC_READ_SEARCH included: the interpreter is readable without it
+        assert (s["capabilities"], s["bounding"], s["ambient"], s["no_new_privs"]) == (0, 0, 0, 1)
+        assert s["groups"] == [] and s["seccomp_mode"] == 2 and not s["etc_visible"]
+
+
+# --- each layer alone stops its class -------------------------------------------------------------------
+
+def test_seccomp_alone_denies_xattr_chmod_utime_links_o_path_and_processes(victim: Victim) -> None:
+    result = _attack(_only("seccomp"), victim)  # root, every capability, host filesystem: only the filter
+    for key in ("xattr_secret", "xattr_list", "readlink_private", "chmod_nobody_file", "utime_nobody_file",
+                "chmod_db", "o_path_open", "socket", "fork", "mount"):
+        assert result[key].endswith(":EPERM"), (key, result[key])
+    assert result["uid"] == [0, 0, 0]  # nothing else holds: the filter did it
+
+
+def test_landlock_alone_denies_reads_and_writes_outside_the_allowed_folders(victim: Victim) -> None:
+    result = _attack(_only("landlock"), victim)
+    for key in ("read_db", "read_other_upload", "delete_db", "write_marker", "host_environ", "read_owned_0600"):
+        assert result[key] == "PermissionError:EACCES", (key, result[key])
+    assert result["uid"] == [0, 0, 0]
+    assert (victim.root / "data" / "itemsmith.sqlite").read_text() == victim.secret
+    # the gaps issue 14 found in Landlock (closed by seccomp, fsview and the uid): metadata and link targets
+    for key in ("xattr_secret", "readlink_private", "chmod_db", "utime_nobody_file"):
+        assert not denied(result[key]), (key, result[key])
+
+
+def test_fsview_alone_shows_nothing_of_the_host(victim: Victim) -> None:
+    result = _attack(_only("fsview"), victim)
+    for key in ("xattr_secret", "readlink_private", "chmod_nobody_file", "utime_nobody_file", "host_environ",
+                "read_db", "read_other_upload", "chmod_db", "delete_db", "write_marker", "read_owned_0600"):
+        assert result[key].endswith(":ENOENT"), (key, result[key])
+    assert result["import_numpy"] == "ALLOWED:6.0"
+    _assert_victim_untouched(victim, result)
+
+
+def _python_readable_by_others() -> bool:
+    path = Path(os.__file__).parent
+    return all(os.stat(p).st_mode & 0o005 == 0o005 for p in [path, *path.parents])
+
+
+def test_uid_without_fsview_refuses_when_python_is_unreadable() -> None:
+    """Issue 14: no CAP_DAC_READ_SEARCH is kept for an unreadable interpreter any more."""
+    if _python_readable_by_others():
+        pytest.skip("this Python installation is readable by every uid")
+    with pytest.raises(IsolationUnavailable, match="cannot read the Python installation") as info:
+        Worker(HandlerSpec(kind="none"), _only("uid"))
+    assert info.value.missing == ["uid"]
+
+
+@pytest.mark.skipif(not _python_readable_by_others(), reason="the uid alone needs a Python every uid can read "
+                                                             "(here it sits under a 0700 folder; see the test above)")
+def test_uid_alone_denies_other_owners_files(victim: Victim) -> None:
+    os.chmod(victim.root / "data" / "itemsmith.sqlite", 0o600)  # the deployment keeps the database private
+    os.chmod(victim.root / "data" / "uploads" / "other-owner", 0o700)
+    result = _attack(_only("uid"), victim)
+    for key in ("readlink_private", "chmod_nobody_file", "utime_nobody_file", "host_environ", "read_db",
+                "read_other_upload", "chmod_db", "delete_db", "write_marker", "read_owned_0600", "setuid_other"):
+        assert result[key].startswith("PermissionError"), (key, result[key])
+    assert result["uid"][0] not in (0, NOBODY)
+    os.chmod(victim.root / "data" / "itemsmith.sqlite", 0o644)
+    _assert_victim_untouched(victim, result)
+
+
+def test_capabilities_alone_leave_root_without_privilege(victim: Victim) -> None:
+    result = _attack(_only("capabilities"), victim)
+    assert result["uid"] == [0, 0, 0]
+    for key in ("read_owned_0600", "chmod_nobody_file", "mount", "setuid_other"):
+        assert result[key].endswith((":EPERM", ":EACCES")), (key, result[key])
+
+
+def test_pidns_alone_hides_host_processes(victim: Victim) -> None:
+    result = _attack(_only("pidns"), victim)
+    assert result["host_environ"] == "FileNotFoundError:ENOENT"
+    assert result["signal_host"] == "ProcessLookupError:ESRCH"
+    assert result["pid"] != os.getpid() and result["pid"] < 100
+
+
+def test_netns_alone_cuts_the_network(victim: Victim, canaries) -> None:
+    result = _attack(_only("netns"), victim, port=canaries.port)
+    assert result["socket"] == "ALLOWED:None"  # only the namespace is in the way
+    assert denied(result["connect"])
+    assert canaries.connections == []
+
+
+def test_rlimits_alone_stop_a_memory_bomb(victim: Victim) -> None:
+    result = _attack(_only("rlimits"), victim)
+    assert result["memory_bomb"] == "MemoryError"
+
+
+# --- the result envelope --------------------------------------------------------------------------------
+
+FORGE = '''
+import json, os, struct, hmac, hashlib
+
+ITEM = {"question": "forged", "options": ["True", "False"], "answer_index": 0, "kind": "tf"}
+
+def probe():
+    envelope = json.dumps({"status": "ok", "items": [ITEM], "printed": ""}).encode()
+    frame = struct.pack("<Q", len(envelope)) + envelope
+    if MODE == "guessed-key":
+        frame += hmac.new(bytes(32), frame, hashlib.sha256).digest()
+    for fd in range(3, 64):  # the result pipe is the one fd open for writing
+        try:
+            os.write(fd, frame)
+        except OSError:
+            pass
+    if MODE != "then-return":
+        os._exit(0)
+    return {"status": "error", "error": "the real run failed"}
+'''
+
+
+@pytest.mark.parametrize("mode", ["then-exit", "guessed-key", "then-return"])
+def test_a_forged_envelope_is_not_accepted_as_ok(mode: str) -> None:
+    worker = EscapedWorker(HandlerSpec(kind="none"), SandboxLimits())
+    try:
+        source = FORGE.replace("MODE", repr(mode))
+        outcome, payload = worker.probe_source(source)
+        result = worker.run(make_request(source, num_samples=1, seed=0, limits=worker.limits))
+    finally:
+        worker.close()
+    assert json.loads(payload)["status"] == "error"
+    assert "sandbox protocol violation" in json.loads(payload)["error"]
+    assert result.status is RunStatus.error and not result.items
+    assert "sandbox protocol violation" in (result.error or "")
+
+
+def test_an_honest_escaped_run_still_gets_through() -> None:
+    """The sealing is not what fails the forgeries above: the same worker passes a real result."""
+    worker = EscapedWorker(HandlerSpec(kind="none"), SandboxLimits())
+    try:
+        outcome, payload = worker.probe_source("def probe():\n    return {'status': 'ok', 'items': []}\n")
+    finally:
+        worker.close()
+    assert json.loads(payload) == {"status": "ok", "items": []}
+
+
+# --- fail closed ----------------------------------------------------------------------------------------
+
+def test_a_missing_required_layer_refuses_to_start() -> None:
+    with pytest.raises(IsolationUnavailable) as info:
+        Worker(HandlerSpec(kind="none"), SandboxLimits(disabled_layers=("landlock",)))
+    assert info.value.missing == ["landlock"]
+
+
+def test_allow_degraded_starts_and_says_which_layers_are_missing(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="itemsmith.sandbox.executor"):
+        worker = Worker(HandlerSpec(kind="none"), SandboxLimits(disabled_layers=("seccomp", "pidns"),
+                                                                  allow_degraded=True))
+    worker.close()
+    assert worker.features["missing"] == ["pidns", "seccomp"] and worker.features["landlock"]
+    assert "WITHOUT these isolation layers: pidns, seccomp" in caplog.text
+
+
+def test_the_service_start_up_check_reports_and_refuses(monkeypatch: pytest.MonkeyPatch) -> None:
+    report = check_isolation(SandboxLimits())
+    assert report.active == list(ALL_LAYERS) and report.verified == list(ALL_LAYERS) and report.missing == []
+    with pytest.raises(IsolationUnavailable, match="seccomp"):
+        check_isolation(SandboxLimits(disabled_layers=("seccomp",)))
+    degraded = check_isolation(SandboxLimits(disabled_layers=("seccomp",), allow_degraded=True))
+    assert degraded.missing == ["seccomp"] and "MISSING: seccomp" in degraded.summary()
+
+
+def test_serve_refuses_to_start_without_a_required_layer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import uvicorn
+    from typer.testing import CliRunner
+
+    from itemsmith.cli.app import app
+
+    started: list = []
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: started.append(a))
+    monkeypatch.setenv("ITEMSMITH_SANDBOX_DISABLED_LAYERS", '["landlock"]')
+    result = CliRunner().invoke(app, ["serve", "--db", f"sqlite:///{tmp_path / 'bank.sqlite'}"])
+    assert result.exit_code == 1 and started == []
+    assert "required sandbox isolation layers unavailable: landlock" in result.output
+    assert not (tmp_path / "bank.sqlite").exists()  # refused before touching the database
+
+
+def test_local_cli_commands_run_degraded_and_say_so(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
+    from typer.testing import CliRunner
+
+    from itemsmith.cli.app import app
+
+    monkeypatch.setenv("ITEMSMITH_SANDBOX_DISABLED_LAYERS", '["netns"]')
+    monkeypatch.delenv("ITEMSMITH_SANDBOX_ALLOW_DEGRADED", raising=False)
+    assert "ITEMSMITH_SANDBOX_ALLOW_DEGRADED" not in os.environ
+    template = tmp_path / "t.py"
+    template.write_text("def question(n):\n    return [tf_item('is it?', True) for _ in range(n)]\n")
+    handler = tmp_path / "h" / "h.py"
+    handler.parent.mkdir()
+    handler.write_text(HANDLER)
+    with caplog.at_level(logging.WARNING, logger="itemsmith.sandbox.executor"):
+        result = CliRunner().invoke(app, ["sample", "--template", str(template), "--handler", str(handler), "-n", "1"])
+    assert result.exit_code == 0, result.output
+    assert "WITHOUT these isolation layers: netns" in caplog.text
+    assert "ITEMSMITH_SANDBOX_ALLOW_DEGRADED" not in os.environ  # only for that command
+
+
+def _served_app(tmp_path: Path) -> Any:
+    from itemsmith.api.app import create_app
+    from itemsmith.api.settings import ApiSettings
+    from itemsmith.service.jobs import upgrade_database
+
+    url = f"sqlite:///{tmp_path / 'bank.sqlite'}"
+    upgrade_database(url)
+    return create_app(ApiSettings(database_url=url, uploads_dir=tmp_path / "uploads", job_runner="inprocess"))
+
+
+def test_health_reports_the_active_and_missing_layers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fastapi.testclient import TestClient
+
+    app = _served_app(tmp_path)
+    with TestClient(app) as client:
+        body = client.get("/health").json()
+        assert body["status"] == "ok" and body["sandbox"]["active"] == list(ALL_LAYERS)
+        assert body["sandbox"]["missing"] == []
+        monkeypatch.setenv("ITEMSMITH_SANDBOX_DISABLED_LAYERS", '["seccomp"]')
+        monkeypatch.setenv("ITEMSMITH_SANDBOX_ALLOW_DEGRADED", "1")  # a service an operator let start degraded
+        body = client.get("/health").json()
+        assert body["status"] == "sandbox-degraded" and body["sandbox"]["missing"] == ["seccomp"]
+        assert "seccomp" not in body["sandbox"]["active"] and body["sandbox"]["allow_degraded"] is True
+
+
+def test_a_missing_layer_during_a_request_is_503_not_422(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from itemsmith.sandbox import run_template
+
+    app = _served_app(tmp_path)
+
+    @app.get("/test-run")
+    def run() -> dict[str, str]:  # what any route running a template does
+        result = run_template("def question(n):\n    return []\n", "synthetic",
+                              limits=SandboxLimits(disabled_layers=("landlock",)))
+        return {"status": result.status.value}
+
+    with TestClient(app) as client:
+        response = client.get("/test-run")
+    assert response.status_code == 503
+    assert "required sandbox isolation layers unavailable: landlock" in response.json()["detail"]

@@ -1,0 +1,265 @@
+"""The item audit over items already drawn (`audit_items`, no sandbox): each blind solver finds
+the shortcut it is built for, each item check fails what it should, and well-made items pass.
+
+Items here are built with the trusted helpers in this process (they are data, not template
+code); templates through the sandbox are in test_audit_redteam.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from itemsmith.templates_bank.items.helpers import date_options, mc_item, numeric_options, series, tf_item
+from itemsmith.templates_bank.items.schema import Item
+from itemsmith.verification.audit import AuditConfig, ItemDraw, audit_items
+from itemsmith.verification.audit.stats import holm, poisson_binomial_sf
+
+SEEDS = range(8)
+PER_SEED = 35
+
+
+def draws(make: Callable[[np.random.Generator, int], dict], seeds=SEEDS, per_seed: int = PER_SEED) -> list[ItemDraw]:
+    out = []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        out.append(ItemDraw(seed=seed, num_samples=per_seed,
+                            items=[Item.model_validate(_made(make, rng, i)) for i in range(per_seed)]))
+    return out
+
+
+def _made(make: Callable[[np.random.Generator, int], dict], rng: np.random.Generator, i: int) -> dict:
+    """One item; a draw whose key sits too close to the bounds (the helpers refuse it) is redrawn,
+    as a template does with try/except ValueError: continue."""
+    for _ in range(100):
+        try:
+            return make(rng, i)
+        except ValueError:
+            continue
+    raise AssertionError("no item in 100 draws")
+
+
+def _values(rng: np.random.Generator) -> np.ndarray:
+    return rng.normal(float(rng.uniform(20, 80)), float(rng.uniform(1, 5)), 40)
+
+
+def good_numeric(rng: np.random.Generator, i: int) -> dict:
+    values = _values(rng)
+    key, wrong = numeric_options(float(values.mean()), spread=float(rng.uniform(0.5, 3)), decimals=1, rng=rng)
+    return mc_item("What is the mean of the series?", key, wrong, rng=rng, series=[series(values)])
+
+
+def symmetric_offsets(rng: np.random.Generator, i: int) -> dict:
+    values = _values(rng)
+    mean = round(float(values.mean()), 1)
+    wrong = [round(mean + d, 1) for d in (-3, 3, 6)]  # the old feedback hint
+    return mc_item("What is the mean of the series?", mean, wrong, rng=rng, series=[series(values)])
+
+
+def unrounded_key(rng: np.random.Generator, i: int) -> dict:
+    values = _values(rng)
+    _, wrong = numeric_options(float(values.mean()), spread=2.0, decimals=1, rng=rng)
+    return mc_item("What is the mean of the series?", f"{values.mean():.4f}", wrong, rng=rng,
+                   series=[series(values)])
+
+
+def test_well_made_numeric_items_pass() -> None:
+    report = audit_items(draws(good_numeric))
+    assert report.passed, report.feedback
+    assert report.feedback is None and report.shortcuts == [] and report.failed_checks == []
+    assert report.n_items == len(SEEDS) * PER_SEED and report.n_distinct == report.n_items
+    tested = {s.solver for s in report.solvers if s.tested}
+    assert {"position", "numeric_rank", "centre", "memorization"} <= tested
+    assert all(s.p_corrected is not None and s.p_corrected >= s.p_value for s in report.solvers if s.tested)
+
+
+def test_well_made_date_items_pass() -> None:
+    def make(rng: np.random.Generator, i: int) -> dict:
+        values = _values(rng)
+        days = [f"2024-01-{d:02d}" for d in range(1, 31)]
+        peak = int(np.argmax(values[:30]))
+        key, wrong = date_options(days[peak], spread_days=4, low=days[0], high=days[-1], rng=rng)
+        return mc_item("On which day does the series peak?", key, wrong, rng=rng,
+                       series=[series(values[:30], timestamps=days)])
+    report = audit_items(draws(make))
+    assert report.passed, report.feedback
+
+
+def test_symmetric_offsets_are_caught_and_the_fix_named() -> None:
+    report = audit_items(draws(symmetric_offsets))
+    assert not report.passed
+    assert "numeric_rank" in report.shortcuts and "centre" in report.shortcuts
+    rank = report.solver("numeric_rank")
+    assert rank.accuracy == 1.0 and rank.chance == 0.25 and rank.p_corrected < 1e-30
+    assert "rank 2 of 4" in rank.detail
+    assert "numeric_options(" in report.feedback and "draw the key's rank uniformly" in report.feedback
+
+
+def test_unrounded_key_among_rounded_distractors() -> None:
+    report = audit_items(draws(unrounded_key))
+    assert {"odd_format", "length_rank"} <= set(report.shortcuts), report.feedback  # 4 decimals are longer too
+    assert report.solver("odd_format").accuracy == 1.0
+    assert "unrounded key among rounded distractors" in report.feedback
+
+
+def test_key_in_a_fixed_position() -> None:
+    def make(rng: np.random.Generator, i: int) -> dict:
+        item = good_numeric(rng, i)
+        key = item["options"][item["answer_index"]]
+        item["options"] = [key] + [o for o in item["options"] if o != key]
+        item["answer_index"] = 0
+        return item
+    report = audit_items(draws(make))
+    assert "position" in report.shortcuts and "option 1 of 4" in report.solver("position").detail
+
+
+def test_longest_option_and_word_overlap() -> None:
+    def longest(rng: np.random.Generator, i: int) -> dict:
+        return mc_item("Which pattern does the series show?", "a slow upward trend with weekly seasonality",
+                       ["flat", "noise", "a spike"], rng=rng, series=[series(_values(rng))])
+
+    def overlap(rng: np.random.Generator, i: int) -> dict:
+        kinds = ["upward", "downward", "cyclical", "flat", "erratic", "stepped"]
+        key = kinds[int(rng.integers(len(kinds)))]
+        wrong = [k for k in kinds if k != key][:3]
+        return mc_item(f"The series is {key} over the window: which word describes it?", key, wrong, rng=rng,
+                       series=[series(_values(rng))])
+    assert "length_rank" in audit_items(draws(longest)).shortcuts
+    assert "word_overlap" in audit_items(draws(overlap)).shortcuts
+
+
+def test_memorizable_answers_from_a_tiny_pool() -> None:
+    def make(rng: np.random.Generator, i: int) -> dict:
+        stations = ["Oslo", "Rome", "Lima", "Pune", "Kyiv", "Nuuk"]
+        key = stations[int(rng.integers(2))]  # the hottest station is always one of two
+        wrong = [s for s in stations if s != key]
+        picks = rng.choice(len(wrong), 3, replace=False)
+        return mc_item(f"Which station is hottest in window {int(rng.integers(10**6))}?", key,
+                       [wrong[int(j)] for j in picks], rng=rng, series=[series(_values(rng))])
+    report = audit_items(draws(make))
+    assert "memorization" in report.shortcuts
+    assert "larger pool" in report.feedback
+
+
+def test_true_false_wording_balance() -> None:
+    def make(rng: np.random.Generator, i: int) -> dict:
+        values = _values(rng)
+        if i % 2:
+            return tf_item(f"The series has a spike above {values.max() + 5:.1f}.", False, series=[series(values)])
+        return tf_item(f"The mean is close to {values.mean():.1f}.", True, series=[series(values)])
+    report = audit_items(draws(make))
+    assert "tf_wording" in report.shortcuts
+
+
+def test_balanced_true_false_passes() -> None:
+    def make(rng: np.random.Generator, i: int) -> dict:
+        values = _values(rng)
+        claim = bool(rng.integers(2))
+        level = values.max() + (-1 if claim else 5) * values.std()
+        return tf_item(f"The series exceeds {level:.1f} somewhere.", claim, series=[series(values)])
+    report = audit_items(draws(make))
+    assert report.passed, report.feedback
+
+
+def test_duplicate_items_and_few_distinct_series() -> None:
+    def make(rng: np.random.Generator, i: int) -> dict:
+        pool = np.random.default_rng(int(rng.integers(3)))  # three possible items
+        return good_numeric(pool, i)
+    report = audit_items(draws(make))
+    assert {"duplicate_items", "distinct_items", "distinct_series"} <= set(report.failed_checks)
+    assert "repeat an earlier item" in report.feedback and "cap num_samples" in report.feedback
+
+
+def test_option_count_and_declared_count() -> None:
+    def three(rng: np.random.Generator, i: int) -> dict:
+        values = _values(rng)
+        key, wrong = numeric_options(float(values.mean()), n=3, spread=1.0, decimals=1, rng=rng)
+        return mc_item("What is the mean?", key, wrong, rng=rng, series=[series(values)])
+    report = audit_items(draws(three))
+    assert report.failed_checks == ["option_count"] and "3 options" in report.feedback
+    relaxed = audit_items(draws(three), AuditConfig(min_options=3))
+    assert relaxed.passed and relaxed.thresholds_lowered == ["min_options=3 (default 4)"]
+
+    def declared(rng: np.random.Generator, i: int) -> dict:
+        return {**good_numeric(rng, i), "metadata": {"n_options": 5}}
+    assert "option_count" in audit_items(draws(declared)).failed_checks
+
+
+def test_options_with_the_same_value() -> None:
+    def make(rng: np.random.Generator, i: int) -> dict:
+        item = good_numeric(rng, i)
+        if i == 3:
+            item["options"] = ["10.0", "10", "11.5", "12.0"]
+        return item
+    assert "distinct_options" in audit_items(draws(make)).failed_checks
+
+
+def test_option_contradicted_by_the_question() -> None:
+    def make(rng: np.random.Generator, i: int) -> dict:
+        lag = int(rng.integers(1, 9))
+        key, wrong = numeric_options(lag, spread=2, low=0, unit="days", rng=rng)
+        return mc_item("Series B follows series A with a delay. How long is the delay?", key, wrong, rng=rng,
+                       series=[series(_values(rng), name="A"), series(_values(rng), name="B")])
+    report = audit_items(draws(make))
+    assert "contradicted_option" in report.failed_checks and "'0 days'" in report.feedback
+
+
+def test_same_item_with_two_keys() -> None:
+    items = draws(good_numeric, seeds=[0], per_seed=70)[0].items
+    flipped = items[0].model_copy(update={"answer_index": (items[0].answer_index + 1) % 4})
+    report = audit_items([ItemDraw(seed=0, num_samples=70, items=items),
+                          ItemDraw(seed=0, num_samples=1, items=[flipped])])
+    assert "key_consistency" in report.failed_checks
+
+
+@pytest.mark.parametrize("n", [0, 1, 20])
+def test_too_few_items_fail_with_a_clear_message(n: int) -> None:
+    items = draws(good_numeric, seeds=[0], per_seed=max(n, 1))[0].items[:n]
+    report = audit_items([ItemDraw(seed=0, num_samples=n, items=items)])
+    assert not report.passed and report.failed_checks == ["enough_items"]
+    assert f"too few items to audit: {n} drawn" in report.feedback
+    assert audit_items([]).failed_checks == ["enough_items"]
+
+
+def test_one_seed_is_split_for_the_learned_solvers() -> None:
+    report = audit_items(draws(symmetric_offsets, seeds=[4], per_seed=120))
+    assert "numeric_rank" in report.shortcuts
+
+
+def test_small_real_effects_under_min_excess_do_not_fail() -> None:
+    report = audit_items(draws(symmetric_offsets), AuditConfig(min_excess=0.9))
+    assert report.passed and "min_excess=0.9 (default 0.1)" in report.thresholds_lowered
+
+
+def test_config_from_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert AuditConfig(alpha=0.05).lowered() == []  # a larger alpha is stricter
+    assert AuditConfig(alpha=0.0001).lowered() == ["alpha=0.0001 (default 0.01)"]
+    monkeypatch.setenv("ITEMSMITH_AUDIT_ALPHA", "0.05")  # stricter: not reported
+    monkeypatch.setenv("ITEMSMITH_AUDIT_MAX_DUPLICATE_SHARE", "0.2")  # laxer: reported
+    config = AuditConfig()
+    assert config.alpha == 0.05 and config.lowered() == ["max_duplicate_share=0.2 (default 0.05)"]
+
+
+def test_poisson_binomial_matches_the_binomial_and_holm() -> None:
+    for correct in (0, 5, 12, 30):
+        assert poisson_binomial_sf(correct, [0.25] * 40) == pytest.approx(stats.binom.sf(correct - 1, 40, 0.25))
+    mixed = [0.5] * 10 + [0.25] * 10
+    # brute force over the two halves
+    exact = sum(stats.binom.pmf(a, 10, 0.5) * stats.binom.pmf(b, 10, 0.25)
+                for a in range(11) for b in range(11) if a + b >= 8)
+    assert poisson_binomial_sf(8, mixed) == pytest.approx(exact)
+    assert poisson_binomial_sf(21, mixed) == 0.0
+    assert holm([0.01, 0.04, 0.03, 0.5]) == pytest.approx([0.04, 0.09, 0.09, 0.5])
+
+
+def test_null_false_positive_rate_is_bounded() -> None:
+    """Over many well-made templates (different seed sets) the audit fails at most about alpha."""
+    failures = 0
+    runs = 25
+    for offset in range(runs):
+        seeds = range(100 + offset * 8, 108 + offset * 8)
+        failures += not audit_items(draws(good_numeric, seeds=seeds, per_seed=30)).passed
+    assert failures <= 2, f"{failures} of {runs} well-made draws failed"

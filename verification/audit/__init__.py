@@ -1,0 +1,28 @@
+"""The item audit: can a template's items be answered without the data?
+
+Public API
+----------
+- ``AuditConfig``: thresholds (pydantic-settings, env prefix ``ITEMSMITH_AUDIT_``); the
+  report lists any set laxer than the defaults.
+- ``audit_items(draws, config) -> AuditReport``: pure, over items already drawn
+  (``ItemDraw(seed, num_samples, items)``); never runs template code.
+- ``audit_template(source, handler, *, config=None, pool=None, limits=None) -> AuditReport``:
+  draws a few hundred items over fresh OS-random seeds and sizes through the sandbox, checks
+  determinism across two sandbox processes, then calls ``audit_items``.
+
+Blind solvers (``solvers``) answer from the question and option texts only, are fitted on
+some seeds and scored on the others; each one's accuracy is tested against chance (exact
+Poisson-binomial) with Holm's correction over the solvers. Item checks (``item_checks``) cover
+distinct and repeated items, distinct series, option counts, distinct options, keys that
+agree across runs and options the question's own wording rules out. A failed report's
+``feedback`` names each shortcut and its fix, for the template's author.
+"""
+
+from itemsmith.verification.audit.config import AuditConfig
+from itemsmith.verification.audit.core import audit_items
+from itemsmith.verification.audit.models import AuditReport, Finding, ItemDraw, SolverResult
+from itemsmith.verification.audit.sandboxed import audit_template
+from itemsmith.verification.seeds import fresh_seed
+
+__all__ = ["AuditConfig", "AuditReport", "Finding", "ItemDraw", "SolverResult", "audit_items", "audit_template",
+           "fresh_seed"]

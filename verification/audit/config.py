@@ -1,0 +1,58 @@
+"""The audit's thresholds (pydantic-settings, env prefix ``ITEMSMITH_AUDIT_``).
+
+The audit is always on. A user may relax a threshold (e.g. ``ITEMSMITH_AUDIT_ALPHA=0.05`` is
+stricter, ``ITEMSMITH_AUDIT_MIN_EXCESS=0.2`` laxer); every report lists the thresholds that were
+relaxed below the defaults, so a lowered bar is never silent.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["AuditConfig"]
+
+# For each threshold, which direction makes the audit laxer than its default.
+_LAXER_WHEN: dict[str, Literal["higher", "lower"]] = {
+    "alpha": "lower",  # a smaller alpha needs stronger evidence to fail a solver
+    "min_excess": "higher",
+    "min_items": "lower",
+    "min_distinct_items": "lower",
+    "seeds": "lower",
+    "items": "lower",
+    "max_duplicate_share": "higher",
+    "min_distinct_series_share": "lower",
+    "min_options": "lower",
+}
+
+
+class AuditConfig(BaseSettings):
+    """Thresholds of the item audit; the defaults are the project's bar."""
+
+    model_config = SettingsConfigDict(env_prefix="ITEMSMITH_AUDIT_", extra="ignore")
+
+    alpha: float = Field(0.01, gt=0, lt=1, description="family-wise error rate over the blind solvers (Holm)")
+    min_excess: float = Field(
+        0.10, ge=0, le=1,
+        description="a solver fails the template only when it also gains this share of all audited items over "
+                    "chance ((right - expected by chance) / items)")
+    items: int = Field(240, ge=20, le=5000, description="items the audit draws from the template")
+    seeds: int = Field(8, ge=2, le=64, description="fresh seeds the items are drawn over")
+    min_items: int = Field(60, ge=10, description="fewer valid items than this and the audit cannot judge")
+    min_distinct_items: int = Field(40, ge=2, description="fewer distinct items than this fails the template")
+    min_applicable: int = Field(30, ge=5, description="a solver is tested only on at least this many items")
+    max_duplicate_share: float = Field(0.05, ge=0, le=1, description="largest share of repeated items in one draw")
+    min_distinct_series_share: float = Field(
+        0.5, ge=0, le=1, description="distinct series (channel data) per item, over all drawn items")
+    min_options: int = Field(4, ge=2, le=6, description="fewest options a multiple-choice item may offer")
+
+    def lowered(self) -> list[str]:
+        """The thresholds set laxer than the defaults, as `name=value (default d)`."""
+        changes: list[str] = []
+        for name, laxer in _LAXER_WHEN.items():
+            value, default = getattr(self, name), type(self).model_fields[name].default
+            if (laxer == "higher" and value > default) or (laxer == "lower" and value < default):
+                changes.append(f"{name}={value} (default {default})")
+        return changes

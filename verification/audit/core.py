@@ -1,0 +1,117 @@
+"""`audit_items`: blind solvers and item checks over items already drawn (no sandbox)."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+
+from itemsmith.templates_bank.items.schema import Item
+from itemsmith.verification.audit.config import AuditConfig
+from itemsmith.verification.audit.item_checks import Drawn, check_items
+from itemsmith.verification.audit.models import AuditReport, Finding, ItemDraw, SolverResult
+from itemsmith.verification.audit.solvers import SOLVERS, Solver
+from itemsmith.verification.audit.stats import holm, poisson_binomial_sf
+
+__all__ = ["audit_items"]
+
+
+def _folds(drawn: Drawn) -> list[list[Item]]:
+    """Items grouped by seed (a solver is fitted on the other groups); one seed is split in two.
+
+    An item repeated under one seed (a seed run at several sizes repeats its items) counts
+    once: the test assumes independent items.
+    """
+    groups: dict[int, dict[tuple[str, str], Item]] = defaultdict(dict)
+    for draw, keys in zip(drawn.draws, drawn.keys, strict=True):
+        for item, key in zip(draw.items, keys, strict=True):
+            groups[draw.seed].setdefault((key, item.answer), item)
+    folds = [list(g.values()) for g in groups.values() if g]
+    if len(folds) == 1:
+        only = folds[0]
+        folds = [only[0::2], only[1::2]]
+    return [f for f in folds if f]
+
+
+def _held_out(solver: Solver, folds: list[list[Item]]) -> tuple[list[bool], list[float], str]:
+    outcomes: list[bool] = []
+    chances: list[float] = []
+    note = ""
+    for k, test in enumerate(folds):
+        train = [item for j, fold in enumerate(folds) if j != k for item in fold]
+        predict, learned = solver.fit(train)
+        note = note or learned
+        for item in test:
+            choice = predict(item)
+            if choice is not None:
+                outcomes.append(choice == item.answer_index)
+                chances.append(1.0 / len(item.options))
+    return outcomes, chances, note
+
+
+def _test_solvers(folds: list[list[Item]], config: AuditConfig) -> list[SolverResult]:
+    total = sum(len(f) for f in folds)
+    rows: list[dict] = []
+    for solver in SOLVERS:
+        outcomes, chances, note = _held_out(solver, folds)
+        n, correct = len(outcomes), sum(outcomes)
+        tested = n >= config.min_applicable
+        rows.append({
+            "solver": solver.name, "applicable": n, "correct": correct,
+            "accuracy": correct / n if n else None, "chance": sum(chances) / n if n else None,
+            "p_value": poisson_binomial_sf(correct, chances) if tested else None,
+            "gain": (correct - sum(chances)) / total if total else None, "tested": tested, "detail": note,
+        })
+    tested_rows = [r for r in rows if r["tested"]]
+    for row, adjusted in zip(tested_rows, holm([r["p_value"] for r in tested_rows]), strict=True):
+        row["p_corrected"] = adjusted
+    results = []
+    for row in rows:
+        adjusted = row.pop("p_corrected", None)
+        shortcut = bool(row["tested"] and adjusted is not None and adjusted < config.alpha
+                        and row["gain"] >= config.min_excess)
+        results.append(SolverResult(p_corrected=adjusted, shortcut=shortcut, **row))
+    return results
+
+
+def _feedback(solvers: list[SolverResult], findings: list[Finding]) -> str | None:
+    by_name = {s.name: s for s in SOLVERS}
+    lines = []
+    for result in solvers:
+        if result.shortcut:
+            solver = by_name[result.solver]
+            lines.append(f"- shortcut '{result.solver}': {solver.shortcut} (a blind solver that never sees the series "
+                         f"answers {result.correct} of {result.applicable} items right, {result.accuracy:.0%} where "
+                         f"chance is {result.chance:.0%}; {result.detail}). Fix: {solver.fix}.")
+    for finding in findings:
+        if not finding.passed:
+            lines.append(f"- {finding.check}: {finding.message}")
+    if not lines:
+        return None
+    return "The item audit found answers that do not need the data:\n" + "\n".join(lines)
+
+
+def audit_items(draws: Sequence[ItemDraw], config: AuditConfig | None = None) -> AuditReport:
+    """Audit the items of several runs of one template (each draw: seed, num_samples, items).
+
+    Pure: it never runs template code. Fewer valid items than `config.min_items` fail the
+    template with a message saying so.
+    """
+    started = time.monotonic()
+    config = config or AuditConfig()
+    items = [item for draw in draws for item in draw.items]
+    common = {"seeds": [d.seed for d in draws], "sizes": [d.num_samples for d in draws],
+              "alpha": config.alpha, "thresholds_lowered": config.lowered(), "n_items": len(items)}
+    if len(items) < config.min_items:
+        message = (f"too few items to audit: {len(items)} drawn, at least {config.min_items} are needed; "
+                   "question(num_samples) must return num_samples items")
+        finding = Finding(check="enough_items", passed=False, message=message)
+        return AuditReport(passed=False, findings=[finding], feedback=_feedback([], [finding]),
+                           elapsed_ms=(time.monotonic() - started) * 1000, **common)
+    drawn = Drawn.of(draws)
+    findings = check_items(drawn, config)
+    solvers = _test_solvers(_folds(drawn), config)
+    n_distinct = len(set(drawn.all_keys))
+    passed = not any(s.shortcut for s in solvers) and all(f.passed for f in findings)
+    return AuditReport(passed=passed, solvers=solvers, findings=findings, feedback=_feedback(solvers, findings),
+                       n_distinct=n_distinct, elapsed_ms=(time.monotonic() - started) * 1000, **common)

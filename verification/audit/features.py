@@ -1,0 +1,109 @@
+"""What a blind solver may look at: the question and the option texts, never the series.
+
+Numbers, dates and times in option texts become comparable values; formats become signatures
+(digits masked, decimals kept) so an unrounded key among rounded distractors stands out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import date
+from functools import lru_cache
+
+from itemsmith.templates_bank.items.schema import Item
+
+__all__ = [
+    "canonical", "content_key", "format_signature", "numeric_values", "option_value", "tie_break", "tokens", "wording",
+]
+
+_DATE = re.compile(r"^\D*?(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2}))?\D*$")
+_TIME = re.compile(r"^\D*?(\d{1,2}):(\d{2})\D*$")
+_NUMBER = re.compile(r"[-+\u2212]?(?:\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?")
+_WORD = re.compile(r"[a-z][a-z']{2,}")
+_NUMBERISH = re.compile(r"\d+(?:[.,:/-]\d+)*")
+_STOPWORDS = frozenset(
+    "the and for with that this what which from are was were its has have had not but than then into "
+    "over under per each one two series value values data day days time does did how many much".split())
+
+
+@lru_cache(maxsize=65536)
+def option_value(text: str) -> float | None:
+    """A number for an option that states exactly one quantity: a date (its ordinal, plus the
+    time of day), a clock time (minutes) or a single number; None otherwise."""
+    text = text.strip()
+    if m := _DATE.match(text):
+        try:
+            day = date(int(m[1]), int(m[2]), int(m[3])).toordinal()
+        except ValueError:
+            return None
+        minutes = int(m[4]) * 60 + int(m[5]) if m[4] else 0
+        return day + minutes / 1440
+    if m := _TIME.match(text):
+        return int(m[1]) * 60 + int(m[2])
+    numbers = _NUMBER.findall(text)
+    if len(numbers) != 1:
+        return None
+    try:
+        return float(numbers[0].replace(",", "").replace("\u2212", "-"))
+    except ValueError:
+        return None
+
+
+def numeric_values(item: Item) -> list[float] | None:
+    """The options' values when every option states one comparable quantity, else None."""
+    values = [option_value(o) for o in item.options]
+    if any(v is None for v in values) or len(set(values)) < len(values):
+        return None
+    return values  # type: ignore[return-value]
+
+
+def _mask_number(match: re.Match[str]) -> str:
+    text = match.group(0)
+    decimals = len(text.split(".", 1)[1]) if "." in text else 0
+    return "N" + ("." + "d" * decimals if decimals else "")
+
+
+@lru_cache(maxsize=65536)
+def format_signature(text: str) -> str:
+    """The option's format with every number masked but its decimals kept:
+    "12.35 mm" -> "N.dd mm", "12.3 mm" -> "N.d mm", "-4 days" -> "N days"."""
+    return _NUMBER.sub(_mask_number, " ".join(text.split()).casefold())
+
+
+def tokens(text: str) -> frozenset[str]:
+    """Content words of a text (casefolded, three letters or more, no stop words)."""
+    return frozenset(w for w in _WORD.findall(text.casefold()) if w not in _STOPWORDS)
+
+
+def wording(text: str) -> str:
+    """A statement with its numbers, dates and quoted names masked: items built from the same
+    sentence share a wording."""
+    text = _NUMBERISH.sub("#", " ".join(text.split()).casefold())
+    return re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
+
+
+def canonical(item: Item, *, with_key: bool = True) -> str:
+    """The item as canonical JSON; without the key it identifies "the same item" across runs
+    (options as a set: a reshuffle is the same item)."""
+    data = item.model_dump(mode="json", exclude={"metadata", "rationale", "answer_index"})
+    if with_key:
+        data["answer"] = item.answer
+    else:
+        data["options"] = sorted(item.options)
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
+def content_key(item: Item) -> str:
+    """sha1 of the item without its key (dictionary key for duplicates and key consistency)."""
+    return hashlib.sha1(canonical(item, with_key=False).encode("utf-8")).hexdigest()
+
+
+def tie_break(item: Item, candidates: list[int]) -> int:
+    """A fixed choice among tied options, derived from the item text, independent of the key."""
+    if len(candidates) == 1:
+        return candidates[0]
+    digest = hashlib.sha1((item.question + "\x00" + "\x00".join(sorted(item.options))).encode()).digest()
+    ordered = sorted(candidates, key=lambda i: item.options[i])
+    return ordered[int.from_bytes(digest[:4], "big") % len(ordered)]

@@ -1,0 +1,169 @@
+"""Checks on the drawn items themselves: enough distinct items, no repeats, distinct series,
+the declared number of distinct options, keys that agree across runs, no option the question's
+own wording rules out."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from itemsmith.templates_bank.items.schema import Item, ItemKind
+from itemsmith.verification.audit.config import AuditConfig
+from itemsmith.verification.audit.features import content_key, numeric_values, option_value
+from itemsmith.verification.audit.models import Finding, ItemDraw
+
+__all__ = ["ITEM_CHECKS", "Drawn", "check_items"]
+
+
+def _short(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """The draws with each item's content key (computed once per audit)."""
+
+    draws: Sequence[ItemDraw]
+    keys: list[list[str]]
+
+    @classmethod
+    def of(cls, draws: Sequence[ItemDraw]) -> Drawn:
+        return cls(draws, [[content_key(i) for i in d.items] for d in draws])
+
+    @property
+    def items(self) -> list[Item]:
+        return [item for draw in self.draws for item in draw.items]
+
+    @property
+    def all_keys(self) -> list[str]:
+        return [k for keys in self.keys for k in keys]
+
+
+def _distinct_items(drawn: Drawn, config: AuditConfig) -> Finding:
+    items = drawn.items
+    distinct = len(set(drawn.all_keys))
+    ok = distinct >= config.min_distinct_items
+    return Finding(check="distinct_items", passed=ok,
+                   message=f"{distinct} distinct items in {len(items)} drawn" + (
+                       "" if ok else f"; at least {config.min_distinct_items} are needed: draw the record, window, "
+                                     "parameters and question wording from rng so different seeds give different items"))
+
+
+def _duplicates(drawn: Drawn, config: AuditConfig) -> Finding:
+    worst: tuple[float, int, int] = (0.0, 0, 0)
+    for keys in drawn.keys:
+        n = len(keys)
+        if n < 2:
+            continue
+        repeats = n - len(set(keys))
+        worst = max(worst, (repeats / n, repeats, n))
+    share, repeats, n = worst
+    ok = share <= config.max_duplicate_share
+    return Finding(check="duplicate_items", passed=ok,
+                   message=(f"at most {repeats} of {n} items in one draw repeat an earlier item" if ok else
+                            f"{repeats} of {n} items in one draw repeat an earlier item ({share:.0%}); "
+                            "draw without replacement from a large enough pool, or cap num_samples by the pool size"))
+
+
+def _distinct_series(drawn: Drawn, config: AuditConfig) -> Finding:
+    items = drawn.items
+    keys = {json.dumps([s.values for s in i.series]) for i in items if i.series}
+    missing = sum(1 for i in items if not i.series)
+    share = len(keys) / len(items) if items else 0.0
+    ok = share >= config.min_distinct_series_share and not missing
+    message = f"{len(keys)} distinct series among {len(items)} items ({share:.0%})"
+    if missing:
+        message += f"; {missing} items carry no series at all: every item must show the data it asks about"
+    elif not ok:
+        message += (f", below {config.min_distinct_series_share:.0%}: many items show the same data; draw other "
+                    "records or windows, or generate a new series per item")
+    return Finding(check="distinct_series", passed=ok, message=message)
+
+
+def _option_count(drawn: Drawn, config: AuditConfig) -> Finding:
+    bad: Counter[str] = Counter()
+    for item in drawn.items:
+        declared = item.metadata.get("n_options")
+        if isinstance(declared, int) and not isinstance(declared, bool) and declared != len(item.options):
+            bad[f"{len(item.options)} options where the item declares {declared}"] += 1
+        elif declared is None and item.kind is not ItemKind.tf and len(item.options) < config.min_options:
+            bad[f"{len(item.options)} options (at least {config.min_options} expected)"] += 1
+    if not bad:
+        return Finding(check="option_count", passed=True, message="every item has its declared number of options")
+    what, n = bad.most_common(1)[0]
+    return Finding(check="option_count", passed=False,
+                   message=f"{sum(bad.values())} items have the wrong number of options, e.g. {n} with {what}; "
+                           f"give mc_item {config.min_options - 1} distractors (numeric_options(..., n="
+                           f"{config.min_options}) builds them)")
+
+
+def _distinct_options(drawn: Drawn, config: AuditConfig) -> Finding:
+    for item in drawn.items:
+        values = [option_value(o) for o in item.options]
+        if all(v is not None for v in values) and numeric_values(item) is None:
+            return Finding(check="distinct_options", passed=False,
+                           message=f"two options state the same value: {item.options}; format every option "
+                                   "from distinct values after rounding")
+    return Finding(check="distinct_options", passed=True, message="options state distinct values")
+
+
+def _key_consistency(drawn: Drawn, config: AuditConfig) -> Finding:
+    keys: dict[str, set[str]] = defaultdict(set)
+    example: dict[str, Item] = {}
+    for item, k in zip(drawn.items, drawn.all_keys, strict=True):
+        keys[k].add(item.answer)
+        example.setdefault(k, item)
+    clashes = [k for k, answers in keys.items() if len(answers) > 1]
+    if not clashes:
+        return Finding(check="key_consistency", passed=True, message="identical items always have the same key")
+    item = example[clashes[0]]
+    return Finding(check="key_consistency", passed=False,
+                   message=f"{len(clashes)} items appear with different keys in different runs (seeds or "
+                           f"num_samples), e.g. {_short(item.question)!r} keyed {sorted(keys[clashes[0]])}; "
+                           "the key must depend only on the item's data, never on num_samples or the run")
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    """An option the question's own wording rules out."""
+
+    question: re.Pattern[str]
+    option: Callable[[str], bool]
+    why: str
+
+
+def _is_zero(option: str) -> bool:
+    return option_value(option) == 0
+
+
+CONTRADICTIONS: tuple[Contradiction, ...] = (
+    Contradiction(re.compile(r"\b(with|after|at) an? (delay|lag)\b|\bdelayed\b|\blagged\b|\bnon-?zero lag\b", re.I),
+                  _is_zero, "offers a zero lag under a question that says there is a delay"),
+    Contradiction(re.compile(r"\bnon-?zero\b", re.I), _is_zero, "offers zero under a question that says non-zero"),
+)
+
+
+def _contradictions(drawn: Drawn, config: AuditConfig) -> Finding:
+    for item in drawn.items:
+        for rule in CONTRADICTIONS:
+            if rule.question.search(item.question):
+                hit = next((o for o in item.options if rule.option(o)), None)
+                if hit is not None:
+                    return Finding(check="contradicted_option", passed=False,
+                                   message=f"an item {rule.why}: option {hit!r} in {_short(item.question)!r}; "
+                                           "drop options the question itself excludes (a solver eliminates them)")
+    return Finding(check="contradicted_option", passed=True, message="no option contradicts its question")
+
+
+ITEM_CHECKS: tuple[Callable[[Drawn, AuditConfig], Finding], ...] = (
+    _distinct_items, _duplicates, _distinct_series, _option_count, _distinct_options, _key_consistency,
+    _contradictions,
+)
+
+
+def check_items(drawn: Drawn, config: AuditConfig) -> list[Finding]:
+    return [check(drawn, config) for check in ITEM_CHECKS]

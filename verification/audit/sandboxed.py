@@ -1,0 +1,112 @@
+"""`audit_template`: draw items from a template through the sandbox, then `audit_items`.
+
+Seeds and sample sizes come from the OS (`secrets`), so a template cannot predict them; they are
+recorded in the report (pass them back as `plan` to reproduce an audit). The first seed is also
+run at two smaller sizes (5, the size checks used to run, and half its size), so an item drawn
+under several sizes must keep its key; the half-size run is repeated in another sandbox process
+and must give identical items (determinism across processes). A `SandboxPool` of several workers
+runs the draws at once. Template code only ever runs in the sandbox.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool, run_template
+from itemsmith.templates_bank.items.schema import Item, RunStatus
+from itemsmith.verification.audit.config import AuditConfig
+from itemsmith.verification.audit.core import audit_items
+from itemsmith.verification.audit.models import AuditReport, Finding, ItemDraw
+from itemsmith.verification.seeds import fresh_seed, fresh_size
+
+__all__ = ["audit_template", "plan_draws"]
+
+# The num_samples checks have always used: the first seed is also run at it, so a template
+# keyed differently there than at other sizes shows the same item with two keys.
+CHECKED_SIZE = 5
+
+
+def plan_draws(config: AuditConfig) -> list[tuple[int, int]]:
+    """(seed, num_samples) pairs: `config.seeds` fresh seeds, sizes random around
+    items/seeds so they sum to about `config.items`."""
+    base = max(2, config.items // config.seeds)
+    low, high = max(1, base // 2), base + base // 2
+    return [(fresh_seed(), fresh_size(low, high)) for _ in range(config.seeds)]
+
+
+def _canonical(raw: list[dict[str, Any]]) -> str:
+    return json.dumps(raw, sort_keys=True, separators=(",", ":"))
+
+
+def audit_template(source: str, handler: str, *, config: AuditConfig | None = None,
+                   pool: SandboxPool | None = None, limits: SandboxLimits | None = None,
+                   plan: Sequence[tuple[int, int]] | None = None) -> AuditReport:
+    """Audit a template against `handler` (built-in name or handler file) through the sandbox.
+
+    Pass `pool` to reuse one (its handler must match). `plan` fixes the (seed, num_samples) runs
+    (at least two; default: drawn from the OS) to reproduce a recorded audit. Never raises for
+    what the template does: a run that fails gives a failed report whose `error` says which run
+    and why.
+    """
+    started = time.monotonic()
+    config = config or AuditConfig()
+    if plan is not None and len(plan) < 2:
+        raise ValueError("an audit plan needs at least two (seed, num_samples) runs")
+
+    def run(seed: int, size: int) -> RunResult:
+        if pool is not None:
+            return pool.run(source, num_samples=size, seed=seed, limits=limits)
+        return run_template(source, handler, num_samples=size, seed=seed, limits=limits)
+
+    plan = list(plan) if plan is not None else plan_draws(config)
+    first_seed, first_size = plan[0]
+    resized = sorted({n for n in (CHECKED_SIZE, max(1, first_size // 2)) if n != first_size})
+    draws: list[ItemDraw] = []
+    raw_by_run: dict[tuple[int, int], str] = {}
+    runs = [*plan, *((first_seed, n) for n in resized)]
+    results = [run(*runs[0])]  # alone first: a template that fails fails fast
+    if results[0].status is RunStatus.ok:
+        workers = min(len(runs) - 1, pool.size if pool is not None else 1)
+        with ThreadPoolExecutor(max_workers=workers) as executor:  # a pool of several workers runs them at once
+            results += executor.map(lambda seed_size: run(*seed_size), runs[1:])
+    for (seed, size), result in zip(runs, results, strict=False):
+        if result.status is not RunStatus.ok:
+            return _failed(config, plan, started, f"the run with seed {seed} and num_samples {size} failed "
+                                                  f"({result.status.value}): {result.error}")
+        if len(result.items) != size:
+            return _failed(config, plan, started, f"question({size}) returned {len(result.items)} items; it must "
+                                                  "return exactly num_samples items")
+        raw_by_run[(seed, size)] = _canonical(result.items)
+        draws.append(ItemDraw(seed=seed, num_samples=size, items=[Item.model_validate(i) for i in result.items]))
+
+    check_seed, check_size = (first_seed, max(resized)) if resized else plan[1]
+    again = run(check_seed, check_size)
+    if again.status is RunStatus.ok and _canonical(again.items) == raw_by_run[(check_seed, check_size)]:
+        determinism = Finding(check="determinism", passed=True,
+                              message=f"seed {check_seed} gave identical items in two sandbox processes")
+    else:
+        why = again.error if again.status is not RunStatus.ok else "different items"
+        determinism = Finding(check="determinism", passed=False,
+                              message=f"seed {check_seed} gave {why} in a second sandbox process: draw all randomness "
+                                      "from rng (or random / np.random), never from the clock, id(), hash() or "
+                                      "anything else that differs between processes")
+
+    report = audit_items(draws, config)
+    findings = [*report.findings, determinism]
+    feedback = report.feedback
+    if not determinism.passed:
+        feedback = (feedback + "\n" if feedback else "The item audit failed:\n") + f"- determinism: {determinism.message}"
+    return report.model_copy(update={
+        "findings": findings, "passed": report.passed and determinism.passed, "feedback": feedback,
+        "elapsed_ms": (time.monotonic() - started) * 1000,
+    })
+
+
+def _failed(config: AuditConfig, plan: list[tuple[int, int]], started: float, error: str) -> AuditReport:
+    return AuditReport(passed=False, error=error, feedback=f"The item audit could not draw items: {error}",
+                       seeds=[s for s, _ in plan], sizes=[n for _, n in plan], alpha=config.alpha,
+                       thresholds_lowered=config.lowered(), elapsed_ms=(time.monotonic() - started) * 1000)

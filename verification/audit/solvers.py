@@ -1,0 +1,204 @@
+"""The blind solvers: each answers an item from its question and option texts only.
+
+A solver is fitted on the items of some seeds and answers the items of the others (held out),
+so what it learns (a favourite position, a favourite rank, answer texts that recur) is tested
+on items it never saw. Each entry in `SOLVERS` also says, for the author, what a high score
+means and how to fix it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+
+from itemsmith.templates_bank.items.schema import Item, ItemKind
+from itemsmith.verification.audit.features import format_signature, numeric_values, tie_break, tokens, wording
+
+__all__ = ["SOLVERS", "Solver"]
+
+Predict = Callable[[Item], "int | None"]
+
+
+@dataclass(frozen=True)
+class Solver:
+    """`fit(train)` returns a predictor (an option index, or None to abstain) and a short note
+    of what it learned; `shortcut` and `fix` become the author's feedback when it wins."""
+
+    name: str
+    fit: Callable[[Sequence[Item]], tuple[Predict, str]]
+    shortcut: str
+    fix: str
+
+
+def _dense_ranks(keys: Sequence[float]) -> list[int]:
+    distinct = sorted(set(keys))
+    return [distinct.index(k) for k in keys]
+
+
+def _learned_rank(rank_of: Callable[[Item], list[int] | None], describe: Callable[[int, int], str]
+                  ) -> Callable[[Sequence[Item]], tuple[Predict, str]]:
+    """A solver that learns which rank (of the options under `rank_of`) the key holds most often,
+    per number of distinct ranks, and answers the option holding that rank."""
+
+    def fit(train: Sequence[Item]) -> tuple[Predict, str]:
+        counts: dict[int, Counter[int]] = defaultdict(Counter)
+        for item in train:
+            ranks = rank_of(item)
+            if ranks is not None:
+                counts[max(ranks) + 1][ranks[item.answer_index]] += 1
+        best = {levels: min(c.items(), key=lambda kv: (-kv[1], kv[0]))[0] for levels, c in counts.items()}
+
+        def predict(item: Item) -> int | None:
+            ranks = rank_of(item)
+            if ranks is None or max(ranks) + 1 not in best:
+                return None
+            want = best[max(ranks) + 1]
+            return tie_break(item, [i for i, r in enumerate(ranks) if r == want])
+
+        notes: list[str] = []
+        for levels, c in sorted(counts.items(), key=lambda kv: -sum(kv[1].values()))[:2]:
+            share = c[best[levels]] / sum(c.values())
+            note = f"{describe(best[levels], levels)} in {share:.0%} of training items"
+            if note not in notes:
+                notes.append(note)
+        return predict, "; ".join(notes)
+
+    return fit
+
+
+def _position_ranks(item: Item) -> list[int] | None:
+    return list(range(len(item.options)))
+
+
+def _length_ranks(item: Item) -> list[int] | None:
+    ranks = _dense_ranks([len(o.strip()) for o in item.options])
+    return ranks if max(ranks) > 0 else None
+
+
+def _numeric_ranks(item: Item) -> list[int] | None:
+    values = numeric_values(item)
+    return _dense_ranks(values) if values is not None and len(values) >= 3 else None
+
+
+def _ordinal(rank: int, levels: int) -> str:
+    if rank == levels - 1:
+        return "the largest"
+    if rank == 0:
+        return "the smallest"
+    return f"rank {rank + 1} of {levels} (from the smallest)"
+
+
+def _fit_centre(train: Sequence[Item]) -> tuple[Predict, str]:
+    def predict(item: Item) -> int | None:
+        values = numeric_values(item)
+        if values is None or len(values) < 3:
+            return None
+        total = sum(values)
+        n = len(values)
+        gaps = [abs(v - (total - v) / (n - 1)) for v in values]
+        low = min(gaps)
+        return tie_break(item, [i for i, g in enumerate(gaps) if g <= low * (1 + 1e-9)])
+    return predict, "answers the numeric option closest to the mean of the others"
+
+
+def _fit_overlap(train: Sequence[Item]) -> tuple[Predict, str]:
+    def predict(item: Item) -> int | None:
+        asked = tokens(item.question)
+        scores = [len(asked & tokens(o)) for o in item.options]
+        top = max(scores)
+        if top == 0 or scores.count(top) == len(scores):
+            return None
+        return tie_break(item, [i for i, s in enumerate(scores) if s == top])
+    return predict, "answers the option sharing the most words with the question"
+
+
+def _fit_odd_format(train: Sequence[Item]) -> tuple[Predict, str]:
+    def predict(item: Item) -> int | None:
+        signatures = [format_signature(o) for o in item.options]
+        counts = Counter(signatures)
+        if len(item.options) < 3 or len(counts) != 2:
+            return None
+        (common, n_common), (odd, n_odd) = counts.most_common()
+        if n_odd != 1:
+            return None
+        return signatures.index(odd)
+    return predict, "answers the one option formatted unlike the others (decimals, units, wording)"
+
+
+def _fit_memorization(train: Sequence[Item]) -> tuple[Predict, str]:
+    keyed: Counter[str] = Counter()
+    shown: Counter[str] = Counter()
+    for item in train:
+        if item.kind is ItemKind.tf:
+            continue
+        for option in item.options:
+            shown[option.strip().casefold()] += 1
+        keyed[item.answer.strip().casefold()] += 1
+
+    def predict(item: Item) -> int | None:
+        # only options that were keys before count: the cue is a recurring answer, not a
+        # distractor's range (that one belongs to the numeric solvers)
+        if item.kind is ItemKind.tf:
+            return None
+        texts = [o.strip().casefold() for o in item.options]
+        rates = [(keyed[t] + 0.5) / (shown[t] + 2.0) if keyed[t] else None for t in texts]
+        known = [r for r in rates if r is not None]
+        if not known:
+            return None
+        top = max(known)
+        return tie_break(item, [i for i, r in enumerate(rates) if r == top])
+
+    repeats = [t for t, n in keyed.most_common(3) if n > 1]
+    note = f"most frequent keys in training: {', '.join(repr(t) for t in repeats)}" if repeats else "no repeated keys"
+    return predict, note
+
+
+def _fit_tf_wording(train: Sequence[Item]) -> tuple[Predict, str]:
+    by_wording: dict[Hashable, Counter[int]] = defaultdict(Counter)
+    for item in train:
+        if item.kind is ItemKind.tf:
+            by_wording[wording(item.question)][item.answer_index] += 1
+
+    def predict(item: Item) -> int | None:
+        if item.kind is not ItemKind.tf:
+            return None
+        seen = by_wording.get(wording(item.question))
+        if not seen or seen[0] == seen[1]:
+            return None
+        return 0 if seen[0] > seen[1] else 1
+
+    skewed = sum(1 for c in by_wording.values() if sum(c.values()) >= 3 and min(c[0], c[1]) == 0)
+    return predict, f"{len(by_wording)} statement wordings, {skewed} always keyed the same way"
+
+
+SOLVERS: tuple[Solver, ...] = (
+    Solver("position", _learned_rank(_position_ranks, lambda r, n: f"the key is option {r + 1} of {n}"),
+           "the key's position among the options is predictable",
+           "let mc_item shuffle the options (pass the correct answer and the distractors; never reorder them)"),
+    Solver("length_rank", _learned_rank(_length_ranks, lambda r, n: f"the key is {_ordinal(r, n)} by length"
+                                        .replace("the largest by length", "the longest")
+                                        .replace("the smallest by length", "the shortest")),
+           "the key is predictable from the options' lengths (e.g. always the longest or the shortest)",
+           "make distractors the same kind of text as the key: same wording, same units, same precision"),
+    Solver("numeric_rank", _learned_rank(_numeric_ranks, lambda r, n: f"the key is {_ordinal(r, n)} numeric option"),
+           "the key's rank among the sorted numeric options is predictable (e.g. always the middle one)",
+           "draw the key's rank uniformly: build the options with numeric_options(correct, spread=..., decimals=...) "
+           "(or date_options(...)), never fixed offsets like answer + d for d in (-3, 3, 6)"),
+    Solver("centre", _fit_centre,
+           "the key is the numeric option closest to the mean of the others (distractors are spread around it)",
+           "place the key at a uniformly random rank with asymmetric distractors: numeric_options(correct, "
+           "spread=..., decimals=...) or date_options(...)"),
+    Solver("word_overlap", _fit_overlap,
+           "the key repeats words of the question",
+           "word distractors like the key: reuse the question's terms in every option, or in none"),
+    Solver("memorization", _fit_memorization,
+           "the same answer texts keep coming back as keys across seeds (a small record pool or a fixed answer set)",
+           "draw from a larger pool (more records, windows or dates), or declare the pool and cap num_samples by it"),
+    Solver("odd_format", _fit_odd_format,
+           "the key is the one option formatted differently (e.g. an unrounded key among rounded distractors)",
+           "format the key and the distractors identically: numeric_options(correct, decimals=...) rounds all of them"),
+    Solver("tf_wording", _fit_tf_wording,
+           "true/false statements with the same wording are almost always keyed the same way",
+           "for each statement wording, make it true about half the time (draw the claim, then build the series)"),
+)
