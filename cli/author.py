@@ -41,6 +41,8 @@ def author(
         "--judge", help="Judge model spec (repeat for a panel); none: no judge panel.")] = None,
     student: StudentOpt = None,
     no_live: Annotated[bool, typer.Option("--no-live", help="Plain log lines instead of a live table.")] = False,
+    allow_partial: Annotated[bool, typer.Option(
+        "--allow-partial", help="Exit 0 when at least one template, but fewer than asked, was accepted.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print only the run's summary as one JSON object.")] = False,
     bank: Annotated[str | None, typer.Option(
         "--bank", help="Also store the accepted templates with their verdicts in this bank (as the author job does; "
@@ -48,7 +50,8 @@ def author(
     db: DbOpt = None,
 ) -> None:
     """Author item templates for a handler: plan, generate, check in the sandbox, judge, test on students,
-    refine. Resumable. Exit code 1 when no template was accepted."""
+    refine. Resumable. Exit code 0 only when every slot's template was accepted (or, with
+    --allow-partial, at least one); 1 otherwise."""
     import asyncio
 
     from pydantic import ValidationError
@@ -87,7 +90,10 @@ def author(
         typer.echo(f"accepted templates and report: {out / report.run_id}/ (resume with --run-id {report.run_id})")
         if imported is not None:
             typer.echo(import_summary(imported))
-    if not report.accepted:
+    accepted = len(report.accepted)
+    if accepted < templates and not (allow_partial and accepted):
+        typer.echo(f"{accepted} of {templates} templates accepted" + ("" if allow_partial else
+                   " (--allow-partial: exit 0 when at least one is)"), err=True)
         raise typer.Exit(code=1)
 
 

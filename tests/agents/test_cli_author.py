@@ -49,3 +49,20 @@ def test_author_command_fails_fast_without_a_key(handler_file: Path, tmp_path: P
                                       "openai:gpt-4o", "--out", str(tmp_path), "--no-live"])
     assert result.exit_code == 1 and "OPENAI_API_KEY" in result.output
     assert not (tmp_path / "checkpoints.sqlite").exists()  # nothing started
+
+
+def test_scripted_author_exits_1_when_fewer_templates_than_asked_are_accepted(handler_file: Path,
+                                                                                tmp_path: Path) -> None:
+    gen = tmp_path / "gen.json"
+    gen.write_text(json.dumps({"rules": [{"match": "Peak level", "replies": ["I cannot write this one."]}],
+                               "replies": [fenced(GOOD)]}))
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps([plan_reply(["Highest level", "Peak level"])]))
+    args = ["author", "--handler", str(handler_file), "--task", "water levels", "--templates", "2", "--rounds", "1",
+            "--generator", f"scripted:{gen}", "--planner", f"scripted:{plan}", "--out", str(tmp_path / "out"),
+            "--no-live", "--json"]
+    partial = CliRunner().invoke(app, [*args, "--run-id", "partial"])
+    assert partial.exit_code == 1, partial.output
+    assert "1 of 2 templates accepted" in partial.output and "--allow-partial" in partial.output
+    allowed = CliRunner().invoke(app, [*args, "--run-id", "allowed", "--allow-partial"])
+    assert allowed.exit_code == 0, allowed.output
