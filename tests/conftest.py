@@ -6,10 +6,12 @@ import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
+from sqlalchemy import Engine
 
-from itemsmith.templates_bank.storage import get_engine
+from itemsmith.templates_bank.storage import get_engine, upgrade
 
 POSTGRES_ADMIN_URL = os.environ.get("ITEMSMITH_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 # Diversity summaries (author job results, imports, the review page) measure text similarity only
@@ -56,3 +58,17 @@ def postgres_database() -> Iterator[str]:
     LangGraph's checkpoint tables)."""
     with _fresh_postgres_database() as url:
         yield url
+
+
+# A migrated SQLite bank in tmp_path, for the CLI and API tests (`engine` migrates it).
+@pytest.fixture
+def database_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'bank.sqlite'}"
+
+
+@pytest.fixture
+def engine(database_url: str) -> Iterator[Engine]:
+    upgrade(database_url)
+    engine = get_engine(database_url)
+    yield engine
+    engine.dispose()

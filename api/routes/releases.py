@@ -9,7 +9,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Request, status
 from fastapi.responses import FileResponse
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from sqlalchemy.orm import Session
 
 from itemsmith.api.deps import PrincipalDep, SessionDep
@@ -23,10 +23,12 @@ from itemsmith.api.models import (
     validation_message,
 )
 from itemsmith.service.access import owned_bank, owned_release, owned_releases, reviewer_name
+from itemsmith.service.auth import Principal
 from itemsmith.service.jobs import (
     CalibrateJobRequest,
     EvaluateJobRequest,
     ExportJobRequest,
+    JobKind,
     JobPublic,
     ReleaseJobRequest,
     ReverifyJobRequest,
@@ -77,8 +79,7 @@ def create_release_route(bank_id: RecordId, body: ReleaseCreateRequest, request:
     job_request = ReleaseJobRequest(bank_id=bank.id, seeds=body.seeds, num_samples=body.num_samples,
                                     template_ids=body.template_ids, note=body.note,
                                     created_by=reviewer_name(principal.owner, principal.key_id))
-    return submit_job(request.app.state.engine, kind="release", owner=principal.owner,
-                      request=job_request.model_dump(mode="json"), bank_id=bank.id, runner=request.app.state.job_runner)
+    return _start_job(request, principal, "release", job_request, bank)
 
 
 @router.get("/banks/{bank_id}/releases", responses=_BANK_ERRORS)
@@ -108,8 +109,7 @@ def export_route(release_id: RecordId, request: Request, principal: PrincipalDep
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"format {fmt!r} does not carry plots ({_PLOTS})")
     job_request = ExportJobRequest(release_id=row.id, format=fmt, text_format=text_format, decimals=decimals,
                                    plots=plots)
-    return submit_job(request.app.state.engine, kind="export", owner=principal.owner,
-                      request=job_request.model_dump(mode="json"), bank_id=bank.id, runner=request.app.state.job_runner)
+    return _start_job(request, principal, "export", job_request, bank)
 
 
 @router.get("/exports/{job_id}", response_class=FileResponse, responses={
@@ -129,6 +129,13 @@ def download_export_route(job_id: str, request: Request, principal: PrincipalDep
     return FileResponse(path, media_type="application/zip", filename=job.result["file"])
 
 
+def _start_job(request: Request, principal: Principal, kind: JobKind, job_request: BaseModel,
+               bank: BankPublic) -> JobPublic:
+    """Queue a job of the caller's on the release's bank and dispatch it."""
+    return submit_job(request.app.state.engine, kind=kind, owner=principal.owner,
+                      request=job_request.model_dump(mode="json"), bank_id=bank.id, runner=request.app.state.job_runner)
+
+
 def _release_jobs(session: Session, kind: str, bank: BankPublic, number: int, owner: str) -> list[JobPublic]:
     return jobs_on_bank(session, owner, bank.id, kind, release=number)
 
@@ -140,8 +147,7 @@ def reverify_route(release_id: RecordId, body: ReverifyCreate, request: Request,
     against the verdicts on record (cached answers are reused)."""
     row, bank = owned_release(session, release_id, principal.owner)
     job_request = ReverifyJobRequest(bank=bank.name, release=row.number, judges=body.judges, students=body.students)
-    return submit_job(request.app.state.engine, kind="reverify", owner=principal.owner,
-                      request=job_request.model_dump(mode="json"), bank_id=bank.id, runner=request.app.state.job_runner)
+    return _start_job(request, principal, "reverify", job_request, bank)
 
 
 @router.get("/releases/{release_id}/reverifications", responses=_RELEASE_ERRORS)
@@ -159,8 +165,7 @@ def evaluate_route(release_id: RecordId, body: EvaluationCreate, request: Reques
     row, bank = owned_release(session, release_id, principal.owner)
     job_request = EvaluateJobRequest(bank=bank.name, release=row.number, model=body.model,
                                      formats=[f.value for f in body.formats], fresh_seed=body.fresh_seed)
-    return submit_job(request.app.state.engine, kind="evaluate", owner=principal.owner,
-                      request=job_request.model_dump(mode="json"), bank_id=bank.id, runner=request.app.state.job_runner)
+    return _start_job(request, principal, "evaluate", job_request, bank)
 
 
 @router.get("/releases/{release_id}/evaluations", responses=_RELEASE_ERRORS)
@@ -180,8 +185,7 @@ def calibrate_route(release_id: RecordId, body: CalibrationCreate, request: Requ
     row, bank = owned_release(session, release_id, principal.owner)
     job_request = CalibrateJobRequest(bank=bank.name, release=row.number, priors=body.priors,
                                       min_respondents=body.min_respondents)
-    return submit_job(request.app.state.engine, kind="calibrate", owner=principal.owner,
-                      request=job_request.model_dump(mode="json"), bank_id=bank.id, runner=request.app.state.job_runner)
+    return _start_job(request, principal, "calibrate", job_request, bank)
 
 
 @router.get("/releases/{release_id}/calibrations", responses=_RELEASE_ERRORS)

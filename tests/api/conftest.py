@@ -37,13 +37,11 @@ from itemsmith.templates_bank.storage import (
     ReviewCreate,
     add_template_version,
     create_bank,
-    get_engine,
     import_curated,
     open_session,
     record_review,
     record_student_response,
     record_verdict,
-    upgrade,
 )
 
 OWNER = "alice"
@@ -72,19 +70,6 @@ def scripted_provider_enabled(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
     scripts are written under tmp_path, the scripts folder."""
     monkeypatch.setenv("ITEMSMITH_API_MODEL_PROVIDERS", '["openai", "anthropic", "openai_compatible", "local", "scripted"]')
     monkeypatch.setenv("ITEMSMITH_SCRIPTED_DIR", str(tmp_path))
-
-
-@pytest.fixture
-def database_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'bank.sqlite'}"
-
-
-@pytest.fixture
-def engine(database_url: str) -> Iterator[Engine]:
-    upgrade(database_url)
-    engine = get_engine(database_url)
-    yield engine
-    engine.dispose()
 
 
 @pytest.fixture
