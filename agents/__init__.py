@@ -8,12 +8,12 @@ Public API (imported lazily, so ``import agents.settings`` stays light):
 - ``make_model(spec) -> ModelHandle`` / ``make_chat_model(spec)``: the provider registry
   (``openai``, ``anthropic``, ``openai_compatible``, ``local``, ``scripted``; ``register_provider``).
 - ``complete(handle, messages, retry=RetryPolicy())``: one call with timeout, bounded retries on
-  transient errors, usage and cost.
+  transient errors, usage and cost; inside ``stream_tokens(callback)`` it streams and reports tokens.
 - ``plan_briefs``, ``generate``, ``build_slot_graph``: the planner, the generator, the LangGraph loop.
 - ``Verifier`` / ``VerificationResult`` / ``pass_through``: the interface of the later
   verification stages.
 - Records: ``Brief``, ``Attempt``, ``SlotResult``, ``RunReport``, ``PlanInfo``, ``SlotEvent``,
-  ``CallUsage``, ``UsageTotals``.
+  ``Activity`` (live progress), ``CallUsage``, ``UsageTotals``.
 - ``ScriptedChatModel``: recorded replies for tests. ``AgentSettings``: ``ITEMSMITH_*`` settings.
 """
 
@@ -29,6 +29,7 @@ _EXPORTS = {
     "ModelOptions": "itemsmith.agents.providers", "ModelSpec": "itemsmith.agents.providers", "PROVIDERS": "itemsmith.agents.providers",
     "make_chat_model": "itemsmith.agents.providers", "make_model": "itemsmith.agents.providers", "register_provider": "itemsmith.agents.providers",
     "ModelHandle": "itemsmith.agents.inference", "RetryPolicy": "itemsmith.agents.inference", "complete": "itemsmith.agents.inference",
+    "stream_tokens": "itemsmith.agents.inference", "Activity": "itemsmith.agents.context",
     "plan_briefs": "itemsmith.agents.planner", "generate": "itemsmith.agents.generator", "build_slot_graph": "itemsmith.agents.graph",
     "SlotEvent": "itemsmith.agents.context", "VerificationResult": "itemsmith.agents.verify", "Verifier": "itemsmith.agents.verify",
     "pass_through": "itemsmith.agents.verify", "ScriptedChatModel": "itemsmith.agents.scripted", "AgentSettings": "itemsmith.agents.settings",

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from itemsmith.agents.inference import ModelHandle, RetryPolicy
 from itemsmith.agents.profile import HandlerProfile
@@ -16,6 +16,7 @@ from itemsmith.agents.verify import Verifier
 from itemsmith.templates_bank.items.schema import StructureReport
 
 Phase = Literal["queued", "generating", "checking", "verifying", "refining", "accepted", "discarded", "failed"]
+RunPhase = Literal["profiling", "planning", "authoring", "reporting", "done", "finished earlier"]
 
 
 class SlotEvent(BaseModel):
@@ -31,17 +32,28 @@ class SlotEvent(BaseModel):
     message: str | None = None
 
 
+class Activity(BaseModel):
+    """What the run is doing now, for live displays (never stored, never a job event): a change of
+    the run's phase; during planning or a slot's generator call, the output tokens streamed so far;
+    during a slot's verification, the stage that runs (``auditing``, ``judging``, ``students``)."""
+
+    phase: RunPhase
+    slot: int | None = None
+    round: int = 0
+    tokens: int | None = Field(None, ge=0, description="output tokens of the model call in flight")
+    stage: str | None = None
+
+
 @dataclass(frozen=True)
 class GeneratorPrompt:
-    """The parts of the generator prompt shared by every slot of a run."""
+    """The parts of the generator prompt shared by every slot of a run, and how many curated
+    examples each slot gets (those nearest its brief)."""
 
     system: str
     profile_text: str
-    examples_text: str
     task: str
     handler_name: str = ""
-    example_ids: tuple[str, ...] = ()
-    match_examples: bool = True
+    examples: int = 1
 
 
 @dataclass
@@ -58,7 +70,12 @@ class SlotContext:
     ledger: UsageLedger = field(default_factory=UsageLedger)
     accepted_titles: Callable[[], list[str]] = list
     on_event: Callable[[SlotEvent], None] | None = None
+    on_activity: Callable[[Activity], None] | None = None
 
     def emit(self, event: SlotEvent) -> None:
         if self.on_event is not None:
             self.on_event(event)
+
+    def activity(self, activity: Activity) -> None:
+        if self.on_activity is not None:
+            self.on_activity(activity)

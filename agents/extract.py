@@ -1,7 +1,8 @@
 """Getting template source out of an LLM reply, fenced or not, and cheap checks before the sandbox.
 
 `extract_code` raises `ExtractionError` with a message meant as feedback to the model. A syntax
-error is not raised here: the sandbox reports it with its line, like any other failure.
+error is not raised here: the sandbox reports it with its line, like any other failure. `runaway`
+tells a reply that ran into the output limit or repeats itself (a listing instead of code).
 """
 
 from __future__ import annotations
@@ -95,4 +96,53 @@ def lint(source: str) -> str | None:
                 f"(it takes {len(question.args.args)})")
     if not any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(question)):
         return f"line {question.lineno}: `question` must `return items` (a list of items)"
+    return None
+
+
+# A reply that runs away: a small model that types out every minute of a day (or repeats one block)
+# until the output limit. Units are the pieces between newlines, commas and semicolons with every
+# digit run made "0", so a list that only counts up ("00:01", "00:02", ...) is one unit repeated.
+RUNAWAY_REPEATS = 30  # one unit this often: a listing, not code (a year of months is 12)
+RUNAWAY_LINE_REPEATS = 8  # one long line this often: a repeated block
+RUNAWAY_LINE_CHARS = 24
+_UNIT_SPLIT = re.compile(r"[\n,;]")
+_DIGITS = re.compile(r"\d+")
+
+
+def _shape(text: str) -> str:
+    return " ".join(_DIGITS.sub("0", text).split())
+
+
+def repetition(reply: str) -> str | None:
+    """How a reply repeats itself (a unit or a long line over and over, numbers aside), or None."""
+    units = [_shape(u) for u in _UNIT_SPLIT.split(reply)]
+    counts: dict[str, int] = {}
+    for unit in units:
+        if len(unit) >= 3:
+            counts[unit] = counts.get(unit, 0) + 1
+    if counts:
+        unit, n = max(counts.items(), key=lambda kv: kv[1])
+        if n >= RUNAWAY_REPEATS:
+            return f"it repeats `{unit[:60]}` {n} times (numbers aside)"
+    lines: dict[str, int] = {}
+    for line in reply.splitlines():
+        shaped = _shape(line)
+        if len(shaped) >= RUNAWAY_LINE_CHARS:
+            lines[shaped] = lines.get(shaped, 0) + 1
+    if lines:
+        line, n = max(lines.items(), key=lambda kv: kv[1])
+        if n >= RUNAWAY_LINE_REPEATS:
+            return f"it repeats the line `{line[:60]}` {n} times (numbers aside)"
+    return None
+
+
+def runaway(reply: str, *, truncated: bool, output_tokens: int = 0) -> str | None:
+    """Why a reply ran away, as the error of its round (None: it did not): it was cut at the output
+    limit, or it repeats itself. Such a reply never goes to the sandbox."""
+    repeats = repetition(reply)
+    if truncated:
+        size = f" after {output_tokens} tokens" if output_tokens else ""
+        return f"the reply was cut at the output limit{size}" + (f": {repeats}" if repeats else "")
+    if repeats:
+        return f"the reply runs on listing values: {repeats}"
     return None

@@ -3,7 +3,8 @@
 Feedback = the sandbox's one-line error, the failing line with its neighbours, and a concrete hint
 picked by matching the error against known mistakes (with the real column names where a name
 was wrong). `audit_feedback` turns the item audit's findings (shortcuts a blind solver exploits)
-into the same kind of message. Options for numbers and dates are always built with
+into the same kind of message; `runaway_feedback` answers a reply that typed out values until the
+output limit ("too long: compute it, do not list it"). Options for numbers and dates are always built with
 `numeric_options` / `date_options` (the key at a uniformly random rank, every option formatted
 alike), never with fixed offsets such as answer + d for d in (-3, 3, 6), whose key is always the
 second smallest.
@@ -72,6 +73,9 @@ HINTS: list[tuple[re.Pattern[str], Hint]] = [
     (re.compile(r"has no attribute '(\w+)'"),
      lambda m, p: f"`{m.group(1)}` does not exist on that object." + _columns(p)
                   + " Index a column with frame[\"name\"], not frame.name."),
+    (re.compile(r"unsupported format string passed to numpy\.ndarray|only (?:length-1|0-dimensional|size-1) arrays"),
+     lambda m, p: "that value is a whole array, not one number: reduce it first (float(np.mean(values)), "
+                  "float(values.max()), int(np.sum(values > t))), then format or compare it."),
     (re.compile(r"'float' object cannot be interpreted as an integer"),
      lambda m, p: "round(x, 1) takes the number of decimals (an int), not a step: round(x, 0.1) is wrong; "
                   "range() and list indices need ints too: int(...)."),
@@ -387,3 +391,14 @@ def audit_feedback(report: AuditReport) -> str:
                      "    items.append(mc_item(question, key, wrong, series=[...]))\n"
                      "and dates with key, wrong = date_options(day, spread_days=7, low=dates[0], high=dates[-1]).")
     return "\n".join(lines)
+
+
+RUNAWAY_HINT = ("too long: compute it, do not list it. A template is a short program (about 20 to 60 lines): times, "
+                "dates, thresholds and tables come from the data (frame.index, handler.records()) or from a loop or "
+                "comprehension such as [f\"{h:02d}:00\" for h in range(24)], never typed out one by one. Reply with "
+                "the whole template, short, in one ```python block.")
+
+
+def runaway_feedback(problem: str, extra: Sequence[str] = ()) -> str:
+    """Feedback for a reply that ran into the output limit or repeats itself (it never ran)."""
+    return "\n".join([f"Error: {problem}", f"Hint: {RUNAWAY_HINT}", *extra])

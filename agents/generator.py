@@ -1,10 +1,11 @@
 """The generator: writes one template per brief, and rewrites it from feedback.
 
-Round 1 sends the static prompt (contract, helpers, dataset, examples, task) with the brief
-last. A refinement continues that conversation with the previous code as the assistant's turn
-and the feedback as the next user turn (only the latest attempt, so the prompt stays short).
-The code is extracted from the reply (fenced or not); a reply without code is feedback like
-any other failure.
+Round 1 sends the static prompt (contract, helpers, dataset, task), then the curated example
+nearest the brief and the brief. A refinement continues that conversation with the previous code
+as the assistant's turn and the feedback as the next user turn (only the latest attempt, so the
+prompt stays short). The code is extracted from the reply (fenced or not); a reply without code,
+or one that ran away (cut at the output limit, or listing values instead of computing them), is
+feedback like any other failure.
 """
 
 from __future__ import annotations
@@ -15,39 +16,32 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from pydantic import BaseModel
 
 from itemsmith.agents.context import GeneratorPrompt
-from itemsmith.agents.extract import ExtractionError, extract_code, lint
+from itemsmith.agents.extract import ExtractionError, extract_code, lint, runaway
 from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, reply_text
 from itemsmith.agents.profile import HandlerProfile
 from itemsmith.agents.prompts import (
-    describe_examples,
     describe_profile,
     generator_system,
     generator_task,
-    matching_example,
-    pick_examples,
+    nearest_examples,
     refine_message,
 )
 from itemsmith.agents.usage import CallUsage, UsageLedger
-from itemsmith.templates_bank.curated import load_curated
 
 MAX_SHOWN_REPLY = 4000
 
 
-def build_prompt(profile: HandlerProfile, task: str, *, examples: int = 2) -> GeneratorPrompt:
-    """The static prompt parts of a run (`examples` = 0: no curated examples at all)."""
-    chosen = pick_examples(profile.name, limit=examples) if examples else []
-    return GeneratorPrompt(system=generator_system(profile), profile_text=describe_profile(profile),
-                           examples_text=describe_examples(chosen), task=task, handler_name=profile.name,
-                           example_ids=tuple(t.id for t in chosen), match_examples=examples > 0)
+def build_prompt(profile: HandlerProfile, task: str, *, examples: int = 1) -> GeneratorPrompt:
+    """The static prompt parts of a run; each slot gets the `examples` curated templates nearest its
+    brief (0: none)."""
+    return GeneratorPrompt(system=generator_system(profile), profile_text=describe_profile(profile), task=task,
+                           handler_name=profile.name, examples=examples)
 
 
 def first_message(prompt: GeneratorPrompt, brief: dict[str, object], accepted_titles: Sequence[str]) -> str:
-    matching = None
-    if prompt.match_examples:
-        shown = [t for t in load_curated().values() if t.id in prompt.example_ids]
-        matching = matching_example(brief, prompt.handler_name, exclude=shown)
-    return generator_task(profile_text=prompt.profile_text, examples_text=prompt.examples_text, task=prompt.task,
-                          brief=brief, accepted_titles=accepted_titles, matching=matching)
+    examples = nearest_examples(brief, prompt.handler_name, limit=prompt.examples)
+    return generator_task(profile_text=prompt.profile_text, task=prompt.task, brief=brief,
+                          accepted_titles=accepted_titles, examples=examples)
 
 
 def messages_for(prompt: GeneratorPrompt, first: str, previous: str | None, feedback: str | None) -> list[BaseMessage]:
@@ -66,13 +60,30 @@ class Generated(BaseModel):
     problem: str | None = None  # extraction or lint feedback
     usage: CallUsage
     repeated: bool = False  # the first reply repeated failed code and was asked again
+    runaway: bool = False  # cut at the output limit or repeating itself: `problem` says which
+
+
+RUNAWAY_SHOWN_LINES = 25
 
 
 def shown_reply(generated: Generated) -> str:
-    """What the assistant turn of the next refinement shows: the code, else the raw reply."""
+    """What the assistant turn of the next refinement shows: the code, else the raw reply; of a
+    runaway reply only its start (the rest would only make the next prompt long)."""
+    text = generated.source.rstrip() if generated.source is not None else generated.reply
+    if generated.runaway:
+        lines = text.splitlines()
+        head = "\n".join(line[:200] for line in lines[:RUNAWAY_SHOWN_LINES])[:MAX_SHOWN_REPLY // 2]
+        text = head + f"\n# ... ({max(0, len(lines) - RUNAWAY_SHOWN_LINES)} more lines cut: the reply ran away)"
     if generated.source is not None:
-        return f"```python\n{generated.source.rstrip()}\n```"
-    return generated.reply[:MAX_SHOWN_REPLY]
+        return f"```python\n{text}\n```"
+    return text[:MAX_SHOWN_REPLY]
+
+
+def hit_output_limit(message: AIMessage) -> bool:
+    """Whether the provider says the reply stopped at its output limit (OpenAI-style and llama.cpp
+    `finish_reason`, Anthropic's `stop_reason`)."""
+    metadata = message.response_metadata or {}
+    return metadata.get("finish_reason") in ("length", "max_tokens") or metadata.get("stop_reason") == "max_tokens"
 
 
 REPEAT_NUDGE = ("That is exactly the code that already failed. Do not send it again: change the failing line as the "
@@ -88,15 +99,32 @@ def _combine(first: CallUsage, second: CallUsage) -> CallUsage:
         "latency_s": first.latency_s + second.latency_s, "retries": first.retries + second.retries})
 
 
+def _ran_away(reply: AIMessage, text: str, usage: CallUsage) -> Generated | None:
+    """The reply as a runaway `Generated` (with what code it has), or None when it did not run away."""
+    problem = runaway(text, truncated=hit_output_limit(reply), output_tokens=usage.output_tokens)
+    if problem is None:
+        return None
+    try:
+        partial: str | None = extract_code(text)
+    except ExtractionError:
+        partial = None
+    return Generated(reply=text, source=partial, problem=problem, usage=usage, runaway=True)
+
+
 async def generate(handle: ModelHandle, messages: Sequence[BaseMessage], *, retry: RetryPolicy,
                    ledger: UsageLedger | None = None, failed: Sequence[str] = ()) -> Generated:
     """Call the generator and extract the template (raises only for provider errors).
 
-    Repeat guard: when the code is exactly one of `failed` (small models often resend the code
-    they were asked to fix), ask once more within the same round, at a higher temperature.
+    Runaway guard: a reply cut at the output limit or repeating itself is returned with
+    `runaway=True` and the reason as its `problem` (it is never run). Repeat guard: when the code
+    is exactly one of `failed` (small models often resend the code they were asked to fix), ask
+    once more within the same round, at a higher temperature.
     """
     reply, usage = await complete(handle, messages, retry=retry, ledger=ledger, role="generator")
     text = reply_text(reply)
+    ran_away = _ran_away(reply, text, usage)
+    if ran_away is not None:
+        return ran_away
     try:
         source = extract_code(text)
     except ExtractionError as exc:
@@ -107,6 +135,9 @@ async def generate(handle: ModelHandle, messages: Sequence[BaseMessage], *, retr
                                      temperature=ESCAPE_TEMPERATURE)
         usage = _combine(usage, more)
         text = reply_text(again)
+        ran_away = _ran_away(again, text, more)
+        if ran_away is not None:
+            return ran_away.model_copy(update={"usage": usage, "repeated": True})
         try:
             source = extract_code(text)
         except ExtractionError as exc:

@@ -11,23 +11,25 @@
 hundred fresh-seed items, see `agents.verification_stages.ItemAuditVerifier`), then the content
 stages, which read the audit's fresh-seed items, never the structure check's. `generate` ends
 the slot as `failed` when the provider fails for good (a permanent error, or retries exhausted).
-A reply with no code, a lint problem, a failed structure check and a verifier's rejection all
-become feedback for the next round; after `max_rounds` rounds the slot is discarded. Each slot is one checkpointer thread, so a killed run resumes mid-slot.
+A reply with no code, a runaway reply (cut at the output limit or repeating itself: never run), a
+lint problem, a failed structure check and a verifier's rejection all become feedback for the next round; after `max_rounds` rounds the slot is discarded. Each slot is one checkpointer thread, so a killed run resumes mid-slot.
 """
 
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Checkpointer
 
-from itemsmith.agents.context import Phase, SlotContext, SlotEvent
+from itemsmith.agents.context import Activity, Phase, SlotContext, SlotEvent
 from itemsmith.agents.errors import EmptyReplyError, ProviderCallError
-from itemsmith.agents.feedback import build_feedback
+from itemsmith.agents.feedback import build_feedback, runaway_feedback
 from itemsmith.agents.generator import first_message, generate, messages_for, shown_reply
+from itemsmith.agents.inference import stream_tokens
 from itemsmith.agents.models import Attempt
 from itemsmith.agents.state import SlotState
 from itemsmith.agents.verify import run_stages
@@ -71,7 +73,13 @@ async def generate_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict
     update: dict[str, Any] = {"round": round_, "first_prompt": first, "source": None, "current": {}}
     try:
         failed = [a["source"] for a in state.get("attempts") or [] if a.get("source")]
-        generated = await generate(ctx.model, messages, retry=ctx.retry, ledger=ctx.ledger, failed=failed)
+        slot = state["slot"]
+
+        def streamed(tokens: int) -> None:
+            ctx.activity(Activity(phase="authoring", slot=slot, round=round_, tokens=tokens))
+
+        with stream_tokens(streamed) if ctx.on_activity is not None else nullcontext():
+            generated = await generate(ctx.model, messages, retry=ctx.retry, ledger=ctx.ledger, failed=failed)
     except ProviderCallError as exc:
         attempt = Attempt(round=round_, status="provider_error", error=str(exc), retries=exc.attempts - 1,
                           llm_s=time.monotonic() - started)
@@ -90,10 +98,14 @@ async def generate_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict
                       retries=usage.retries, repeated=generated.repeated)
     update["reply_shown"] = shown_reply(generated)
     if generated.problem is not None:
-        feedback = build_feedback(generated.problem, generated.source, ctx.profile,
-                                  _repeated(state, generated.source), examples=ctx.prompt.examples_text)
-        attempt = attempt.model_copy(update={"status": "extraction_error" if generated.source is None else "lint",
-                                             "error": generated.problem, "feedback": feedback})
+        if generated.runaway:  # a failed round that never reaches the sandbox
+            feedback = runaway_feedback(generated.problem, _repeated(state, generated.source))
+            status = "runaway"
+        else:
+            feedback = build_feedback(generated.problem, generated.source, ctx.profile,
+                                      _repeated(state, generated.source), examples=first)
+            status = "extraction_error" if generated.source is None else "lint"
+        attempt = attempt.model_copy(update={"status": status, "error": generated.problem, "feedback": feedback})
         return {**update, "feedback": feedback, "attempts": [attempt.model_dump()],
                 "elapsed_s": time.monotonic() - started}
     return {**update, "source": generated.source, "feedback": None, "current": attempt.model_dump(),
@@ -113,7 +125,7 @@ async def check_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict[st
         return {"report": report.model_dump(mode="json"), "structure_passed_round": first_pass,
                 "current": attempt.model_dump(), "elapsed_s": time.monotonic() - started}
     feedback = build_feedback(report.error or f"the template ended with status {report.status.value}", source,
-                              ctx.profile, _repeated(state, source), examples=ctx.prompt.examples_text)
+                              ctx.profile, _repeated(state, source), examples=state.get("first_prompt") or "")
     attempt = attempt.model_copy(update={"feedback": feedback})
     return {"report": report.model_dump(mode="json", exclude={"items"}), "feedback": feedback, "current": {},
             "attempts": [attempt.model_dump()], "elapsed_s": time.monotonic() - started}
@@ -125,7 +137,9 @@ async def verify_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict[s
     _emit(ctx, state, "verifying", extra=[state.get("current") or {}])
     report = StructureReport.model_validate(state["report"])
     source = state["source"] or ""
-    decision, feedback, results = await run_stages(ctx.verifiers, source, report)
+    decision, feedback, results = await run_stages(
+        ctx.verifiers, source, report, on_stage=lambda stage: ctx.activity(
+            Activity(phase="authoring", slot=state["slot"], round=state.get("round", 0), stage=stage)))
     attempt = Attempt.model_validate(state["current"]).model_copy(update={"verification": results})
     compact = report.model_dump(mode="json", exclude={"items"}) | {"n_items": len(report.items)}
     update: dict[str, Any] = {"decision": decision.model_dump(mode="json"), "report": compact, "current": {}}

@@ -5,6 +5,12 @@ authentication error, a missing model) fails at once. Provider clients are built
 retries off, so this is the only retry layer and every retry is bounded and visible. A model's
 handle may carry its provider's (or endpoint's) own retry count and say that a timed-out call is
 not sent again; those override the caller's `RetryPolicy`.
+
+Streaming progress: inside a `stream_tokens(callback)` block, `complete` streams the reply of a
+model that can stream (`astream`: OpenAI, Anthropic, OpenAI-compatible servers, scripted models)
+and calls `callback(n)` with the output tokens so far (the chunks received); an in-process
+llama.cpp model reports every sampled token itself (`token_listener`). Every call ends with the
+provider's count of the whole reply; usage accounting is the same streamed or not.
 """
 
 from __future__ import annotations
@@ -13,11 +19,14 @@ import asyncio
 import random
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, message_chunk_to_message
 from pydantic import BaseModel, Field
 
 from itemsmith.agents.errors import EmptyReplyError, ProviderCallError
@@ -83,22 +92,68 @@ class ModelHandle:
         return f"{self.provider}:{self.name}"
 
 
+TokenCallback = Callable[[int], None]
+_ON_TOKENS: ContextVar[TokenCallback | None] = ContextVar("itemsmith_on_tokens", default=None)
+
+
+@contextmanager
+def stream_tokens(callback: TokenCallback) -> Iterator[None]:
+    """Within this block (this task and the tasks and threads it starts), `complete` reports the
+    output tokens of each call in flight to `callback` as they arrive (a new call starts from 0)."""
+    token = _ON_TOKENS.set(callback)
+    try:
+        yield
+    finally:
+        _ON_TOKENS.reset(token)
+
+
+def token_listener() -> TokenCallback | None:
+    """The callback of the enclosing `stream_tokens` block, if any (for models that count their own tokens)."""
+    return _ON_TOKENS.get()
+
+
+def _streams(model: Any) -> bool:
+    """Whether `model` implements streaming itself (else `astream` would only wrap one `ainvoke`)."""
+    return isinstance(model, BaseChatModel) and (type(model)._astream is not BaseChatModel._astream
+                                                 or type(model)._stream is not BaseChatModel._stream)
+
+
+async def _streamed(model: BaseChatModel, messages: list[BaseMessage], on_tokens: TokenCallback,
+                    options: dict[str, Any]) -> Any:
+    """The whole reply of a streamed call, reporting the output tokens so far after each chunk."""
+    reply: AIMessageChunk | None = None
+    chunks = 0
+    on_tokens(0)
+    async for chunk in model.astream(messages, **options):
+        if not isinstance(chunk, AIMessageChunk):
+            raise ProviderCallError(f"{type(model).__name__} streamed {type(chunk).__name__}, not a message chunk")
+        reply = chunk if reply is None else reply + chunk
+        chunks += 1
+        on_tokens(chunks)
+    return AIMessage(content="") if reply is None else message_chunk_to_message(reply)
+
+
 async def complete(handle: ModelHandle, messages: Sequence[BaseMessage], *, retry: RetryPolicy,
                    ledger: UsageLedger | None = None, role: str = "",
                    temperature: float | None = None) -> tuple[AIMessage, CallUsage]:
     """Call the model once (plus bounded retries) and return its reply and usage.
 
     `temperature` overrides the model's for this call. Raises `ProviderCallError` on a permanent
-    error or when retries run out, and `EmptyReplyError` when the reply has no text.
+    error or when retries run out, and `EmptyReplyError` when the reply has no text. Inside a
+    `stream_tokens` block a model that can stream is streamed (see the module docstring).
     """
     options = {} if temperature is None else {"temperature": temperature}
+    on_tokens = _ON_TOKENS.get()
     max_retries = retry.max_retries if handle.max_retries is None else handle.max_retries
     attempt = 0
     while True:
         attempt += 1
         started = time.monotonic()
         try:
-            reply = await asyncio.wait_for(handle.model.ainvoke(list(messages), **options), timeout=handle.timeout_s)
+            call = (_streamed(handle.model, list(messages), on_tokens, options)
+                    if on_tokens is not None and _streams(handle.model)
+                    else handle.model.ainvoke(list(messages), **options))
+            reply = await asyncio.wait_for(call, timeout=handle.timeout_s)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # classified below, re-raised as ProviderCallError
@@ -127,6 +182,8 @@ async def complete(handle: ModelHandle, messages: Sequence[BaseMessage], *, retr
                           latency_s=time.monotonic() - started, retries=attempt - 1)
         if ledger is not None:
             ledger.record(usage)
+        if on_tokens is not None and out:
+            on_tokens(out)  # the provider's count of the whole reply
         if not reply_text(reply).strip():
             raise EmptyReplyError(f"{handle.spec} returned an empty reply")
         return reply, usage

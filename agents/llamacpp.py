@@ -4,7 +4,9 @@ letter scorer for log-likelihood students and a score reader for single-pass jud
 One `Llama` per model file is loaded lazily and shared by every chat model that uses the file
 (a planner and a generator share the weights); calls to one `Llama` are serialized by a lock.
 A cancelled call (a timeout) stops generation at the next token. Usage comes from llama.cpp's
-own token counts. Greedy or seeded sampling gives the same text for the same prompt.
+own token counts; inside `agents.inference.stream_tokens` every sampled token is reported as it
+is sampled (the live progress of a long call on CPU). Greedy or seeded sampling gives the same
+text for the same prompt.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import asyncio
 import math
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from itemsmith.agents.errors import LocalModelUnavailable
+from itemsmith.agents.inference import token_listener
 
 # llama.cpp's OpenMP threads spin while waiting by default, which collapses throughput when other
 # processes share the CPU; must be set before the OpenMP runtime loads (first llama_cpp import).
@@ -87,13 +90,18 @@ class LlamaCppChatModel(BaseChatModel):
         return {"model_name": self.model_name, "temperature": self.temperature, "max_tokens": self.max_tokens}
 
     def _complete(self, messages: list[BaseMessage], stop: list[str] | None, cancel: threading.Event,
-                  **kwargs: Any) -> ChatResult:
+                  on_tokens: Callable[[int], None] | None = None, **kwargs: Any) -> ChatResult:
         llama, lock = _load(str(self.model_path), self.n_ctx, self.n_threads)
         from llama_cpp import LogitsProcessorList
 
         eos = llama.token_eos()
+        sampled = 0
 
         def stop_when_cancelled(_ids: Any, scores: Any) -> Any:
+            nonlocal sampled
+            if on_tokens is not None:  # called once per sampled token
+                on_tokens(sampled)
+                sampled += 1
             if cancel.is_set():  # force end-of-sequence: generation stops at the next token
                 scores[:] = -float("inf")
                 scores[eos] = 0.0
@@ -126,11 +134,23 @@ class LlamaCppChatModel(BaseChatModel):
     async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                          run_manager: AsyncCallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
         cancel = threading.Event()
+        listener = token_listener()
+        on_tokens = None if listener is None else _on_loop(asyncio.get_running_loop(), listener)
         try:
-            return await asyncio.to_thread(self._complete, messages, stop, cancel, **kwargs)
+            return await asyncio.to_thread(self._complete, messages, stop, cancel, on_tokens, **kwargs)
         except asyncio.CancelledError:
             cancel.set()  # the worker thread stops at the next token and releases the model
             raise
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop, callback: Callable[[int], None]) -> Callable[[int], None]:
+    """`callback`, called from a worker thread but run on `loop`."""
+    def report(count: int) -> None:
+        try:
+            loop.call_soon_threadsafe(callback, count)
+        except RuntimeError:  # the loop has closed: a cancelled call runs on to its next token
+            pass
+    return report
 
 
 def _logits_after(llama: Any, lock: threading.Lock, tokens: list[int], model_name: str) -> Any:

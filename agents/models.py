@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Literal
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Literal, cast
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from itemsmith.agents.taxonomy import CATEGORIES, CONCEPTS, TASK_KINDS
 from itemsmith.agents.usage import UsageTotals
 from itemsmith.agents.verify import VerificationResult
+from itemsmith.templates_bank.diversity import TemplateDiversity
 from itemsmith.templates_bank.items.schema import Decision, Template
-from itemsmith.verification.judges import panel_agreement
+from itemsmith.verification.judges import TemplateJudgement, krippendorff_alpha_interval, panel_agreement
 
 SlotStatus = Literal["pending", "running", "accepted", "discarded", "failed"]
+MAX_BRIEF_CONTEXT = 300
 
 
 class Brief(BaseModel):
@@ -27,6 +31,9 @@ class Brief(BaseModel):
     kind: Literal["mc", "tf"] = "mc"
     question: str = Field(min_length=5, max_length=600)
     answer_from: str = Field(min_length=3, max_length=600)
+    context: str = Field("", max_length=MAX_BRIEF_CONTEXT,
+                         description="what the question text tells its reader about the data, in the handler's "
+                                     "words: what a record is, the unit (the planner fills it in)")
     columns: list[str] = Field(default_factory=list)
     origin: Literal["planner", "fallback", "given"] = "planner"
 
@@ -50,6 +57,13 @@ class Brief(BaseModel):
         text = str(value).strip().lower()
         return "tf" if text in ("tf", "true/false", "true_false", "boolean") else "mc"
 
+    @field_validator("context", mode="before")
+    @classmethod
+    def _context(cls, value: object) -> object:
+        """A planner's long context is cut at a word, not refused: the brief is still usable."""
+        text = " ".join(str(value or "").split())
+        return text if len(text) <= MAX_BRIEF_CONTEXT else text[:MAX_BRIEF_CONTEXT - 3].rsplit(" ", 1)[0] + "..."
+
     @field_validator("columns", mode="before")
     @classmethod
     def _columns(cls, value: object) -> object:
@@ -63,7 +77,7 @@ class Attempt(BaseModel):
 
     round: int
     source: str | None = None
-    status: str  # extraction_error | lint | ok | refused | error | killed | rejected | verify_rejected | provider_error
+    status: str  # extraction_error | runaway | lint | ok | refused | error | killed | rejected | verify_rejected | provider_error
     error: str | None = None
     feedback: str | None = None
     input_tokens: int = 0
@@ -100,6 +114,18 @@ class PlanInfo(BaseModel):
     errors: list[str] = Field(default_factory=list)
 
 
+class StageInfo(BaseModel):
+    """One verification stage of a run (`agents.pipeline`): on (with its models) or off, and why."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Literal["structure", "audit", "judges", "students", "capability", "custom"]
+    status: Literal["on", "off"]
+    models: list[str] = Field(default_factory=list, description="judge specs, or students as SPEC@RANK")
+    reason: str = Field(description="on: what it runs; off: why it is left out")
+    left_out: list[str] = Field(default_factory=list, description="default models left out, each 'SPEC: why'")
+
+
 class RunReport(BaseModel):
     """A whole authoring run: per-slot results and the numbers the issue asks for."""
 
@@ -113,10 +139,15 @@ class RunReport(BaseModel):
     seed: int | None = Field(None, description="seed of the structure checks (None: an older report)")
     slots: list[SlotResult]
     plan: PlanInfo
-    started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
-    wall_s: float = 0.0
+    started_at: datetime = Field(description="when the run first started (kept across resumes)")
+    finished_at: datetime | None = Field(None, description="when this report was made (None: an older report)")
+    wall_s: float = Field(0.0, description="working time: the sessions' time on the run, not the time between them")
     resumed: bool = False
     usage: UsageTotals = Field(default_factory=UsageTotals)
+    stages: list[StageInfo] = Field(default_factory=list, description="the stages run (empty: an older report)")
+    diversity: TemplateDiversity | None = Field(None, description="of the accepted templates' items that their "
+                                                                  "content stages saw (None: none accepted, or an "
+                                                                  "older report)")
 
     @property
     def accepted(self) -> list[SlotResult]:
@@ -133,6 +164,7 @@ class RunReport(BaseModel):
     def summary(self) -> dict[str, object]:
         accepted = self.accepted
         total = self.usage
+        review = self.verification_summary()
         return {
             "run_id": self.run_id, "handler": self.handler, "generator": self.generator,
             "slots": len(self.slots), "accepted": len(accepted),
@@ -143,15 +175,22 @@ class RunReport(BaseModel):
             "wall_s": round(self.wall_s, 1), "calls": total.calls, "input_tokens": total.input_tokens,
             "output_tokens": total.output_tokens, "cost_usd": total.cost_usd,
             "tokens_per_accepted": round(total.total_tokens / len(accepted)) if accepted else None,
+            "input_tokens_per_accepted": round(total.input_tokens / len(accepted)) if accepted else None,
+            "output_tokens_per_accepted": round(total.output_tokens / len(accepted)) if accepted else None,
+            "verification_tokens_per_accepted": (round((cast(int, review["input_tokens"])
+                                                        + cast(int, review["output_tokens"])) / len(accepted))
+                                                 if accepted else None),
+            "runaway_rounds": sum(a.status == "runaway" for s in self.slots for a in s.attempts),
             "wall_s_per_accepted": round(self.wall_s / len(accepted), 1) if accepted else None,
-            "verification": self.verification_summary(),
+            "verification": review,
+            "diversity": self.diversity.model_dump(mode="json") if self.diversity is not None else None,
         }
 
     def verification_summary(self) -> dict[str, object]:
         """Over every candidate that reached the sandbox: how many each stage checked and passed,
-        what the item audit rejected candidates for (shortcut or check), the judges' agreement (Krippendorff's alpha over candidate x criterion) and mean score per
-        criterion, the students' accuracy per capability rank (with and without the series), the
-        capability outcomes and what the verification calls cost."""
+        what the item audit rejected candidates for (shortcut or check), the judges' agreement
+        (`judge_agreement`) and mean score per criterion, the students' accuracy per capability rank
+        (with and without the series), the capability outcomes and what the verification calls cost."""
         attempts = [(slot.slot, a) for slot in self.slots for a in slot.attempts]
         checked = [a for _, a in attempts if a.status in SANDBOX_STATUSES]
         stages = {"structure": _rate(len(checked), sum(a.status in ("ok", "verify_rejected") for a in checked))}
@@ -186,7 +225,7 @@ class RunReport(BaseModel):
         return {
             "acceptance_by_stage": stages,
             "audit_rejections": audit_problems,
-            "judge_agreement_alpha": _round(panel_agreement(judgements)) if judgements else None,
+            **judge_agreement(judgements),
             "judge_criterion_mean": {c: _round(sum(v) / len(v)) if v else None for c, v in scores.items()},
             "judge_missing_scores": sum(s.score is None for j in judgements for s in j.scores),
             "student_accuracy_by_rank": {
@@ -199,6 +238,34 @@ class RunReport(BaseModel):
             "calls": usage.calls, "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
             "cost_usd": usage.cost_usd,
         }
+
+
+def judge_agreement(judgements: Sequence[TemplateJudgement]) -> dict[str, object]:
+    """Krippendorff's alpha (interval) of the judge scores over the candidates, and what it measures.
+
+    With two or more judges: agreement between the judges, over every (candidate, criterion). With
+    one judge there is no second rater, so the alpha is taken with the criteria as the raters, over
+    the candidates: how consistently its criteria rank the candidates (internal consistency; a judge
+    that scores every criterion alike, halo included, reaches 1); it needs two judged candidates.
+    None when it cannot be computed: too few scores, or all equal."""
+    judges = {s.judge for j in judgements for s in j.scores}
+    if len(judges) >= 2:
+        alpha, basis = panel_agreement(judgements), "judges: agreement between the judges over candidate x criterion"
+    elif judges:
+        criteria = list(dict.fromkeys(s.criterion for j in judgements for s in j.scores))
+        matrix = np.full((len(criteria), len(judgements)), np.nan)
+        for column, judgement in enumerate(judgements):
+            for score in judgement.scores:
+                if score.score is not None:
+                    matrix[criteria.index(score.criterion), column] = score.score
+        alpha = krippendorff_alpha_interval(matrix) if len(judgements) >= 2 else None
+        basis = ("criteria: one judge, so its criteria are the raters over the candidates (internal consistency "
+                 "of its scores, not agreement between judges)")
+    else:
+        return {"judge_agreement_alpha": None, "judge_agreement_basis": "no candidate reached the judges"}
+    if alpha is None:
+        basis += "; undefined here (fewer than 2 judged candidates, too few scores, or no variation)"
+    return {"judge_agreement_alpha": _round(alpha), "judge_agreement_basis": basis}
 
 
 SANDBOX_STATUSES = frozenset({"ok", "refused", "error", "killed", "rejected", "verify_rejected"})

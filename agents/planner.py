@@ -3,10 +3,13 @@
 Each slot is handed a category in coverage order (arithmetic, temporal relation, anomaly, pattern,
 ...), so N briefs span N kinds of reasoning before one repeats; the model fills in the concept,
 the question and how the answer is computed, from the task, the handler's description, its
-columns and a peek at its series. Replies are parsed leniently (any JSON objects in the text),
-validated, and de-duplicated. A short plan gets one follow-up; what is still missing is filled
-with deterministic fallback briefs built from the data's real columns (counted in the report),
-or the planner raises `PlanningError` when fallbacks are off.
+columns and a peek at its series, plus the context the question gives its reader (what a record
+is, the unit, in the description's words; the description's first sentence when the model gives
+none). Replies are parsed leniently (any JSON objects in the text), validated, checked (does
+`answer_from` compute what the question asks, from data the handler has: `agents.brief_check`),
+and de-duplicated. A short plan gets one follow-up naming each rejected object's problem; what is
+still missing is filled with deterministic fallback briefs built from the data's real columns
+(counted in the report), or the planner raises `PlanningError` when fallbacks are off.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import ValidationError
 
+from itemsmith.agents.brief_check import brief_problems
 from itemsmith.agents.errors import EmptyReplyError, PlanningError, ProviderCallError
 from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, reply_text
 from itemsmith.agents.models import Brief, PlanInfo
@@ -68,7 +72,8 @@ def _clean_title(title: str, question: str) -> str:
 
 
 def parse_briefs(text: str, profile: HandlerProfile, categories: Sequence[str]) -> tuple[list[Brief], list[str]]:
-    """Valid briefs in a reply, and one error line per invalid object."""
+    """Valid briefs in a reply, and one error line per invalid object (a field, or an `answer_from`
+    that does not compute what the brief asks)."""
     known = set(profile.record_columns) | set(profile.channels)
     briefs: list[Brief] = []
     errors: list[str] = []
@@ -89,7 +94,12 @@ def parse_briefs(text: str, profile: HandlerProfile, categories: Sequence[str]) 
             first = exc.errors()[0]
             errors.append(f"object {index + 1}: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}")
             continue
-        brief = brief.model_copy(update={"columns": [c for c in brief.columns if c in known]})
+        brief = brief.model_copy(update={"columns": [c for c in brief.columns if c in known],
+                                         "context": brief.context or profile.context})
+        problems = brief_problems(brief, profile)
+        if problems:
+            errors.append(f"object {index + 1} ({brief.title!r}): {'; '.join(problems)}")
+            continue
         briefs.append(brief)
     return briefs, errors
 
@@ -150,7 +160,7 @@ def fallback_briefs(profile: HandlerProfile, categories: Sequence[str]) -> list[
     for category in categories:
         kind, title, question, answer_from, columns = ideas[category]
         briefs.append(Brief(title=title, category=category, kind=kind, question=question, answer_from=answer_from,
-                            columns=[c for c in columns if c], origin="fallback"))
+                            context=profile.context, columns=[c for c in columns if c], origin="fallback"))
     return briefs
 
 
@@ -166,7 +176,7 @@ async def plan_briefs(handle: ModelHandle, *, profile: HandlerProfile, task: str
         HumanMessage(planner_task(profile_text=describe_profile(profile), task=task, categories=categories,
                                   profile=profile)),
     ]
-    example = planner_example(numeric_channel(profile))
+    example = planner_example(numeric_channel(profile), profile.context)
     banned = [str(example["title"]), str(example["question"])]  # small models copy the example
     local = UsageLedger()
     briefs: list[Brief] = []

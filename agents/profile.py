@@ -7,8 +7,10 @@ executed in the service process and the profile shows exactly what templates wil
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+import pandas as pd
 from pydantic import BaseModel, Field
 
 from itemsmith.agents.errors import AgentError
@@ -112,6 +114,25 @@ class SeriesPeek(BaseModel):
     columns: list[ColumnInfo]
     head: list[list[str]]
 
+    @property
+    def sampling(self) -> str:
+        """The step between the first two samples in words ("every 1 h"); a non-time index as its step."""
+        if not self.step:
+            return "one sample"
+        if not self.index_dtype.startswith(("datetime", "timedelta")):
+            return f"index step {self.step}"
+        try:
+            seconds = pd.Timedelta(self.step).total_seconds()
+        except ValueError:
+            return f"step {self.step}"
+        for unit, size in (("day", 86400), ("h", 3600), ("min", 60), ("s", 1)):
+            if seconds >= size and seconds % size == 0:
+                return f"every {seconds / size:g} {unit}"
+        return f"every {seconds:g} s"
+
+
+MAX_CONTEXT = 240
+
 
 class HandlerProfile(BaseModel):
     """The data a handler serves, as a template sees it."""
@@ -135,6 +156,15 @@ class HandlerProfile(BaseModel):
     @property
     def record_columns(self) -> list[str]:
         return [c.name for c in self.columns]
+
+    @property
+    def context(self) -> str:
+        """What the data is in the handler's own words (the description's first sentence, at most
+        `MAX_CONTEXT` characters): the default context a question gives its reader."""
+        first = re.split(r"(?<=[.!?])\s+", " ".join(self.description.split()), maxsplit=1)[0]
+        if not first:
+            return f"the {self.name} dataset"
+        return first if len(first) <= MAX_CONTEXT else first[:MAX_CONTEXT - 3].rsplit(" ", 1)[0] + "..."
 
     @property
     def channels(self) -> list[str]:

@@ -6,10 +6,12 @@ Design (it matters most for small local models):
 - The data as it really is: columns with dtypes and ranges, an example record, the first rows of
   a series (read in the sandbox, see `agents.profile`).
 - A fixed skeleton (pick a record, compute, guard with `continue`, build options, `mc_item`)
-  and short curated examples for the same handler.
+  and one curated example of the same handler: the one nearest the brief (TF-IDF over words).
 - A strict output format: exactly one ```python block.
-- Static text first, the brief last: an in-process model reuses its cache for the shared prefix,
-  and a refinement extends the same conversation.
+- Static text first, the example and the brief last: an in-process model reuses its cache for the
+  shared prefix, and a refinement extends the same conversation.
+- Short: on CPU the prompt costs more time than the reply (benchmarks/prompt_tokens.py measures
+  every section), so columns show a few short values and only one example is shown.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+import math
 from collections.abc import Sequence
 
 from itemsmith.agents.profile import ColumnInfo, HandlerProfile
@@ -198,15 +201,37 @@ def generator_system(profile: HandlerProfile | None = None) -> str:
                                    cookbook=cookbook(profile))
 
 
+MAX_SHOWN_VALUES = 4
+MAX_VALUE_CHARS = 24
+
+
 def _column_line(col: ColumnInfo) -> str:
-    return f"  - {col.describe()}"
+    """A column as the profile describes it, with at most a few short example values."""
+    values = [v if len(v) <= MAX_VALUE_CHARS else v[:MAX_VALUE_CHARS - 3] + "..." for v in col.values[:MAX_SHOWN_VALUES]]
+    distinct = max(col.n_unique or 0, len(col.values)) or None
+    return f"  - {col.model_copy(update={'values': values, 'n_unique': distinct}).describe()}"
+
+
+def _record_lines(profile: HandlerProfile) -> list[str]:
+    """What a record is, its id's type and examples, and how question text names the data."""
+    quote = repr if not profile.record_id_dtype.startswith(("int", "uint", "float")) else str
+    raw = [str(row["record_id"]) for row in profile.example_records[:2] if "record_id" in row]
+    example = f" (e.g. {', '.join(quote(r) for r in raw)})" if raw else ""
+    bare = f' ("record {raw[0]}")' if raw else ""
+    return [f"A record is one row of handler.records() with its samples handler.series(record_id): "
+            f"{profile.n_records} records, record_id {profile.record_id_dtype}{example}.",
+            f"Question text names the data in the description's words (what a record is, the unit); a bare "
+            f"record_id{bare} means nothing to a reader."]
 
 
 def describe_profile(profile: HandlerProfile) -> str:
-    """The dataset section: description, records columns, an example record, a series peek."""
-    lines = [f"## Dataset `{profile.name}`", profile.description.strip(), "",
-             f"handler.records(): {profile.n_records} rows, columns:"]
-    lines += [_column_line(c) for c in profile.columns]
+    """The dataset section (seen by the planner and the generator): the handler's description, what
+    a record is and how questions name it, records columns, an example record, a series peek with
+    its sampling."""
+    description = profile.description.strip() or "(no description: name the data by its columns)"
+    lines = [f"## Dataset `{profile.name}`", description, *_record_lines(profile), "",
+             "handler.records() columns:"]
+    lines += [_column_line(c) for c in profile.columns if c.name != "record_id"]
     if profile.example_records:
         row = {k: v for k, v in profile.example_records[0].items() if str(v) not in ("nan", "None", "NaT", "")}
         lines.append("Example row (missing values left out): " + json.dumps(row, ensure_ascii=False))
@@ -214,8 +239,8 @@ def describe_profile(profile: HandlerProfile) -> str:
     if profile.series:
         peek = profile.series[0]
         lines += ["", f"handler.series(record_id): index `{peek.index_name}` ({peek.index_dtype}), "
-                      f"{lo} to {hi} rows per record; e.g. record {peek.record_id!r}: {peek.length} rows from "
-                      f"{peek.index_first} to {peek.index_last}, step {peek.step}. Columns:"]
+                      f"{peek.sampling}, {lo} to {hi} rows per record; e.g. record {peek.record_id!r}: "
+                      f"{peek.length} rows from {peek.index_first} to {peek.index_last}. Columns:"]
         lines += [_column_line(c) for c in peek.columns]
         if profile.varying_channels:
             counts = ", ".join(f"{c} ({n} of {profile.n_sampled})" for c, n in
@@ -228,22 +253,6 @@ def describe_profile(profile: HandlerProfile) -> str:
     return "\n".join(lines)
 
 
-def pick_examples(profile_name: str, *, limit: int = 2, max_chars: int = 2000) -> list[Template]:
-    """Short curated templates for this handler (else the shortest real-data ones)."""
-    curated = list(load_curated().values())
-    own = [t for t in curated if t.handler == profile_name and len(t.source) <= max_chars]
-    pool = own or [t for t in curated if t.handler not in (None, "synthetic") and len(t.source) <= max_chars]
-    pool.sort(key=lambda t: (len(t.source), t.id))
-    chosen: list[Template] = []
-    for template in pool:  # different categories first, then the shortest of the rest
-        if len(chosen) < limit and all(template.category != c.category for c in chosen):
-            chosen.append(template)
-    for template in pool:
-        if len(chosen) < limit and template not in chosen:
-            chosen.append(template)
-    return chosen
-
-
 _STOP = {"the", "a", "an", "of", "in", "on", "at", "to", "for", "with", "and", "or", "is", "was", "what", "which",
          "how", "many", "much", "did", "does", "do", "record", "records", "value", "values", "this", "these", "by",
          "from", "its", "it", "be", "as", "that", "than", "most", "one", "each"}
@@ -253,24 +262,44 @@ _SYNONYMS = {"date": "day", "days": "day", "when": "day", "time": "day", "highes
 
 
 def _words(text: str) -> set[str]:
-    words = {w.strip(".,?!:;()'\"<>").lower() for w in text.split()}
+    words = {w.strip(".,?!:;()'\"<>").lower() for w in text.replace("_", " ").split()}
     return {_SYNONYMS.get(w, w) for w in words if w and w not in _STOP}
 
 
-def matching_example(brief: dict[str, object], handler_name: str, *, exclude: Sequence[Template] = (),
-                     max_chars: int = 2600) -> Template | None:
-    """The curated template of this handler closest to the brief (word overlap of titles, questions
-    and rationales), when one shares at least two content words with it."""
-    wanted = _words(" ".join(str(brief.get(k, "")) for k in ("title", "question", "answer_from")))
-    taken = {t.id for t in exclude}
-    best, score = None, 1
-    for template in load_curated().values():
-        if template.handler != handler_name or template.id in taken or len(template.source) > max_chars:
-            continue
-        overlap = len(wanted & _words(f"{template.title} {template.rationale or ''}"))
-        if overlap > score:
-            best, score = template, overlap
-    return best
+def _example_pool(handler_name: str, max_chars: int) -> list[Template]:
+    """This handler's curated templates, else (a user's handler) those of the real-data handlers."""
+    curated = [t for t in load_curated().values() if len(t.source) <= max_chars]
+    own = [t for t in curated if t.handler == handler_name]
+    return own or [t for t in curated if t.handler not in (None, "synthetic")]
+
+
+def nearest_examples(brief: dict[str, object], handler_name: str, *, limit: int = 1,
+                     max_chars: int = 2800) -> list[Template]:
+    """The curated templates closest to the brief: TF-IDF cosine similarity of the content words of
+    the brief (title, category, concept, question) and of each template (title, category,
+    concepts), weighted over the candidates so that words they all share (the dataset's name, a
+    common category) count little (ties: the shorter source, fewer prompt tokens). A template that
+    shares no word with the brief is never shown: the skeleton and the API summary cost less."""
+    pool = _example_pool(handler_name, max_chars)
+    if limit <= 0 or not pool:
+        return []
+    wanted = _words(" ".join(str(brief.get(k, "")) for k in ("title", "category", "concept", "question")))
+    docs = {t.id: _words(" ".join([t.title, t.category or "", *t.concepts])) for t in pool}
+    frequency: dict[str, int] = {}
+    for words in docs.values():
+        for word in words:
+            frequency[word] = frequency.get(word, 0) + 1
+    idf = {word: math.log((1 + len(pool)) / (1 + n)) + 1 for word, n in frequency.items()}
+
+    def similarity(template: Template) -> float:
+        words = docs[template.id]
+        shared = sum(idf[w] ** 2 for w in wanted & words)
+        norm = math.sqrt(sum(idf.get(w, idf_max) ** 2 for w in wanted) * sum(idf[w] ** 2 for w in words))
+        return shared / norm if norm else 0.0
+
+    idf_max = math.log(1 + len(pool)) + 1  # a word of the brief that no candidate has
+    scored = sorted(((similarity(t), t) for t in pool), key=lambda st: (-st[0], len(st[1].source), st[1].id))
+    return [t for score, t in scored if score > 0][:limit]  # none in common: the API summary has to do
 
 
 def top_level_names(source: str) -> list[str]:
@@ -289,15 +318,17 @@ def top_level_names(source: str) -> list[str]:
 
 
 def describe_examples(examples: Sequence[Template]) -> str:
+    """The curated templates closest to the brief, with a note on the constants they define."""
     if not examples:
         return ""
-    blocks = ["## Working templates for this kind of data (follow their style; do not copy their question)"]
+    heading = "template closest to your brief" if len(examples) == 1 else "templates closest to your brief"
+    blocks = [f"## The working {heading} (follow its style and its use of the API; do not copy its question)"]
     for template in examples:
         blocks.append(f"# {template.title}\n```python\n{template.source.strip()}\n```")
     constants = sorted({n for t in examples for n in top_level_names(t.source)})
     if constants:
-        blocks.append(f"Note: these examples define {', '.join(constants)} above `question`. If your code uses one, "
-                      "copy its definition too.")
+        blocks.append(f"It defines {', '.join(constants)} above `question`; if your code uses one, copy its "
+                      "definition too.")
     return "\n\n".join(blocks)
 
 
@@ -308,25 +339,21 @@ def describe_brief(brief: dict[str, object]) -> str:
         f"Category: {brief['category']} ({CATEGORY_HINTS.get(str(brief['category']), '')})",
         f"Kind: {'true/false item (tf_item)' if brief.get('kind') == 'tf' else 'multiple choice (mc_item)'}",
         f"Question idea: {brief['question']}",
+        *([f"Say in the question text (what a record is, the unit): {brief['context']}"] if brief.get("context")
+          else []),
         f"Answer computed from: {brief['answer_from']}",
         f"Columns: {columns}",
     ])
 
 
-def generator_task(*, profile_text: str, examples_text: str, task: str, brief: dict[str, object],
-                   accepted_titles: Sequence[str], matching: Template | None = None) -> str:
-    """The first user message of a slot: static dataset and examples first, then the example closest
-    to the brief (if any), the task, the accepted titles, and the brief last."""
-    parts = [profile_text]
-    if examples_text:
-        parts.append(examples_text)
-    if matching is not None:
-        constants = top_level_names(matching.source)
-        note = (f"\nIt defines {', '.join(constants)} above `question`; copy the definition if you use it."
-                if constants else "")
-        parts.append(f"## The working template closest to your brief\n# {matching.title}\n```python\n"
-                     f"{matching.source.strip()}\n```{note}")
-    parts.append(f"## Benchmark task\n{task.strip()}")
+def generator_task(*, profile_text: str, task: str, brief: dict[str, object], accepted_titles: Sequence[str],
+                   examples: Sequence[Template] = ()) -> str:
+    """The first user message of a slot: the dataset and the task first (the same for every slot, so
+    an in-process model keeps them in its prompt cache), then the curated example closest to the
+    brief, the accepted titles, and the brief last."""
+    parts = [profile_text, f"## Benchmark task\n{task.strip()}"]
+    if examples:
+        parts.append(describe_examples(examples))
     if accepted_titles:
         parts.append("## Templates already accepted (write a different one)\n"
                      + "\n".join(f"- {t}" for t in accepted_titles))
@@ -366,7 +393,9 @@ Each element of the JSON array is an object with exactly these keys:
   "concept": one concept tag or task kind,
   "kind": "mc" (multiple choice) or "tf" (true/false),
   "question": the question a student sees, with placeholders like <record> or <date>,
-  "answer_from": how the program computes the correct answer (which column, which calculation),
+  "context": one short sentence in the description's words telling the student what a record is and the unit,
+  "answer_from": how the program computes the correct answer (which column, which calculation): the very \
+quantity the question asks for (the maximum for "highest", a date for "when"),
   "columns": the column names it needs (from records() or series()).
 Use the real column names above. The only placeholder allowed is <record>. The data is historical: never refer \
 to today or the current date. Each question must need the values of one or a few records' series (not only their \
@@ -375,14 +404,16 @@ Example element (do not repeat it):
 {example}
 Reply with the JSON array of {n} objects."""
 
-def planner_example(channel: str) -> dict[str, object]:
-    """One concrete brief on the dataset's own channel (a placeholder-free pattern to follow)."""
+def planner_example(channel: str, context: str) -> dict[str, object]:
+    """One concrete brief on the dataset's own channel and in its description's words (a
+    placeholder-free pattern to follow)."""
     return {
         "title": f"Highest {channel} of a record",
         "category": "arithmetic",
         "concept": "arithmetic",
         "kind": "mc",
         "question": f"What was the highest {channel} in record <record>?",
+        "context": context,
         "answer_from": f"max of the {channel} column of series(record_id), rounded to 1 decimal",
         "columns": [channel],
     }
@@ -395,11 +426,11 @@ def planner_task(*, profile_text: str, task: str, categories: Sequence[str],
     return PLANNER_TASK.format(
         profile=profile_text, task=task.strip(), categories=described, concepts=", ".join(CONCEPTS),
         kinds=", ".join(TASK_KINDS), n=len(categories), slots=slots,
-        example=json.dumps(planner_example(numeric_channel(profile))))
+        example=json.dumps(planner_example(numeric_channel(profile), profile.context if profile else "")))
 
 
 def planner_retry(errors: Sequence[str], missing: int) -> str:
     shown = "\n".join(f"- {e}" for e in errors[:6])
     return (f"{missing} question type(s) are still missing or invalid:\n{shown}\nReply with a JSON array of "
-            f"{missing} new, different objects with the keys title, category, concept, kind, question, answer_from, "
-            "columns.")
+            f"{missing} new, different objects with the keys title, category, concept, kind, question, context, "
+            "answer_from, columns.")

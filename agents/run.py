@@ -5,6 +5,13 @@ Every slot is one thread of the slot graph in the checkpointer (``<run_id>:slot:
 plan is its own thread (``<run_id>:plan``). Running again with the same `run_id` reuses the plan,
 skips finished slots (accepted, discarded or failed: no template is generated twice), and
 continues unfinished ones from their last completed step (no accepted template is lost).
+Running again a run whose slots have all finished and whose report is written changes nothing: it
+returns the stored report (`report.json` is not rewritten).
+
+Time: the plan thread keeps the run's `started_at` (the first session's start) and its working
+time `work_s`, updated after every finished slot: the sum over the sessions that worked on the
+run (the first one and each resume) of each one's time from its start to its last finished slot
+or its end. Time while no session ran is not counted; the report's `wall_s` is this working time.
 
 Concurrency: at most `slots` slots run at once (an asyncio semaphore); sandbox checks run in
 their own thread pool, at most `sandbox_workers` at once, on one `SandboxPool`.
@@ -19,6 +26,7 @@ import secrets
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,13 +38,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from itemsmith.agents.checkpoint import open_checkpointer
-from itemsmith.agents.context import SlotContext, SlotEvent
+from itemsmith.agents.context import Activity, SlotContext, SlotEvent
 from itemsmith.agents.errors import AgentError, ProviderConfigError
 from itemsmith.agents.generator import build_prompt
 from itemsmith.agents.graph import build_slot_graph
-from itemsmith.agents.inference import ModelHandle
+from itemsmith.agents.inference import ModelHandle, stream_tokens
 from itemsmith.agents.model_factory import StudentSpec, retry_policy
-from itemsmith.agents.models import Attempt, Brief, PlanInfo, RunReport, SlotResult
+from itemsmith.agents.models import Attempt, Brief, PlanInfo, RunReport, SlotResult, StageInfo
+from itemsmith.agents.pipeline import Pipeline, resolve_pipeline
 from itemsmith.agents.planner import plan_briefs
 from itemsmith.agents.profile import HandlerProfile, profile_handler
 from itemsmith.agents.providers import PROVIDERS, ModelOptions, ModelSpec, SpecPolicy, make_model
@@ -50,8 +59,9 @@ from itemsmith.agents.verification_stages import (
 )
 from itemsmith.agents.verify import Verifier
 from itemsmith.sandbox import SandboxLimits, SandboxPool
+from itemsmith.templates_bank.diversity import configured_embedder, items_diversity
 from itemsmith.templates_bank.items.rendering import TextFormat
-from itemsmith.templates_bank.items.schema import Decision, Provenance, StructureReport, Template
+from itemsmith.templates_bank.items.schema import Decision, Item, Provenance, StructureReport, Template
 from itemsmith.verification.capability import CapabilityConfig
 from itemsmith.verification.judges import PanelConfig
 from itemsmith.verification.structure import check_structure
@@ -76,7 +86,8 @@ class AuthorConfig(BaseModel):
     num_samples: int | None = Field(None, ge=1, le=100,
                                     description="items per structure-check run; None: drawn per check")
     seed: int | None = Field(None, ge=0, description="structure-check seed; None: drawn per check (unpredictable)")
-    examples: int = Field(2, ge=0, le=6, description="curated examples in the generator prompt")
+    examples: int = Field(1, ge=0, le=6, description="curated examples per slot in the generator prompt (those nearest "
+                          "its brief)")
     out_dir: Path = Path("out")
     checkpoint: str | None = Field(None, description="SQLite path, postgresql:// URL or 'memory'")
     checkpoint_setup: bool = Field(True, description="create the checkpoint tables if missing; False: they must "
@@ -85,11 +96,13 @@ class AuthorConfig(BaseModel):
     allow_fallback_briefs: bool = True
     generator_max_tokens: int | None = None
     planner_max_tokens: int | None = None
-    judges: list[str] = Field(default_factory=list, description="judge model specs; none: no judge panel")
+    judges: list[str] | None = Field(None, description="judge model specs; None: the default panel of the settings "
+                                                       "(its installed models); []: no judge panel")
     judge_samples: int = Field(1, ge=1, le=20, description="sampled scores per judge and criterion")
     judge_retries: int = Field(2, ge=0, le=5, description="re-asks after a judge reply without a parseable score")
     panel: PanelConfig = Field(default_factory=PanelConfig, description="criteria, thresholds, item rendering")
-    students: list[StudentSpec] = Field(default_factory=list, description="SPEC@RANK; none: no student pool")
+    students: list[StudentSpec] | None = Field(None, description="SPEC@RANK; None: the default ladder of the settings "
+                                                                 "(its installed models); []: no student pool")
     student_format: TextFormat = Field(TextFormat.plain, description="how students are shown items")
     pool: PoolConfig = Field(default_factory=PoolConfig, description="the blind condition")
     capability: CapabilityConfig = Field(default_factory=CapabilityConfig, description="which outcomes keep a template")
@@ -108,6 +121,8 @@ class PlanState(TypedDict, total=False):
     request: dict[str, Any]
     briefs: list[dict[str, Any]]
     info: dict[str, Any]
+    started_at: str  # ISO time the run first started
+    work_s: float  # the run's working time so far (see the module docstring)
 
 
 def _plan_graph(planner: Callable[[], Any], checkpointer: BaseCheckpointSaver) -> Any:
@@ -171,11 +186,18 @@ class _Run:
     """The state of one `author` call (not persisted: rebuilt from the checkpointer on resume)."""
 
     def __init__(self, config: AuthorConfig, settings: AgentSettings, on_event: Callable[[SlotEvent], None] | None,
-                 *, run_id: str, generator_spec: str, planner_spec: str, policy: SpecPolicy | None) -> None:
+                 *, run_id: str, generator_spec: str, planner_spec: str, policy: SpecPolicy | None,
+                 on_activity: Callable[[Activity], None] | None = None) -> None:
         self.config = config
         self.settings = settings
         self.policy = policy
         self.on_event = on_event
+        self.on_activity = on_activity
+        self.session_started = time.monotonic()
+        self.started_at = datetime.now(UTC)  # the first session's, once the plan says so
+        self.work_before = 0.0  # working time of the earlier sessions
+        self._plan_graph: Any = None
+        self._time_lock = asyncio.Lock()
         self.run_id = run_id
         self.run_dir = config.out_dir / run_id
         self.generator_spec = generator_spec
@@ -192,6 +214,42 @@ class _Run:
     def emit(self, event: SlotEvent) -> None:
         if self.on_event is not None:
             self.on_event(event)
+
+    def activity(self, activity: Activity) -> None:
+        if self.on_activity is not None:
+            self.on_activity(activity)
+
+    @property
+    def work_s(self) -> float:
+        """The run's working time: the earlier sessions' and this one's so far."""
+        return self.work_before + time.monotonic() - self.session_started
+
+    async def save_work_time(self) -> None:
+        """Persist `work_s` on the plan thread (a killed session keeps the time up to its last finished slot)."""
+        async with self._time_lock:
+            await self._plan_graph.aupdate_state(
+                _thread(self.run_id, "plan"), {"work_s": self.work_s, "started_at": self.started_at.isoformat()},
+                as_node="plan")
+
+    async def stored_report(self) -> RunReport | None:
+        """The written report of this run when every slot has finished and the request is the same; else None."""
+        path = self.run_dir / "report.json"
+        if not path.is_file():
+            return None
+        config = self.config
+        async with open_checkpointer(config.checkpoint or self.settings.checkpoint_url,
+                                     default_path=config.out_dir / "checkpoints.sqlite",
+                                     setup=config.checkpoint_setup) as saver:
+            plan = await saver.aget_tuple({"configurable": {"thread_id": f"{self.run_id}:plan", "checkpoint_ns": ""}})
+            values = plan.checkpoint["channel_values"] if plan is not None else {}
+            if not values.get("briefs") or values.get("request") != self.request:
+                return None
+            slot_graph = build_slot_graph(max_rounds=config.max_rounds, checkpointer=saver)
+            for i in range(len(values["briefs"])):
+                state = await slot_graph.aget_state(_thread(self.run_id, f"slot:{i}"))
+                if state.values.get("status") not in FINAL or state.next:
+                    return None
+        return RunReport.model_validate_json(path.read_text())
 
     def record(self, slot: int, values: dict[str, Any], brief: Brief) -> SlotResult:
         result = slot_result(values, brief, run_id=self.run_id, handler=self.config.handler,
@@ -210,10 +268,15 @@ class _Run:
             handle = planner_model or make_model(
                 self.planner_spec, settings=self.settings, policy=self.policy,
                 options=ModelOptions(max_tokens=config.planner_max_tokens or min(4000, 250 * config.templates + 300)))
-            return await plan_briefs(handle, profile=profile, task=config.task, n=config.templates, retry=self.retry,
-                                     allow_fallback=config.allow_fallback_briefs)
 
-        plan_graph = _plan_graph(planner, saver)
+            def streamed(tokens: int) -> None:
+                self.activity(Activity(phase="planning", tokens=tokens))
+
+            with stream_tokens(streamed) if self.on_activity is not None else nullcontext():
+                return await plan_briefs(handle, profile=profile, task=config.task, n=config.templates,
+                                         retry=self.retry, allow_fallback=config.allow_fallback_briefs)
+
+        plan_graph = self._plan_graph = _plan_graph(planner, saver)
         plan_cfg = _thread(self.run_id, "plan")
         existing = await plan_graph.aget_state(plan_cfg)
         resumed = bool(existing.values.get("briefs"))
@@ -222,8 +285,15 @@ class _Run:
                 raise AgentError(f"run {self.run_id!r} exists with different parameters: "
                                  f"{existing.values.get('request')}")
             values = existing.values
+            # a run planned before `started_at` was kept: the plan's own first checkpoint is the closest
+            started = values.get("started_at") or existing.created_at
+            if started:
+                self.started_at = datetime.fromisoformat(started)
+            self.work_before = float(values.get("work_s") or 0.0)
         else:
-            values = await plan_graph.ainvoke({"request": self.request}, plan_cfg, durability="sync")
+            self.activity(Activity(phase="planning"))
+            values = await plan_graph.ainvoke({"request": self.request, "started_at": self.started_at.isoformat()},
+                                              plan_cfg, durability="sync")
         self.run_dir.mkdir(parents=True, exist_ok=True)
         (self.run_dir / "plan.json").write_text(json.dumps(values, indent=1))
         return [Brief.model_validate(b) for b in values["briefs"]], PlanInfo.model_validate(values["info"]), resumed
@@ -242,6 +312,7 @@ class _Run:
                 pending.append(i)
                 self.emit(SlotEvent(slot=i, title=brief.title, phase="queued"))
         slot_context = context() if pending else None
+        self.activity(Activity(phase="authoring"))
         semaphore = asyncio.Semaphore(min(self.config.slots, model.max_concurrency or self.config.slots))
 
         async def run_slot(i: int) -> None:
@@ -250,18 +321,36 @@ class _Run:
                 final = await slot_graph.ainvoke(payload, _thread(self.run_id, f"slot:{i}"), context=slot_context,
                                                  durability="sync")
                 self.record(i, final, briefs[i])
+                await self.save_work_time()
 
         await asyncio.gather(*(run_slot(i) for i in pending))
         return [self.results[i] for i in range(len(briefs))]
 
-    def report(self, slots: list[SlotResult], plan_info: PlanInfo, *, resumed: bool, wall_s: float) -> RunReport:
+    def report(self, slots: list[SlotResult], plan_info: PlanInfo, *, resumed: bool,
+               stages: list[StageInfo]) -> RunReport:
         usage = plan_info.usage
         for slot in slots:
             usage = usage.add(slot.usage)
         config = self.config
+        reviewed = _reviewed_items(slots)
+        diversity = items_diversity(reviewed, *configured_embedder()) if reviewed else None
         return RunReport(run_id=self.run_id, handler=config.handler, task=config.task, generator=self.generator_spec,
                          planner=self.planner_spec, max_rounds=config.max_rounds, num_samples=config.num_samples,
-                         seed=config.seed, slots=slots, plan=plan_info, wall_s=wall_s, resumed=resumed, usage=usage)
+                         seed=config.seed, slots=slots, plan=plan_info, started_at=self.started_at,
+                         finished_at=datetime.now(UTC), wall_s=self.work_s, resumed=resumed, usage=usage,
+                         stages=stages, diversity=diversity)
+
+
+def _reviewed_items(slots: Sequence[SlotResult]) -> dict[str, list[Item]]:
+    """Each accepted template's items that its content stages saw (the item audit's fresh-seed
+    items, kept in the report; the checkpointed structure report drops its items)."""
+    reviewed: dict[str, list[Item]] = {}
+    for slot in slots:
+        if slot.status == "accepted" and slot.template is not None and slot.attempts:
+            items = next((r.review_items for r in slot.attempts[-1].verification if r.review_items), [])
+            if items:
+                reviewed[slot.template.id] = items
+    return reviewed
 
 
 def _new_slot_state(slot: int, brief: Brief) -> dict[str, Any]:
@@ -281,6 +370,10 @@ def _model_specs(config: AuthorConfig, settings: AgentSettings, generator_model:
     return generator_spec, planner_spec
 
 
+def _verifier_name(verifier: Verifier) -> str:
+    return str(getattr(verifier, "__name__", type(verifier).__name__))
+
+
 async def _in_thread(executor: ThreadPoolExecutor, function: Callable[..., Any], *args: Any) -> Any:
     return await asyncio.get_running_loop().run_in_executor(executor, function, *args)
 
@@ -289,30 +382,40 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
                  planner_model: ModelHandle | None = None, verifiers: Sequence[Verifier] = (),
                  on_event: Callable[[SlotEvent], None] | None = None, settings: AgentSettings | None = None,
                  checker: Callable[[str], Any] | None = None, limits: SandboxLimits | None = None,
-                 pool: SandboxPool | None = None, policy: SpecPolicy | None = None) -> RunReport:
+                 pool: SandboxPool | None = None, policy: SpecPolicy | None = None,
+                 pipeline: Pipeline | None = None, on_activity: Callable[[Activity], None] | None = None) -> RunReport:
     """Run (or resume, with `config.run_id`) an authoring job and write its outputs.
 
     `generator_model` / `planner_model` override the specs (tests pass scripted models);
     `checker` overrides the sandbox structure check (an async `source -> StructureReport`);
     `pool` reuses a running `SandboxPool` for `config.handler` (left open). `verifiers` replace the
-    stages configured by `config.judges` / `config.students` (none of either: every template that
-    passes the structure check is accepted). `policy` limits what the specs may name (a service
-    request's: `SpecPolicy.service`; default: the operator's).
+    judges and students (`config` must then name none). `pipeline` is the caller's
+    `resolve_pipeline(config, settings)` (e.g. printed as a header before the run); default:
+    resolved here. `policy` limits what the specs may name (a service request's:
+    `SpecPolicy.service`; default: the operator's). `on_event` gets every slot's `SlotEvent`s;
+    `on_activity` the run's phases and the streamed token counts (`Activity`: live displays).
+
+    A finished run (every slot final, its report written) is not run again: its stored report is
+    returned and nothing is written.
     """
     settings = settings or get_settings()
     generator_spec, planner_spec = _model_specs(config, settings, generator_model, planner_model)
     if generator_model is None:  # a missing key, extra or model file fails here, not after planning
         generator_model = make_model(generator_spec, settings=settings, policy=policy,
                                      options=ModelOptions(max_tokens=config.generator_max_tokens))
-    if verifiers and (config.judges or config.students):
-        raise AgentError("pass verifiers or configure judges/students, not both")
+    pipeline = pipeline or resolve_pipeline(config, settings, custom=[_verifier_name(v) for v in verifiers])
     run = _Run(config, settings, on_event, run_id=config.run_id or new_run_id(), generator_spec=generator_spec,
-               planner_spec=planner_spec, policy=policy)
-    review_models = build_review_models(config, settings=settings, policy=policy)
-    started = time.monotonic()
+               planner_spec=planner_spec, policy=policy, on_activity=on_activity)
+    if config.run_id is not None and (stored := await run.stored_report()) is not None:
+        for slot in stored.slots:
+            run.emit(_final_event(slot))
+        run.activity(Activity(phase="finished earlier"))
+        return stored
+    review_models = build_review_models(config, settings=settings, policy=policy, pipeline=pipeline)
     own_pool = pool is None
     executor = ThreadPoolExecutor(max_workers=config.sandbox_workers, thread_name_prefix="itemsmith-sandbox")
     try:
+        run.activity(Activity(phase="profiling"))
         if pool is None:
             pool = await _in_thread(executor, lambda: SandboxPool(config.handler, workers=config.sandbox_workers,
                                                                    limits=limits))
@@ -331,15 +434,18 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
                 model=generator_model, prompt=build_prompt(profile, config.task, examples=config.examples),
                 check=checker or sandbox_check, profile=profile, verifiers=tuple(stages), retry=run.retry,
                 max_rounds=config.max_rounds, ledger=UsageLedger(), accepted_titles=lambda: list(run.accepted_titles),
-                on_event=run.emit)
+                on_event=run.emit, on_activity=on_activity)
 
         async with open_checkpointer(config.checkpoint or settings.checkpoint_url,
                                      default_path=config.out_dir / "checkpoints.sqlite",
                                      setup=config.checkpoint_setup) as saver:
             briefs, plan_info, resumed = await run.plan(saver, profile, planner_model)
             slots = await run.run_slots(saver, briefs, generator_model, slot_context)
-        report = run.report(slots, plan_info, resumed=resumed, wall_s=time.monotonic() - started)
+            run.activity(Activity(phase="reporting"))
+            await run.save_work_time()
+        report = run.report(slots, plan_info, resumed=resumed, stages=pipeline.stages)
         write_outputs(report, run.run_dir)
+        run.activity(Activity(phase="done"))
         return report
     finally:
         if own_pool and pool is not None:

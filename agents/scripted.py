@@ -10,9 +10,13 @@ A script is a JSON or YAML file (or the same structure in memory)::
       - {error: 500}          # any status code; 400 is permanent
       - {error: timeout}      # raise TimeoutError at once
       - {content: "...", latency_s: 5, usage: {input_tokens: 10, output_tokens: 3}}
+      - {content: "...", finish_reason: length}   # cut at the output limit
     rules:                    # replies chosen by a regex on the last message (own cursor each)
       - match: "Brief: .*peak"
         replies: [...]
+
+Streamed (`astream`), a reply comes in chunks of `stream_chars` characters (default 4, about a
+token each), the usage on the last one.
 
 Rules make concurrent runs deterministic: each slot's prompt names its brief, so each slot
 gets its own sequence whatever order the calls arrive in. Usage is the reply's `usage`, else
@@ -26,13 +30,14 @@ import json
 import re
 import threading
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 
@@ -57,6 +62,7 @@ class ScriptedReply(BaseModel):
     error: int | Literal["timeout", "connection"] | None = None
     latency_s: float | None = Field(None, ge=0)
     usage: dict[str, int] | None = None
+    finish_reason: str | None = None  # e.g. "length": the reply stopped at the output limit
 
     @classmethod
     def coerce(cls, raw: Any) -> ScriptedReply:
@@ -84,6 +90,7 @@ class Script(BaseModel):
     rules: list[ScriptRule] = Field(default_factory=list)
     latency_s: float = Field(0.0, ge=0)
     exhausted: Literal["repeat_last", "error"] = "repeat_last"
+    stream_chars: int = Field(4, ge=1, description="characters per streamed chunk")
 
     @field_validator("replies", mode="before")
     @classmethod
@@ -178,7 +185,8 @@ class ScriptedChatModel(BaseChatModel):
         inp, out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
         message = AIMessage(content=reply.content, usage_metadata={"input_tokens": inp, "output_tokens": out,
                                                                     "total_tokens": inp + out},
-                            response_metadata={"model_name": self.model_name})
+                            response_metadata={"model_name": self.model_name}
+                            | ({"finish_reason": reply.finish_reason} if reply.finish_reason else {}))
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _latency(self, reply: ScriptedReply) -> float:
@@ -197,3 +205,19 @@ class ScriptedChatModel(BaseChatModel):
         if self._latency(reply):
             await asyncio.sleep(self._latency(reply))
         return self._result(reply, messages)
+
+    async def _astream(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                       run_manager: AsyncCallbackManagerForLLMRun | None = None,
+                       **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
+        reply = self._next(messages)
+        if self._latency(reply):
+            await asyncio.sleep(self._latency(reply))
+        message = self._result(reply, messages).generations[0].message
+        assert isinstance(message, AIMessage)
+        step = self.script.stream_chars
+        pieces = [message.text[i:i + step] for i in range(0, len(message.text), step)] or [""]
+        for number, piece in enumerate(pieces, start=1):
+            last = number == len(pieces)
+            yield ChatGenerationChunk(message=AIMessageChunk(
+                content=piece, usage_metadata=message.usage_metadata if last else None,
+                response_metadata=message.response_metadata if last else {}))

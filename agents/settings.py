@@ -22,6 +22,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 DEFAULT_LOCAL_GENERATOR = "local:qwen2.5-coder-1.5b"
 DEFAULT_OPENAI_GENERATOR = "openai:gpt-4o"
 DEFAULT_ANTHROPIC_GENERATOR = "anthropic:claude-sonnet-4-5"
+# the offline verification pipeline: extras `local` (1.5B), `local-small` (0.5B), `local-tiny` (135M)
+DEFAULT_LOCAL_JUDGES = ("local:qwen2.5-coder-1.5b",)
+DEFAULT_LOCAL_STUDENTS = ("local:smollm2-135m@1", "local:qwen2.5-coder-0.5b@2", "local:qwen2.5-coder-1.5b@3")
 
 ENDPOINT_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 EndpointName = Annotated[str, StringConstraints(pattern=ENDPOINT_NAME_PATTERN)]
@@ -95,6 +98,14 @@ class AgentSettings(BaseSettings):
 
     generator: str | None = Field(None, description="default generator spec; else chosen from the keys present")
     planner: str | None = Field(None, description="default planner spec; else the generator")
+    default_judges: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_LOCAL_JUDGES),
+        description="the judge panel of a run that names none (JSON list of specs; []: no panel by default); a "
+                    "local model that is not installed is left out")
+    default_students: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_LOCAL_STUDENTS),
+        description="the student ladder of a run that names none (JSON list of SPEC@RANK; []: no pool by default); "
+                    "a local model that is not installed is left out")
 
     request_timeout_s: float = Field(120.0, gt=0, le=3600, description="per LLM call, API providers")
     local_timeout_s: float = Field(900.0, gt=0, le=7200, description="per LLM call, in-process models")

@@ -31,11 +31,12 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from itemsmith.agents.feedback import audit_feedback
 from itemsmith.agents.inference import RetryPolicy
 from itemsmith.agents.model_factory import CallLog, JudgeModel, StudentModel, build_judges, build_students
+from itemsmith.agents.pipeline import Pipeline, resolve_pipeline
 from itemsmith.agents.providers import SpecPolicy
 from itemsmith.agents.settings import AgentSettings
 from itemsmith.agents.verify import VerificationResult, Verifier, pass_through
@@ -63,6 +64,8 @@ _BARE_SCORE = re.compile(r"^\W*score\W*\d+(?:\.\d+)?(?:\s*/\s*10)?\W*$", re.IGNO
 class ItemAuditVerifier:
     """The item audit as the first stage after the structure check (always on; thresholds from
     `AuditConfig`, i.e. ``ITEMSMITH_AUDIT_*``). Runs in `executor` (it blocks on the sandbox)."""
+
+    label: ClassVar[str] = "auditing"  # the run's live progress while the stage runs
 
     handler: str
     pool: SandboxPool | None = None
@@ -135,6 +138,8 @@ def judge_feedback(judgement: TemplateJudgement) -> str:
 class JudgePanelVerifier:
     """The judge panel as a stage of the authoring loop."""
 
+    label: ClassVar[str] = "judging"  # the run's live progress while the stage runs
+
     judges: Sequence[JudgeModel]
     panel: PanelConfig
     task: str
@@ -175,6 +180,8 @@ def capability_feedback(capability: CapabilityReport) -> str:
 class StudentPoolVerifier:
     """The student pool and the capability-aligned filter as a stage of the authoring loop."""
 
+    label: ClassVar[str] = "students"  # the run's live progress while the stage runs
+
     students: Sequence[StudentModel]
     pool: PoolConfig
     capability: CapabilityConfig
@@ -211,12 +218,14 @@ class ReviewModels:
     students: list[StudentModel]
 
 
-def build_review_models(config: AuthorConfig, *, settings: AgentSettings, policy: SpecPolicy | None = None
-                        ) -> ReviewModels:
+def build_review_models(config: AuthorConfig, *, settings: AgentSettings, policy: SpecPolicy | None = None,
+                        pipeline: Pipeline | None = None) -> ReviewModels:
+    """The models of `pipeline` (default: `config` resolved against `settings`)."""
+    pipeline = pipeline or resolve_pipeline(config, settings)
     return ReviewModels(
-        judges=build_judges(config.judges, settings=settings, samples=config.judge_samples,
+        judges=build_judges(pipeline.judges, settings=settings, samples=config.judge_samples,
                             retries=config.judge_retries, max_tokens=config.review_max_tokens, policy=policy),
-        students=build_students(config.students, settings=settings, text_format=config.student_format,
+        students=build_students(pipeline.students, settings=settings, text_format=config.student_format,
                                 max_tokens=config.review_max_tokens, policy=policy))
 
 

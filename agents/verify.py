@@ -14,7 +14,7 @@ structure check. The real stages are built in `agents.verification_stages`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from pydantic import BaseModel, Field
@@ -57,15 +57,19 @@ async def pass_through(source: str, report: StructureReport) -> VerificationResu
                  "content and capability verification not configured"]))
 
 
-async def run_stages(verifiers: Sequence[Verifier], source: str,
-                     report: StructureReport) -> tuple[Decision, str | None, list[VerificationResult]]:
+async def run_stages(verifiers: Sequence[Verifier], source: str, report: StructureReport, *,
+                     on_stage: Callable[[str], None] | None = None
+                     ) -> tuple[Decision, str | None, list[VerificationResult]]:
     """Run `verifiers` (default: `pass_through`) in order, stopping at the first rejection.
 
     Returns the overall decision (the rejecting stage's, or an acceptance carrying every stage's
-    reasons), the rejecting stage's feedback, and every stage's result in order.
+    reasons), the rejecting stage's feedback, and every stage's result in order. `on_stage` is
+    told each stage's `label` (``verifying`` for a verifier without one) as it starts.
     """
     results: list[VerificationResult] = []
     for verifier in verifiers or (pass_through,):
+        if on_stage is not None:
+            on_stage(getattr(verifier, "label", "verifying"))
         result = await verifier(source, report)
         results.append(result)
         if not result.decision.accepted:

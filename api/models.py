@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Annotated, Literal
 
 from fastapi import Path
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from itemsmith.agents.errors import ProviderConfigError
 from itemsmith.agents.providers import check_spec
@@ -82,8 +82,9 @@ class BankSettings(BaseModel):
 
     templates: int = Field(5, ge=1, le=1000, description="template slots to fill")
     generator: ModelSpecText | None = Field(None, description="default: the server's default generator")
-    judges: Panel = Field(default_factory=list)
-    students: StudentPool = Field(default_factory=list)
+    judges: Panel | None = Field(None, description="default: the server's default panel (those installed); []: none")
+    students: StudentPool | None = Field(None, description="default: the server's default student ladder (those "
+                                                           "installed); []: none")
     rounds: int = Field(3, ge=1, le=20, description="generate/refine rounds per slot")
     seed: int = Field(0, ge=0, le=2**31 - 1)
 
@@ -187,14 +188,28 @@ class ReverifyCreate(BaseModel):
 
 
 class EvaluationCreate(BaseModel):
-    """Answer every item of a release with one model."""
+    """Answer every item of a release with one model, or (``adaptive``) a few informative fresh
+    instances until the ability's SE reaches ``target_se`` or ``max_items`` were asked."""
 
     model_config = ConfigDict(extra="forbid")
 
     model: ModelSpecText
     formats: list[TextFormat] = Field(default_factory=lambda: [TextFormat.plain], min_length=1, max_length=9)
     fresh_seed: int | None = Field(None, ge=0, le=2**31 - 1, description="evaluate on new instances drawn from this "
-                                                                         "seed (a contamination check)")
+                                   "seed (a contamination check); with adaptive, the seed of its fresh instances and "
+                                   "picks (default: drawn, recorded in the result)")
+    adaptive: bool = Field(False, description="adaptive evaluation on the release's calibration (docs/calibration.md)")
+    max_items: int | None = Field(None, ge=1, le=10_000, description="with adaptive: the item budget (default 50)")
+    target_se: float | None = Field(None, ge=0.01, le=5.0, description="with adaptive: stop at this ability SE "
+                                                                       "(default 0.3)")
+
+    @model_validator(mode="after")
+    def _adaptive_options(self) -> EvaluationCreate:
+        if not self.adaptive and (self.max_items is not None or self.target_se is not None):
+            raise ValueError("max_items and target_se apply only with adaptive: true")
+        if self.adaptive and len(self.formats) > 1:
+            raise ValueError("an adaptive evaluation asks in one text format; give one in formats")
+        return self
 
 
 class CalibrationCreate(BaseModel):

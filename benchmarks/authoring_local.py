@@ -50,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
 
         config = AuthorConfig(handler=handler, task=args.task, templates=args.templates, generator=args.generator,
                               planner=args.planner, max_rounds=args.rounds, slots=args.slots, out_dir=args.out,
-                              run_id=f"bench-{handler}-{time.strftime('%Y%m%d-%H%M%S')}")
+                              run_id=f"bench-{handler}-{time.strftime('%Y%m%d-%H%M%S')}",
+                              judges=[], students=[])  # no judge or student models: the generator's own numbers
         report = asyncio.run(author(config, on_event=show))
         summary = report.summary()
         summary["planner_briefs"] = report.plan.from_planner

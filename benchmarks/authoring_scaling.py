@@ -80,7 +80,8 @@ def measure(handler: Path, pool: SandboxPool, *, n: int, slots: int, latency: fl
                             "scripted", "fixed-latency", 60.0)
     planner = ModelHandle(ScriptedChatModel.from_source([plan(n)]), "scripted", "planner", 60.0)
     config = AuthorConfig(handler=str(handler), task="water levels", templates=n, slots=slots,
-                          sandbox_workers=workers, out_dir=out, checkpoint="memory", run_id=f"scale-{slots}-{sandbox}")
+                          sandbox_workers=workers, out_dir=out, checkpoint="memory", run_id=f"scale-{slots}-{sandbox}",
+                          judges=[], students=[])  # the loop's own overhead: no judge or student models
     marks: list[float] = []
 
     def on_event(event: SlotEvent) -> None:

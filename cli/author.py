@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from itemsmith.cli._common import DbOpt, HandlerOpt, SeedOpt, StudentOpt, bank_session, fail, print_json, usage_error
+from itemsmith.cli._common import DbOpt, HandlerOpt, SeedOpt, bank_session, fail, print_json, usage_error
 
 if TYPE_CHECKING:
     from itemsmith.agents.models import RunReport
@@ -38,9 +38,18 @@ def author(
     run_id: Annotated[str | None, typer.Option("--run-id", help="Resume this run (or name a new one).")] = None,
     seed: SeedOpt = 0,
     judge: Annotated[list[str] | None, typer.Option(
-        "--judge", help="Judge model spec (repeat for a panel); none: no judge panel.")] = None,
-    student: StudentOpt = None,
-    no_live: Annotated[bool, typer.Option("--no-live", help="Plain log lines instead of a live table.")] = False,
+        "--judge", help="Judge model spec (repeat for a panel). Default: ITEMSMITH_DEFAULT_JUDGES (the local "
+                        "qwen2.5-coder-1.5b when installed).")] = None,
+    no_judges: Annotated[bool, typer.Option("--no-judges", help="Run no judge panel.")] = False,
+    student: Annotated[list[str] | None, typer.Option(
+        "--student", help="Student as SPEC@RANK, larger rank = more capable (repeat for a pool); local models "
+                          "answer by letter log-likelihood. Default: ITEMSMITH_DEFAULT_STUDENTS (local "
+                          "smollm2-135m@1, qwen2.5-coder-0.5b@2, qwen2.5-coder-1.5b@3, those installed).")] = None,
+    no_students: Annotated[bool, typer.Option("--no-students", help="Run no student pool (and no capability "
+                                                                    "filter).")] = False,
+    no_live: Annotated[bool, typer.Option(
+        "--no-live", help="Lines instead of a live table: each change of phase, and a status line (elapsed, phase, "
+                          "tokens, ETA) every 30 s.")] = False,
     allow_partial: Annotated[bool, typer.Option(
         "--allow-partial", help="Exit 0 when at least one template, but fewer than asked, was accepted.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print only the run's summary as one JSON object.")] = False,
@@ -49,38 +58,56 @@ def author(
                        "calibrated when there is a student pool).")] = None,
     db: DbOpt = None,
 ) -> None:
-    """Author item templates for a handler: plan, generate, check in the sandbox, judge, test on students,
-    refine. Resumable. Exit code 0 only when every slot's template was accepted (or, with
-    --allow-partial, at least one); 1 otherwise."""
+    """Author item templates for a handler: plan, generate, check in the sandbox, audit the items, judge,
+    test on students, refine. Before it starts, the run prints (on stderr) which stages run and with
+    which models, then its progress: the phase, the tokens of the model call in flight, an ETA (a
+    live table on a terminal; with --no-live, a line per change and a status line every 30 s).
+    Resumable; a finished run named again with --run-id only prints its stored report. Exit code 0
+    only when every slot's template was accepted (or, with --allow-partial, at least one); 1 otherwise."""
     import asyncio
 
     from pydantic import ValidationError
 
     from itemsmith.agents.errors import AgentError
+    from itemsmith.agents.pipeline import resolve_pipeline, run_header
     from itemsmith.agents.progress import ProgressTable
     from itemsmith.agents.run import AuthorConfig, new_run_id
     from itemsmith.agents.run import author as run_author
+    from itemsmith.agents.settings import get_settings
     from itemsmith.handlers import HandlerSourceError
     from itemsmith.sandbox import SandboxError
 
+    if no_judges and judge:
+        raise usage_error("--judge and --no-judges exclude each other")
+    if no_students and student:
+        raise usage_error("--student and --no-students exclude each other")
     run_id = run_id or new_run_id()
     if bank is not None:
         _require_bank(bank, db)
     try:
         config = AuthorConfig(handler=handler, task=task, templates=templates, generator=generator, planner=planner,
                               max_rounds=rounds, slots=slots, sandbox_workers=sandbox_workers, out_dir=out,
-                              checkpoint=checkpoint, run_id=run_id, seed=seed, judges=judge or [],
-                              students=student or [])
+                              checkpoint=checkpoint, run_id=run_id, seed=seed,
+                              judges=[] if no_judges else judge or None, students=[] if no_students else student or None)
     except ValidationError as exc:
         raise usage_error("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
+    settings = get_settings()
+    try:
+        pipeline = resolve_pipeline(config, settings)
+    except AgentError as exc:
+        raise fail(str(exc)) from None
     typer.echo(f"run {run_id} (if it stops, resume with --run-id {run_id})", err=True)
+    typer.echo("\n".join(run_header(config, settings, pipeline)), err=True)
     try:
         with ProgressTable(max_rounds=rounds, live=not no_live and sys.stderr.isatty()) as progress:
-            report = asyncio.run(run_author(config, on_event=progress))
+            report = asyncio.run(run_author(config, on_event=progress, on_activity=progress.activity,
+                                            settings=settings, pipeline=pipeline))
     except (AgentError, HandlerSourceError, SandboxError) as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:
         raise fail(f"interrupted; finished templates are kept: resume with --run-id {run_id}") from None
+    if progress.run_phase == "finished earlier":
+        typer.echo(f"run {run_id} had finished: its stored report (report.json is left as it was)", err=True)
     summary = report.summary()
     imported = _store_in_bank(report, bank, db) if bank is not None else None
     if as_json:

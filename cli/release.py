@@ -167,7 +167,7 @@ def release_evaluate(
     length and queried position, and its IRT ability (on the bank's current calibration). Every
     answer is stored in the bank (calibration reads them); a failed evaluation is resumed with
     --resume ID. With --adaptive: ability +- SE from a few informative templates."""
-    from itemsmith.agents.errors import AgentError
+    from itemsmith.agents.errors import AgentError, ProviderConfigError
     from itemsmith.agents.model_factory import model_identity
     from itemsmith.service.release_operations import evaluate, evaluate_adaptive
     from itemsmith.templates_bank.adaptive import AdaptiveConfig, AdaptiveReport, adaptive_table
@@ -204,8 +204,10 @@ def release_evaluate(
                 report = evaluate(frozen, model=model, formats=formats, fresh_seed=drawn, concurrency=concurrency,
                                   decimals=decimals, workers=workers, store=store, parameters=parameters)
             refreshed = refresh_calibration(session, frozen, evaluation_id, respondent)
-    except (AgentError, ReleaseError, RegenerationError, ValueError) as exc:
+    except (ProviderConfigError, ReleaseError, RegenerationError, ValueError) as exc:
         raise fail(str(exc)) from None
+    except AgentError as exc:  # a model call failed for good, after its retries
+        raise fail(f"{exc}; the answers so far are stored: resume with {resume_hint}") from None
     except Exception as exc:  # noqa: BLE001 - a model failing half way: what was answered is stored
         raise fail(f"{type(exc).__name__}: {exc}; the answers so far are stored: resume with {resume_hint}") from None
     if out_file is not None:

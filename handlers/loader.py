@@ -145,6 +145,10 @@ def load_handler_source(source: str, class_name: str | None = None, data_dir: Pa
 def check_handler(handler: DatasetHandler) -> pd.DataFrame:
     """Call records() and series() of the first record; raise HandlerSourceError on a broken contract."""
     cls = type(handler).__name__
+    description = getattr(handler, "description", "")
+    if not isinstance(description, str):  # the planner and generator read it as text
+        raise HandlerSourceError(f"{cls}.description must be a string (what the data is: units, sampling, what "
+                                 f"a record is), got {type(description).__name__}")
     try:
         records = handler.records()
     except Exception as exc:  # noqa: BLE001

@@ -2,11 +2,17 @@
 Fluid Benchmarking does with a 2PL and Fisher information, on fresh instances).
 
 The loop (`run_adaptive`): start from the N(0, 1) ability prior; pick the next template by its
-Fisher information at the current EAP ability, drawing at random among the ``top_k`` most
-informative templates not yet used ``max_uses`` times (randomesque exposure control: a fixed
-"best first item" would be shown to every model); put one instance of it to the model; update
-the ability posterior (`verification.irt.AbilityPosterior`); stop when the posterior SD reaches
+Fisher information at the current EAP ability among the templates not yet used ``max_uses``
+times, at random among the most informative few (exposure control: a fixed "best first item"
+would be shown to every model); put one instance of it to the model; update the ability
+posterior (`verification.irt.AbilityPosterior`); stop when the posterior SD reaches
 ``target_se``, after ``max_items`` items, or when no template is left.
+
+Exposure control is the 5-4-3-2-1 method by default (``exposure="shrinking"``): the first pick
+is random among the ``top_k`` most informative, the second among ``top_k - 1``, and so on down to
+the single best. Every model starts at the same ability, so the first picks are where a fixed
+order would repeat; later picks already differ with the answers. ``exposure="randomesque"``
+draws among ``top_k`` at every pick (more spread, more items: docs/calibration.md).
 
 On a release (`adaptive_evaluate_release`), every pick is a fresh instance: the template runs
 in the sandbox on a new seed (none of the release's seeds, drawn deterministically from the
@@ -50,7 +56,10 @@ class AdaptiveConfig(BaseModel):
 
     target_se: float = Field(0.3, gt=0, description="stop once the ability's posterior SD is at most this")
     max_items: int = Field(50, ge=1, le=10_000, description="stop after this many items")
-    top_k: int = Field(5, ge=1, description="randomesque exposure control: pick among the k most informative")
+    top_k: int = Field(5, ge=1, description="exposure control: pick at random among the k most informative")
+    exposure: Literal["shrinking", "randomesque"] = Field(
+        "shrinking", description="shrinking: the n-th pick among max(top_k - n + 1, 1) (the 5-4-3-2-1 method); "
+                                 "randomesque: among top_k at every pick")
     max_uses: int = Field(3, ge=1, description="fresh instances of one template at most (a small bank needs "
                                                "repeats; a template's instances are exchangeable)")
     seed: int = Field(0, ge=0, description="seed of the picks and of the fresh instances' seeds")
@@ -99,15 +108,17 @@ class AdaptiveResult(BaseModel):
 
 def next_template(theta: float, items: Sequence[CalibratedItem], uses: np.ndarray, config: AdaptiveConfig,
                   rng: np.random.Generator) -> int | None:
-    """Index of the next template: random among the ``top_k`` most informative at ``theta`` that
-    are used fewer than ``max_uses`` times; None when none is left."""
+    """Index of the next template: random among the most informative at ``theta`` that are used
+    fewer than ``max_uses`` times (``top_k`` of them, fewer with each pick when the exposure
+    control is shrinking: ``uses`` counts the picks so far); None when none is left."""
     available = np.flatnonzero(uses < config.max_uses)
     if available.size == 0:
         return None
     a = np.array([items[i].discrimination for i in available])
     b = np.array([items[i].difficulty for i in available])
     information = fisher_information(theta, a, b)
-    best = available[np.argsort(-information, kind="stable")[:config.top_k]]
+    k = config.top_k if config.exposure == "randomesque" else max(config.top_k - int(uses.sum()), 1)
+    best = available[np.argsort(-information, kind="stable")[:k]]
     return int(rng.choice(best))
 
 

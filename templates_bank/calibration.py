@@ -130,10 +130,13 @@ def stored_responses(session: Session, versions: Mapping[str, int]) -> pd.DataFr
         select(EvaluationResponseRow.template_version_id, EvaluationResponseRow.model, EvaluationResponseRow.item_hash,
                EvaluationResponseRow.text_format, EvaluationResponseRow.prompt_hash, EvaluationResponseRow.correct)
         .where(EvaluationResponseRow.template_version_id.in_(ids)).order_by(EvaluationResponseRow.id))
-    rows = [(by_version[v], model, f"pool:{item}:{prompt or ''}", bool(correct), "pool")
+    # One answer per (item, prompt): the prompt hash covers the rendering, so a model that answered the
+    # same prompt in the pool and in an evaluation counts once. Without a prompt hash, the source and
+    # format tell the answers apart.
+    rows = [(by_version[v], model, f"{item}:{prompt}" if prompt else f"pool:{item}", bool(correct), "pool")
             for v, model, item, prompt, correct in pool]
-    rows += [(by_version[v], model, f"evaluation:{item}:{fmt}:{prompt or ''}", bool(correct), "evaluation")
-             for v, model, item, fmt, prompt, correct in evaluated]
+    rows += [(by_version[v], model, f"{item}:{prompt}" if prompt else f"evaluation:{item}:{fmt}", bool(correct),
+              "evaluation") for v, model, item, fmt, prompt, correct in evaluated]
     frame = pd.DataFrame(rows, columns=["template_id", "student", "instance", "correct", "source"])
     return frame.drop_duplicates(["template_id", "student", "instance"], keep="last").reset_index(drop=True)
 

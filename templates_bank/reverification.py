@@ -8,9 +8,13 @@ description (read in the sandbox, as templates see it).
 Answers are cached in the bank. A judge score is keyed by (judge name, prompt hash, items hash):
 the prompt hash covers the messages and how the score is drawn (log-probabilities, samples,
 retries), the items hash the items the prompt shows. A student answer is keyed by (student name,
-prompt hash, item hash). A stored answer under the same key is reused without calling the model,
-so re-verifying with the same models, prompts and items makes no model call. A judge's or a
-student's name is its identity in the cache: name them by their model spec (the CLI does).
+prompt hash, item hash); an evaluation of the same model on the version answered the same prompt
+(``evaluation_responses``), so its answers serve too. A stored answer under the same key is
+reused without calling the model, so re-verifying with the same models, prompts and items (or
+with students evaluated on the release) makes no model call. A judge's or a student's name is
+its identity in the cache: name them by their model spec (the CLI does). Students answer with
+the series only: the report compares with-series accuracies (the blind condition is the
+authoring pool's check), so a blind answer would be paid for and never read.
 
 Stored with the run id: every fresh judge score and student response (a cached one only when it
 was recorded on another version, so each version keeps its own), and per template the new
@@ -46,6 +50,7 @@ from itemsmith.templates_bank.storage import (
     BankPublic,
     BankRow,
     NotFoundError,
+    cached_evaluation_response,
     cached_student_response,
     cached_verdict,
     find_version,
@@ -210,13 +215,15 @@ class _StudentCache:
 
     def get(self, call: StudentCall) -> StudentResponse | None:
         prompt, item = student_cache_key(call)
-        hit = cached_student_response(self.session, model=call.student.name, prompt_hash=prompt, item_hash=item)
+        version_id = self.versions[call.template_id]
+        hit = (cached_student_response(self.session, model=call.student.name, prompt_hash=prompt, item_hash=item)
+               or cached_evaluation_response(self.session, version_id, model=call.student.name, prompt_hash=prompt,
+                                             item_hash=item))
         if hit is None:
             return None
         response = StudentResponse(student=call.student.name, rank=call.student.rank, item_index=call.item_index,
                                    blind=call.blind, raw=hit.raw, choice=hit.choice,
                                    correct=hit.choice == call.item.answer_index)
-        version_id = self.versions[call.template_id]
         if hit.template_version_id != version_id:
             record_student_response(self.session, version_id, response, item_hash=item, prompt_hash=prompt,
                                     run_id=self.run_id)
@@ -342,6 +349,7 @@ async def areverify_release(session: Session, release: Release, judges: Sequence
     or a run failed), `ValueError` (bad panel or pool); a model's own errors propagate.
     """
     config = panel_config or PanelConfig()
+    pool_config = pool_config or PoolConfig(blind=False)
     if not judges:
         raise ValueError("the new panel has no judges")
     _check_names("judge", [j.config.name for j in judges])

@@ -17,6 +17,10 @@ POSTGRES_ADMIN_URL = os.environ.get("ITEMSMITH_TEST_POSTGRES_URL", "postgresql:/
 # Diversity summaries (author job results, imports, the review page) measure text similarity only
 # in tests: loading the sentence embedder takes tens of seconds; tests of embeddings pass their own.
 os.environ.setdefault("ITEMSMITH_DIVERSITY_EMBEDDER", "off")
+# No default judges or students: a test that names none runs the structure check and the item audit
+# only, as before the defaults (tests/agents/test_pipeline.py covers the defaults themselves).
+os.environ.setdefault("ITEMSMITH_DEFAULT_JUDGES", "[]")
+os.environ.setdefault("ITEMSMITH_DEFAULT_STUDENTS", "[]")
 
 
 @contextmanager

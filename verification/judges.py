@@ -43,7 +43,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from itemsmith.templates_bank.items.rendering import TextFormat, option_letter, render_item
+from itemsmith.templates_bank.items.rendering import TextFormat, downsample_item, option_letter, render_item
 from itemsmith.templates_bank.items.schema import Decision, Item, JudgeScore
 from itemsmith.verification.agreement import krippendorff_alpha_interval
 from itemsmith.verification.samples import TemplateSample
@@ -151,7 +151,8 @@ class PanelConfig(BaseModel):
     items_per_prompt: int = Field(3, ge=1, le=20)
     text_format: TextFormat = TextFormat.plain
     decimals: int = Field(2, ge=0, le=10)
-    max_series_points: int = Field(200, ge=2, description="values shown per channel; longer series are cut")
+    max_series_points: int = Field(60, ge=2, description="values shown per channel; longer series are downsampled "
+                                                         "(rendering.downsample_item)")
     max_concurrency: int = Field(4, ge=1)
 
     @model_validator(mode="after")
@@ -244,18 +245,6 @@ class TemplateJudgement(BaseModel):
 # --- prompts and parsing --------------------------------------------------------------------
 
 
-def _shown(item: Item, max_points: int) -> tuple[Item, str]:
-    """The item with each channel cut to its first ``max_points`` values, and a note when cut."""
-    cut = [s for s in item.series if len(s.values) > max_points]
-    if not cut:
-        return item, ""
-    series = [s.model_copy(update={"values": s.values[:max_points],
-                                   "timestamps": s.timestamps[:max_points] if s.timestamps else None})
-              if len(s.values) > max_points else s for s in item.series]
-    note = "; ".join(f"{s.name}: first {max_points} of {len(s.values)} values shown" for s in cut)
-    return item.model_copy(update={"series": series}), f"(Series cut for this review: {note}.)\n"
-
-
 def judge_prompt(sample: TemplateSample, criterion: Criterion, config: PanelConfig,
                  form: Literal["reasoning", "score_first"] = "reasoning") -> list[BaseMessage]:
     """The G-Eval prompt for one criterion on a template's sampled items: the task, the dataset
@@ -264,7 +253,7 @@ def judge_prompt(sample: TemplateSample, criterion: Criterion, config: PanelConf
     steps = "\n".join(f"{i}. {step}" for i, step in enumerate(spec.steps, 1))
     blocks = []
     for number, item in enumerate(sample.items[:config.items_per_prompt], 1):
-        shown, note = _shown(item, config.max_series_points)
+        shown, note = downsample_item(item, config.max_series_points)
         body = render_item(shown, config.text_format, config.decimals)
         keyed = f"Keyed answer: {option_letter(item.answer_index)}) {item.answer}"
         rationale = f"\nHow the template computed it: {item.rationale.strip()}" if item.rationale else ""

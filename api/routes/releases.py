@@ -5,6 +5,7 @@ accuracy report)."""
 
 from __future__ import annotations
 
+import secrets
 from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Request, status
@@ -37,6 +38,7 @@ from itemsmith.service.jobs import (
     jobs_on_bank,
     submit_job,
 )
+from itemsmith.templates_bank.adaptive import AdaptiveConfig
 from itemsmith.templates_bank.exporters import EXPORTERS
 from itemsmith.templates_bank.items.rendering import TextFormat
 from itemsmith.templates_bank.releases import ReleaseCreate, ReleaseManifest
@@ -161,10 +163,20 @@ def list_reverifications_route(release_id: RecordId, principal: PrincipalDep, se
 def evaluate_route(release_id: RecordId, body: EvaluationCreate, request: Request, principal: PrincipalDep,
                    session: SessionDep) -> JobPublic:
     """Start a job that answers every item of the release with one model (optionally on fresh
-    instances); its result is the accuracy report."""
+    instances); its result is the accuracy report. With ``adaptive``, the job asks fresh instances
+    of the most informative calibrated templates until ``target_se`` or ``max_items``; its result
+    is the adaptive report (ability +- SE, predicted accuracy on the release, items used,
+    trajectory, and the seed it drew: ``config.seed``)."""
     row, bank = owned_release(session, release_id, principal.owner)
+    adaptive = None
+    if body.adaptive:
+        defaults = AdaptiveConfig()
+        adaptive = AdaptiveConfig(
+            max_items=body.max_items or defaults.max_items, target_se=body.target_se or defaults.target_se,
+            seed=body.fresh_seed if body.fresh_seed is not None else secrets.randbits(31))
     job_request = EvaluateJobRequest(bank=bank.name, release=row.number, model=body.model,
-                                     formats=[f.value for f in body.formats], fresh_seed=body.fresh_seed)
+                                     formats=[f.value for f in body.formats],
+                                     fresh_seed=None if body.adaptive else body.fresh_seed, adaptive=adaptive)
     return _start_job(request, principal, "evaluate", job_request, bank)
 
 

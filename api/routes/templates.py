@@ -140,10 +140,13 @@ def _check_source(source: str) -> None:
                             "the source defines no top-level function question(num_samples)")
 
 
-def _authoring_panel(session: Session, bank_id: int, owner: str) -> tuple[list[str], list[str]]:
-    """The judges and students of the bank's latest authoring job (none: the structure check decides)."""
+def _authoring_panel(session: Session, bank_id: int, owner: str) -> tuple[list[str] | None, list[str] | None]:
+    """The judges and students of the bank's latest authoring job (None: it ran the server's defaults);
+    no such job: none."""
     request = latest_request(session, owner, bank_id, "author")
-    return list(request.get("judges") or []), list(request.get("students") or [])
+    if not request:
+        return [], []
+    return request.get("judges"), request.get("students")
 
 
 def _recheck_of(session: Session, version: TemplateVersionPublic, owner: str) -> JobPublic | None:

@@ -1,7 +1,10 @@
 """The ``author`` job: `agents.run.author` with the job id as run id and its checkpoint in the
 job database, progress as job events, and every accepted template stored in the bank with its
-verdicts; the result measures the stored templates' diversity; with a student pool, the stored templates are then calibrated on the pool's answers
-(`calibrate_authored`; the result says why not, e.g. too few students).
+verdicts. Which stages run, with which models (`agents.pipeline`; unset judges or students: the
+server's defaults), is published first (a ``stages`` event) and is part of the result. The result
+measures the stored templates' diversity; with a student pool, the stored templates are then
+calibrated on the pool's answers (`calibrate_authored`; the result says why not, e.g. too few
+students).
 
 Resumable: a job claimed again (its worker died, the runner restarted, or its owner resumed it)
 reruns `author` with the same run id, which reuses the plan and the finished slots and continues
@@ -21,6 +24,7 @@ from itemsmith.agents.checkpoint import open_checkpointer, setup_checkpointer
 from itemsmith.agents.context import SlotEvent
 from itemsmith.agents.graph import build_slot_graph
 from itemsmith.agents.models import Brief, RunReport, SlotResult
+from itemsmith.agents.pipeline import Pipeline, resolve_pipeline
 from itemsmith.agents.run import FINAL, AuthorConfig, author, slot_result
 from itemsmith.agents.settings import get_settings
 from itemsmith.sandbox import SandboxPool
@@ -85,7 +89,7 @@ def _progress(context: JobContext) -> AuthorProgress:
 
 
 async def _author(config: AuthorConfig, context: JobContext, progress: AuthorProgress,
-                  pool: SandboxPool) -> RunReport | None:
+                  pool: SandboxPool, pipeline: Pipeline) -> RunReport | None:
     """The run's report; None when the job was interrupted (cancel, shutdown, lost lease)."""
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
@@ -108,7 +112,7 @@ async def _author(config: AuthorConfig, context: JobContext, progress: AuthorPro
 
     context.on_interrupt(stop)
     try:
-        return await author(config, on_event=on_event, pool=pool, policy=request_policy())
+        return await author(config, on_event=on_event, pool=pool, policy=request_policy(), pipeline=pipeline)
     except asyncio.CancelledError:
         if context.interruption is None:
             raise
@@ -173,9 +177,12 @@ def _store(context: JobContext, request: AuthorJobRequest, slots: list[SlotResul
 def run_author_job(request: AuthorJobRequest, context: JobContext) -> dict[str, Any]:
     config = author_config(request, context)
     progress = _progress(context)
+    pipeline = resolve_pipeline(config, get_settings())
+    stages = [stage.model_dump(mode="json") for stage in pipeline.stages]
+    context.publish("stages", {"stages": stages})
     with SandboxPool(request.handler, workers=request.sandbox_workers) as pool:
         try:
-            report = asyncio.run(_author(config, context, progress, pool))
+            report = asyncio.run(_author(config, context, progress, pool, pipeline))
         except Exception:
             if context.interruption != "lost":
                 _store(context, request, asyncio.run(_finished_slots(config)), pool, progress)
@@ -190,12 +197,12 @@ def run_author_job(request: AuthorJobRequest, context: JobContext) -> dict[str, 
     if report.slots and all(slot.status == "failed" for slot in report.slots):
         raise AuthoringFailed(_why_every_slot_failed(report))
     summary = {**report.summary(), "handler": handler_ref(request.handler).model_dump()}
-    result: dict[str, Any] = {"summary": summary, "templates": stored}
+    result: dict[str, Any] = {"summary": summary, "stages": stages, "templates": stored}
     versions = {t["template_key"]: t["version_id"] for t in stored}
     if versions:
         with open_session(context.engine) as session:
             result["diversity"] = stored_diversity(session, versions).model_dump(mode="json")
-    if request.students:  # a student pool answered: calibrate what was stored on those answers
+    if pipeline.students:  # a student pool answered: calibrate what was stored on those answers
         result["calibration"] = calibrate_authored(context, versions)
     return result
 

@@ -10,10 +10,11 @@ from itemsmith.agents.model_factory import model_identity
 from itemsmith.service.jobs._context import JobContext
 from itemsmith.service.jobs._kinds import job_kind
 from itemsmith.service.jobs._schemas import EvaluateJobRequest, ReverifyJobRequest
-from itemsmith.service.release_operations import evaluate, reverify
+from itemsmith.service.release_operations import evaluate, evaluate_adaptive, reverify
 from itemsmith.service.settings import request_policy
+from itemsmith.templates_bank.adaptive import AdaptiveReport
 from itemsmith.templates_bank.calibration import current_parameters, refresh_calibration
-from itemsmith.templates_bank.evaluation import EvaluationStore
+from itemsmith.templates_bank.evaluation import EvaluationReport, EvaluationStore
 from itemsmith.templates_bank.releases import Release, get_release
 from itemsmith.templates_bank.storage import BankSession, NotFoundError, get_bank, open_session
 
@@ -40,13 +41,21 @@ def run_reverify_job(request: ReverifyJobRequest, context: JobContext) -> dict[s
 @job_kind("evaluate", EvaluateJobRequest)
 def run_evaluate_job(request: EvaluateJobRequest, context: JobContext) -> dict[str, Any]:
     """Every answer is stored under the job id, so a job claimed again (or resumed after a model
-    failed) asks only what is missing; a new respondent refreshes the release's calibration."""
+    failed) asks only what is missing; a new respondent refreshes the release's calibration. With
+    ``adaptive``, the result is the adaptive report (ability +- SE, predicted accuracy, items used,
+    trajectory), from the same operation as ``release evaluate --adaptive``."""
     release = _release(context, request.bank, request.release)
     with BankSession(context.engine, expire_on_commit=False) as session:
-        store = EvaluationStore.open(session, release, context.job_id)
+        store = EvaluationStore.open(session, release, context.job_id, adaptive=request.adaptive is not None)
         parameters = current_parameters(session, release)
-    report = evaluate(release, model=request.model, formats=request.formats, fresh_seed=request.fresh_seed,
-                      concurrency=request.concurrency, store=store, parameters=parameters, policy=request_policy())
+    report: EvaluationReport | AdaptiveReport
+    if request.adaptive is not None:
+        report = evaluate_adaptive(release, model=request.model, parameters=parameters, config=request.adaptive,
+                                   text_format=request.formats[0], store=store, policy=request_policy())
+    else:
+        report = evaluate(release, model=request.model, formats=request.formats, fresh_seed=request.fresh_seed,
+                          concurrency=request.concurrency, store=store, parameters=parameters,
+                          policy=request_policy())
     with BankSession(context.engine, expire_on_commit=False) as session:
         refreshed = refresh_calibration(session, release, context.job_id, model_identity(request.model), commit=True)
     calibration = {"refreshed": refreshed} if isinstance(refreshed, str) else {"calibration_id": refreshed.calibration_id}

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from itemsmith.agents.model_factory import StudentSpec
+from itemsmith.templates_bank.adaptive import AdaptiveConfig
 from itemsmith.templates_bank.items.rendering import TextFormat
 
 __all__ = [
@@ -51,14 +52,17 @@ class JobEventPublic(BaseModel):
 
 
 class VerificationSpecs(BaseModel):
-    """The content stages after the structure check; none given: the structure check decides."""
+    """The content stages after the item audit: unset, the server's defaults (those installed);
+    an empty list, none."""
 
     model_config = ConfigDict(extra="forbid")
 
-    judges: list[str] = Field(default_factory=list, max_length=10,
-                              description="judge model specs of the panel, e.g. openai:gpt-4o")
-    students: list[StudentSpec] = Field(default_factory=list, max_length=10,
-                                        description="students as SPEC@RANK (larger rank: more capable)")
+    judges: list[str] | None = Field(None, max_length=10,
+                                     description="judge model specs of the panel, e.g. openai:gpt-4o; default: the "
+                                                 "server's default panel (ITEMSMITH_DEFAULT_JUDGES); []: no panel")
+    students: list[StudentSpec] | None = Field(
+        None, max_length=10, description="students as SPEC@RANK (larger rank: more capable); default: the server's "
+                                         "default ladder (ITEMSMITH_DEFAULT_STUDENTS); []: no student pool")
 
 
 class AuthorJobRequest(VerificationSpecs):
@@ -78,7 +82,8 @@ class AuthorJobRequest(VerificationSpecs):
     num_samples: int | None = Field(None, ge=1, le=100,
                                     description="items per structure-check run; default: drawn per check")
     seed: int | None = Field(None, ge=0, description="structure-check seed; default: drawn per check")
-    examples: int = Field(2, ge=0, le=6, description="curated examples in the generator prompt")
+    examples: int = Field(1, ge=0, le=6, description="curated examples per slot in the generator prompt (those nearest "
+                          "its brief)")
 
 
 class RecheckJobRequest(VerificationSpecs):
@@ -140,3 +145,5 @@ class EvaluateJobRequest(BaseModel):
                                       description="text formats of the series; each item is answered in each")
     fresh_seed: int | None = Field(None, ge=0, description="evaluate on new instances drawn from this seed")
     concurrency: int = Field(4, ge=1, le=64, description="model calls in flight")
+    adaptive: AdaptiveConfig | None = Field(None, description="evaluate adaptively with this configuration (its seed "
+                                                              "fixed, so a job claimed again resumes): in formats[0]")

@@ -35,6 +35,9 @@ def series(values: Sequence[float], name: str = "series", timestamps: Sequence[A
 
 def _item(kind: str, question: str, options: list[str], answer_index: int, series_list: Any,
           context: str | None, rationale: str | None, metadata: dict[str, Any] | None) -> dict[str, Any]:
+    if series_list is not None and not isinstance(series_list, list | tuple):  # one channel is a dict: list(it) = keys
+        raise TypeError(f"series= takes a list of channels, e.g. series=[series(values, name=...)], not a "
+                        f"{type(series_list).__name__}")
     item: dict[str, Any] = {"kind": kind, "question": question, "options": options,
                             "answer_index": int(answer_index), "series": list(series_list or [])}
     if context is not None:

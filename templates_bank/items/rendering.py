@@ -45,8 +45,8 @@ from enum import Enum
 
 from itemsmith.templates_bank.items.schema import Item, Series
 
-__all__ = ["TextFormat", "group_aligned", "option_letter", "render_item", "render_series", "series_label",
-           "terminal_safe"]
+__all__ = ["TextFormat", "downsample_item", "group_aligned", "option_letter", "render_item", "render_series",
+           "series_label", "terminal_safe"]
 
 
 class TextFormat(str, Enum):
@@ -279,6 +279,47 @@ def render_series(series: Series | Sequence[Series], fmt: TextFormat | str = Tex
     blocks = [formatter(_table(group, decimals)) for group in groups]
     trailing = "\n" if blocks[0].endswith("\n") else ""
     return "\n\n".join(f"{series_label(g)}\n{b.rstrip(chr(10))}" for g, b in zip(groups, blocks)) + trailing
+
+
+def _kept_positions(group: Sequence[Series], max_points: int) -> list[int]:
+    """Positions kept when a group of aligned channels is shortened to `max_points`: the first and
+    the last, each channel's smallest and largest value, and evenly spaced ones in between."""
+    n = len(group[0].values)
+    must = {0, n - 1}
+    for s in group:
+        must |= {min(range(n), key=s.values.__getitem__), max(range(n), key=s.values.__getitem__)}
+    others = [i for i in range(n) if i not in must]
+    spaced = min(len(others), max(0, max_points - len(must)))
+    return sorted(must | {others[int((j + 0.5) * len(others) / spaced)] for j in range(spaced)})
+
+
+def downsample_item(item: Item, max_points: int) -> tuple[Item, str]:
+    """The item as a model that reviews it reads it (the one rule for every reviewer): each group of
+    aligned channels longer than `max_points` keeps `max_points` values (more only where several
+    channels each add their extremes), evenly spaced over the whole series, with the first, the last,
+    the smallest and the largest value always among them and the timestamps of those kept (the
+    0-based positions where a series has none, so gaps stay visible). Returns the item and a note
+    for the reader, empty when nothing was shortened. Students never get this view: they must be
+    able to compute the answer from every value."""
+    if max_points < 2:
+        raise ValueError(f"max_points must be at least 2, got {max_points}")
+    series: list[Series] = []
+    notes: list[str] = []
+    for group in group_aligned(item.series):
+        n = len(group[0].values)
+        if n <= max_points:
+            series += group
+            continue
+        keep = _kept_positions(group, max_points)
+        for s in group:
+            times = [s.timestamps[i] for i in keep] if s.timestamps else [str(i) for i in keep]
+            series.append(s.model_copy(update={"values": [s.values[i] for i in keep], "timestamps": times}))
+            notes.append(f"{s.name}: {len(keep)} of {n} values")
+    if not notes:
+        return item, ""
+    note = (f"(Series shortened for this review: {'; '.join(notes)}, evenly spaced, with the first, last, smallest "
+            "and largest values kept; the times or positions show which.)\n")
+    return item.model_copy(update={"series": series}), note
 
 
 def option_letter(index: int) -> str:

@@ -56,6 +56,7 @@ from itemsmith.templates_bank.storage._evaluations import (
     EvaluationResponseCreate,
     EvaluationResponsePublic,
     EvaluationResponseRow,
+    cached_evaluation_response,
     list_evaluation_responses,
     record_evaluation_response,
 )
@@ -103,7 +104,8 @@ from itemsmith.templates_bank.storage._verdicts import (
 )
 
 __all__ = [
-    "EvaluationResponseCreate", "EvaluationResponsePublic", "EvaluationResponseRow", "list_evaluation_responses",
+    "EvaluationResponseCreate", "EvaluationResponsePublic", "EvaluationResponseRow", "cached_evaluation_response",
+    "list_evaluation_responses",
     "record_evaluation_response",
     "APPEND_ONLY_TABLES", "Base", "NAME_PATTERN", "BankRow", "BankSession", "JSONType", "ReleaseRow", "ReleaseTemplateRow", "ReviewDecisionRow",
     "StudentResponseRow", "TemplateSummaryCountRow", "TemplateSummaryRow", "TemplateVersionRow", "judge_panels", "refresh_summary", "UTCDateTime", "VERSION_TABLE", "VerdictRow", "utcnow",

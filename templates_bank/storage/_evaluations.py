@@ -18,7 +18,7 @@ from itemsmith.templates_bank.storage._models import Base, ImmutableRecordError,
 from itemsmith.templates_bank.storage._types import utcnow
 
 __all__ = ["EvaluationResponseCreate", "EvaluationResponsePublic", "EvaluationResponseRow",
-           "list_evaluation_responses", "record_evaluation_response"]
+           "cached_evaluation_response", "list_evaluation_responses", "record_evaluation_response"]
 
 
 class EvaluationResponseRow(Base):
@@ -98,3 +98,14 @@ def list_evaluation_responses(session: Session, *, evaluation_id: str | None = N
         query = query.where(EvaluationResponseRow.template_version_id.in_(version_ids))
     return [EvaluationResponsePublic.model_validate(r)
             for r in session.scalars(query.order_by(EvaluationResponseRow.id))]
+
+
+def cached_evaluation_response(session: Session, version_id: int, *, model: str, prompt_hash: str,
+                               item_hash: str) -> EvaluationResponsePublic | None:
+    """The newest answer an evaluation of this model gave to this prompt and item of the version,
+    if any (a re-verification's student is served it like an answer of its own)."""
+    row = session.scalar(select(EvaluationResponseRow).where(
+        EvaluationResponseRow.template_version_id == version_id, EvaluationResponseRow.model == model,
+        EvaluationResponseRow.prompt_hash == prompt_hash, EvaluationResponseRow.item_hash == item_hash)
+        .order_by(EvaluationResponseRow.id.desc()).limit(1))
+    return None if row is None else EvaluationResponsePublic.model_validate(row)

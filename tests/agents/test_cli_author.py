@@ -17,10 +17,10 @@ def test_scripted_author_command_writes_templates_and_report(handler_file: Path,
     gen.write_text(json.dumps({"replies": [fenced(GOOD)]}))
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps([plan_reply(["Highest level", "Peak level"])]))
-    result = CliRunner().invoke(app, ["author", "--handler", str(handler_file), "--task", "water levels",
-                                      "--templates", "2", "--generator", f"scripted:{gen}", "--planner",
-                                      f"scripted:{plan}", "--out", str(tmp_path / "out"), "--run-id", "cli",
-                                      "--no-live"])
+    args = ["author", "--handler", str(handler_file), "--task", "water levels", "--templates", "2", "--generator",
+            f"scripted:{gen}", "--planner", f"scripted:{plan}", "--out", str(tmp_path / "out"), "--run-id", "cli",
+            "--no-live"]
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output[result.output.index("{"):result.output.rindex("}") + 1])
     assert summary["accepted"] == 2 and summary["structure_pass_rate_r1"] == 1.0
@@ -28,6 +28,17 @@ def test_scripted_author_command_writes_templates_and_report(handler_file: Path,
     assert len(list((run_dir / "templates").glob("*.py"))) == 2
     assert (run_dir / "report.json").is_file() and (run_dir / "plan.json").is_file()
     assert (tmp_path / "out" / "checkpoints.sqlite").is_file()
+    lines = result.output.splitlines()  # --no-live: the phases as lines
+    for phase in ("profiling the handler", "planning", "authoring", "slot 0 round 1: generating", "writing the report"):
+        assert any(line.startswith("[") and line.endswith(f"] {phase}") for line in lines), (phase, result.output)
+
+    # Named again, the finished run only reports: same summary, same exit code, report.json untouched.
+    written = (run_dir / "report.json").read_bytes()
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0, again.output
+    assert "run cli had finished" in again.output
+    assert json.loads(again.output[again.output.index("{"):again.output.rindex("}") + 1]) == summary
+    assert (run_dir / "report.json").read_bytes() == written
 
 
 def test_author_command_reports_bad_specs(handler_file: Path, tmp_path: Path) -> None:

@@ -107,6 +107,9 @@ def test_hints_for_pandas_and_numpy_index_mistakes() -> None:
     assert "np.argmax" in hint_for("TypeError: list indices must be integers or slices, not Timestamp")
     assert "np.argmax" in hint_for("AttributeError: 'DatetimeIndex' object has no attribute 'iloc'")
     assert "is the index" in hint_for("KeyError: 'time'", PROFILE)  # the series' index name, not a column
+    # seen in a real local run: an f-string formatting a whole array, repeated for three rounds
+    assert "float(np.mean(values))" in hint_for("TypeError: unsupported format string passed to "
+                                                "numpy.ndarray.__format__ (template line 26: rationale=...)")
 
 
 def test_empty_output_hint_quotes_the_skip_conditions_and_their_inputs() -> None:

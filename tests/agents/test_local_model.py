@@ -11,13 +11,14 @@ import asyncio
 import os
 
 import pytest
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 
-from itemsmith.agents.inference import RetryPolicy, complete
+from itemsmith.agents.inference import RetryPolicy, complete, stream_tokens
 from itemsmith.agents.llamacpp import llama_available
 from itemsmith.agents.local_models import installed
 from itemsmith.agents.providers import ModelOptions, make_model
 from itemsmith.agents.run import AuthorConfig, author
+from itemsmith.agents.usage import CallUsage
 
 pytestmark = pytest.mark.local_model
 
@@ -40,8 +41,17 @@ def test_local_model_replies_with_usage() -> None:
     reply, usage = asyncio.run(complete(handle, [HumanMessage("Say hello.")], retry=RetryPolicy(max_retries=0)))
     assert isinstance(reply.content, str) and reply.content.strip()
     assert usage.input_tokens > 0 and 0 < usage.output_tokens <= 8 and usage.cost_usd == 0.0
-    again, _ = asyncio.run(complete(handle, [HumanMessage("Say hello.")], retry=RetryPolicy(max_retries=0)))
+    counts: list[int] = []
+
+    async def streamed() -> tuple[AIMessage, CallUsage]:
+        with stream_tokens(counts.append):
+            return await complete(handle, [HumanMessage("Say hello.")], retry=RetryPolicy(max_retries=0))
+
+    again, again_usage = asyncio.run(streamed())
     assert again.content == reply.content  # greedy decoding is reproducible
+    assert (again_usage.input_tokens, again_usage.output_tokens) == (usage.input_tokens, usage.output_tokens)
+    # every sampled token was reported as it came, then llama.cpp's own count
+    assert counts[0] == 0 and counts == sorted(counts) and len(counts) > 2 and counts[-1] == usage.output_tokens
 
 
 def test_local_model_authoring_loop_runs_offline(pool, handler_file, tmp_path) -> None:

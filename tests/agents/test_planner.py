@@ -7,13 +7,19 @@ import json
 
 import pytest
 
+from itemsmith.agents.brief_check import brief_problems
 from itemsmith.agents.errors import PlanningError
+from itemsmith.agents.generator import build_prompt, first_message
 from itemsmith.agents.inference import RetryPolicy
+from itemsmith.agents.models import Brief
 from itemsmith.agents.planner import fallback_briefs, json_objects, parse_briefs, plan_briefs
+from itemsmith.agents.profile import ColumnInfo, HandlerProfile, SeriesPeek
+from itemsmith.agents.prompts import describe_profile, numeric_channel, planner_example
 from itemsmith.agents.taxonomy import coverage_plan
 
-from .conftest import scripted
+from .conftest import GOOD, fenced, scripted
 from .test_extract_feedback import PROFILE
+from .test_loop import run_author
 
 FAST = RetryPolicy(max_retries=0, initial_s=0, max_s=0)
 
@@ -30,7 +36,8 @@ def test_json_objects_found_in_prose_and_fences() -> None:
 
 
 def test_parse_keeps_valid_briefs_and_reports_invalid_ones() -> None:
-    text = json.dumps([brief("Peak"), {"title": "x"}, brief("Drop", category="temp_relation", kind="True/False")])
+    text = json.dumps([brief("Peak"), {"title": "x"}, brief("Drop", category="temp_relation", kind="True/False",
+                                                            answer_from="largest drop of level between neighbours")])
     briefs, errors = parse_briefs(text, PROFILE, ["arithmetic", "retrieval", "anomaly_detection"])
     assert [b.title for b in briefs] == ["Peak", "Drop"]
     assert briefs[0].columns == ["level"]  # unknown columns dropped
@@ -68,8 +75,9 @@ def test_fallback_briefs_use_real_columns() -> None:
 
 def test_titles_copied_from_category_descriptions_are_replaced() -> None:
     text = json.dumps([brief("Anomaly detection: find or detect a spike, drop, outlier, unusual window or labelled "
-                             "anomaly", question="Which day has the largest spike in level?"),
-                       brief("arithmetic: Count of high readings")])
+                             "anomaly", question="Which day has the largest spike in level?",
+                             answer_from="day of the max of level"),
+                       brief("arithmetic: Count of high readings", answer_from="count of level readings above 30")])
     briefs, _ = parse_briefs(text, PROFILE, ["anomaly_detection", "arithmetic"])
     assert [b.title for b in briefs] == ["Which day has the largest spike in level", "Count of high readings"]
 
@@ -82,3 +90,163 @@ def test_scripted_planner_rejects_copies_of_its_example() -> None:
     briefs, info = asyncio.run(plan_briefs(handle, profile=PROFILE, task="levels", n=2, retry=FAST))
     assert [b.title for b in briefs] == ["Own idea", "Another idea"] and info.from_planner == 2
     assert "repeated another one or the example" in " ".join(info.errors)
+
+
+# --- answer_from must compute what the brief asks ------------------------------------------------
+
+WEATHER = HandlerProfile(
+    name="weather", description="Daily weather in Seattle, 2012-2015: temperatures in degC, precipitation in mm.",
+    n_records=4, record_id_dtype="str", columns=[ColumnInfo(name="record_id", dtype="str"),
+                                                 ColumnInfo(name="year", dtype="int64", min=2012, max=2015)],
+    example_records=[{"record_id": "2012", "year": "2012"}],
+    series=[SeriesPeek(record_id="2012", length=366, index_dtype="datetime64[ns]", index_name="date",
+                       index_first="2012-01-01", index_last="2012-12-31", step="1 days 00:00:00",
+                       columns=[ColumnInfo(name=c, dtype="float64", min=0, max=30)
+                                for c in ("precipitation", "temp_max", "temp_min", "wind")], head=[])],
+    series_length_range=(365, 366))
+
+
+def planned(title: str, question: str, answer_from: str, columns: tuple[str, ...] = ()) -> Brief:
+    return Brief(title=title, category="arithmetic", question=question, answer_from=answer_from,
+                 columns=list(columns))
+
+
+@pytest.mark.parametrize(("title", "question", "answer_from", "problem"), [
+    ("Highest temperature of a year", "What was the highest temp_max in <record>?", "mean of temp_max",
+     "computes the mean but the question asks for the max"),
+    ("Mean of temp_max", "What is the mean temp_max in <record>?", "max of temp_max",
+     "computes the max but the question asks for the mean"),  # `max` in the column name is not a maximum
+    ("Total rainfall of a year", "How much rain fell in total in <record>?",
+     "number of days with precipitation > 0", "computes the count/share but the question asks for the sum"),
+    ("Day of the strongest wind", "On which day was the wind strongest in <record>?", "max of wind",
+     "asks for a time (when, which day) but answer_from computes a value"),
+    ("Rainiest month", "What is the total precipitation of <record>?", "sum of temp_min",
+     "asks about precipitation but answer_from computes from temp_min"),
+    ("Mean humidity", "What is the mean humidity in <record>?", "mean of series(<record>)['humidity']",
+     "uses column 'humidity', which the data does not have"),
+    ("A number", "Which number is shown?", "a random number between 1 and 10", "names no data"),
+    ("Temperature today", "What is the temperature today?", "last temp_max of the series",
+     "the data is historical"),
+])
+def test_brief_check_catches_an_answer_that_computes_something_else(title: str, question: str, answer_from: str,
+                                                                    problem: str) -> None:
+    problems = brief_problems(planned(title, question, answer_from), WEATHER)
+    assert any(problem in p for p in problems), problems
+
+
+@pytest.mark.parametrize(("title", "question", "answer_from", "columns"), [
+    ("Peak temperature", "What was the peak temp_max in <record>?", "np.max(values) of temp_max", ()),
+    ("Average wind", "What was the average wind speed in <record>?", "wind.mean(), rounded", ()),
+    ("Rainy days", "How many days had rain in <record>?", "(precipitation > 0).sum()", ()),
+    ("Share of dry days", "What percentage of days were dry?", "mean of precipitation == 0, in percent", ()),
+    ("Temperature range", "What was the range of temp_max?", "max - min of temp_max", ()),
+    ("When it was hottest", "When was temp_max highest in <record>?", "date of the argmax of temp_max", ()),
+    ("Warming over the year", "Did temp_max rise over <record>?",
+     "mean of the last quarter > mean of the first quarter", ("temp_max",)),
+    ("Trend of the wind", "Is the wind trending up or down?", "slope of a least-squares line through wind", ()),
+    ("Spiky wind", "At which position is the largest spike of wind?",
+     "argmax of the absolute deviation from the median", ("wind",)),
+    ("Wettest month of a year", "In <record>, which month had the most precipitation?",
+     "sum precipitation per month of the record's series, the month with the largest sum", ()),
+    ("Day with the largest temperature range", "On which day of this window was temp_max - temp_min largest?",
+     "argmax of temp_max - temp_min over a random window, its date", ()),
+    ("Windier first or second half", "Was the mean wind of the first half of the window higher than the second?",
+     "mean wind of both halves of a random window", ()),
+    ("Year of a record", "Which year is <record>?", "the year column of records()", ()),
+    ("First", "First: what is asked about <record>?", "the series", ()),
+])
+def test_brief_check_passes_paraphrases(title: str, question: str, answer_from: str,
+                                        columns: tuple[str, ...]) -> None:
+    assert brief_problems(planned(title, question, answer_from, columns), WEATHER) == []
+
+
+def test_fallback_briefs_and_the_prompt_example_pass_the_check() -> None:
+    for profile in (PROFILE, WEATHER):
+        for fallback in fallback_briefs(profile, coverage_plan(10)):
+            assert brief_problems(fallback, profile) == [], fallback.title
+        example = Brief.model_validate(planner_example(numeric_channel(profile), profile.context))
+        assert brief_problems(example, profile) == []
+
+
+def test_scripted_planner_is_asked_again_with_the_reason_of_a_mismatch() -> None:
+    wrong = brief("Highest level", question="What is the highest level in <record>?", answer_from="mean of level")
+    fixed = brief("Highest level", question="What is the highest level in <record>?", answer_from="max of level")
+    handle = scripted([json.dumps([wrong, brief("Peak time", question="When did level peak?",
+                                                answer_from="time of the argmax of level")]), json.dumps([fixed])])
+    briefs, info = asyncio.run(plan_briefs(handle, profile=PROFILE, task="levels", n=2, retry=FAST))
+    assert [(b.title, b.answer_from) for b in briefs] == [("Peak time", "time of the argmax of level"),
+                                                         ("Highest level", "max of level")]
+    assert info.from_planner == 2 and info.fallback == 0
+    reason = "object 1 ('Highest level'): answer_from computes the mean but the question asks for the max"
+    assert reason in info.errors[0] and reason in handle.model.prompts[1]
+
+
+# --- the handler's description reaches the planner, the briefs and the generator ---------------
+
+TMY3_DESCRIPTION = ("Typical meteorological year (TMY3) of Golden, Colorado, read with pvlib: one record is one day "
+                    "of the typical year (record_id 'MM-DD'), 24 hourly rows. ghi and dni are irradiance in W/m^2, "
+                    "temp_air is the air temperature in degC.")
+TMY3 = HandlerProfile(
+    name="tmy3", description=TMY3_DESCRIPTION, n_records=365, record_id_dtype="str",
+    columns=[ColumnInfo(name="record_id", dtype="str", values=["01-01", "01-02"], n_unique=365),
+             ColumnInfo(name="month", dtype="int64", min=1, max=12)],
+    example_records=[{"record_id": "01-01", "month": "1"}, {"record_id": "01-02", "month": "1"}],
+    series=[SeriesPeek(record_id="01-01", length=24, index_dtype="datetime64[ns, UTC]", index_name="time",
+                       index_first="1990-01-01 00:00:00", index_last="1990-01-01 23:00:00", step="0 days 01:00:00",
+                       columns=[ColumnInfo(name=c, dtype="float64", min=0, max=900)
+                                for c in ("ghi", "dni", "temp_air")], head=[])],
+    series_length_range=(24, 24))
+
+
+def test_scripted_description_reaches_planner_briefs_and_generator_prompts() -> None:
+    said = "a record is one day of the typical year at Golden, CO; ghi is in W/m^2"
+    plan = [brief("Noon irradiance of a day", question="What was the ghi at noon on <record>?",
+                  answer_from="ghi at 12:00 of series(record_id)", columns=["ghi"]),
+            brief("Brightest hour of a day", question="At which hour was ghi highest on <record>?",
+                  answer_from="hour of the argmax of ghi", columns=["ghi"], context=said)]
+    handle = scripted([json.dumps(plan)])
+    briefs, _ = asyncio.run(plan_briefs(handle, profile=TMY3, task="solar questions", n=2, retry=FAST))
+    planner_prompt = handle.model.prompts[0]
+    assert TMY3_DESCRIPTION in planner_prompt
+    assert "365 records, record_id str (e.g. '01-01', '01-02')" in planner_prompt and "every 1 h" in planner_prompt
+    assert 'a bare record_id ("record 01-01") means nothing to a reader' in planner_prompt
+    assert '"context": ' in planner_prompt  # the planner is asked for it, and its example shows one
+    # no context from the planner: the description's first sentence; the planner's own is kept
+    assert [b.context for b in briefs] == [TMY3_DESCRIPTION.split(". ")[0] + ".", said]
+    prompt = build_prompt(TMY3, "solar questions", examples=0)
+    for planned_brief in briefs:
+        first = first_message(prompt, planned_brief.model_dump(), [])
+        assert TMY3_DESCRIPTION in first
+        assert f"Say in the question text (what a record is, the unit): {planned_brief.context}" in first
+
+
+def test_context_is_cut_at_a_word_and_a_profile_without_description_says_so() -> None:
+    long = Brief(title="Peak", category="arithmetic", question="What is the peak?", answer_from="max of level",
+                 context="word " * 100)
+    assert len(long.context) <= 300 and long.context.endswith("word...")
+    bare = PROFILE.model_copy(update={"description": "", "record_id_dtype": "int64",
+                                      "example_records": [{"record_id": "7", "label": "up"}]})
+    assert bare.context == "the tiny dataset"
+    text = describe_profile(bare)
+    assert "(no description: name the data by its columns)" in text and "record_id int64 (e.g. 7)" in text
+
+
+def test_scripted_author_run_gives_the_generator_the_description_and_the_context(pool, handler_file,
+                                                                               tmp_path) -> None:
+    report, model, _ = run_author(pool, handler_file, tmp_path, [fenced(GOOD)], titles=["Highest level"])
+    assert report.slots[0].status == "accepted"
+    description = "Forty hourly series of a water level (unit: m), three days each"
+    assert report.slots[0].brief.context.startswith(description)
+    assert description in model.prompts[0]
+    assert f"Say in the question text (what a record is, the unit): {report.slots[0].brief.context}" in model.prompts[0]
+
+
+@pytest.mark.parametrize(("dtype", "step", "said"), [
+    ("datetime64[ns]", "0 days 01:00:00", "every 1 h"), ("datetime64[ns, UTC]", "1 days 00:00:00", "every 1 day"),
+    ("datetime64[ns]", "0 days 00:15:00", "every 15 min"), ("timedelta64[ns]", "0 days 00:00:00.004000", "every 0.004 s"),
+    ("int64", "1", "index step 1"), ("datetime64[ns]", "", "one sample"),
+])
+def test_profile_says_the_sampling_step_in_words(dtype: str, step: str, said: str) -> None:
+    peek = TMY3.series[0].model_copy(update={"index_dtype": dtype, "step": step})
+    assert peek.sampling == said
+    assert f"({dtype}), {said}, 24 to 24 rows" in describe_profile(TMY3.model_copy(update={"series": [peek]}))

@@ -6,7 +6,7 @@ import pytest
 
 from itemsmith.agents.generator import build_prompt, first_message, messages_for
 from itemsmith.agents.profile import profile_handler
-from itemsmith.agents.prompts import cookbook, generator_system, skeleton
+from itemsmith.agents.prompts import cookbook, generator_system, nearest_examples, skeleton
 from itemsmith.sandbox import SandboxPool
 from itemsmith.verification.audit import audit_template
 from itemsmith.verification.structure import check_structure
@@ -54,3 +54,34 @@ def test_generator_prompt_holds_api_data_examples_and_brief(pool) -> None:
     messages = messages_for(prompt, first, "```python\nx\n```", "Error: boom")
     assert [m.type for m in messages] == ["system", "human", "ai", "human"] and "Error: boom" in messages[-1].content
     assert "np.argmax" in cookbook(profile)
+
+
+def test_each_slot_gets_the_one_curated_example_nearest_its_brief() -> None:
+    wettest = {"title": "Wettest month of a year", "category": "arithmetic", "concept": "comparison",
+               "question": "Which month of <record>'s year had the most precipitation?"}
+    assert [t.id for t in nearest_examples(wettest, "weather")] == ["weather_wettest_month"]
+    rainy = dict(wettest, title="Count the rainy days", question="How many days of <record> had rain?")
+    assert [t.id for t in nearest_examples(rainy, "weather")] == ["weather_rainy_days_count"]
+    assert nearest_examples(wettest, "weather", limit=0) == []
+    # a user's handler has no curated templates of its own: the nearest real-data one, never a synthetic one
+    borrowed = nearest_examples(dict(wettest, title="Highest closing price date"), "my_handler")
+    assert len(borrowed) == 1 and borrowed[0].handler not in (None, "synthetic", "my_handler")
+
+
+def test_first_message_holds_static_parts_first_then_one_example_and_the_brief(pool) -> None:
+    profile = profile_handler(pool)
+    brief = {"title": "Peak time", "category": "temporal_relation", "kind": "mc", "question": "When?",
+             "answer_from": "argmax of level", "columns": ["level"]}
+    prompt = build_prompt(profile, "Water level questions")
+    first = first_message(prompt, brief, [])
+    other = first_message(prompt, dict(brief, title="Lowest level"), [])
+    static = first[:first.index("## The working template closest to your brief")]
+    assert other.startswith(static) and static.rstrip().endswith("Water level questions")  # one cached prefix
+    assert first.count("```python\n") == 1 and first.index("```python\n") < first.index("Title: Peak time")
+    none = first_message(build_prompt(profile, "Water level questions", examples=0), brief, [])
+    assert "```python\n" not in none and "Title: Peak time" in none
+
+
+def test_a_brief_that_shares_no_word_with_any_template_gets_no_example() -> None:
+    unrelated = {"title": "Zzyzx qwertz", "category": "xyzzy", "concept": "", "question": "Plugh frobnicate?"}
+    assert nearest_examples(unrelated, "weather") == []

@@ -12,11 +12,13 @@ import sys
 import time
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from itemsmith.agents.checkpoint import open_checkpointer
 from itemsmith.agents.context import SlotEvent
 from itemsmith.agents.run import AuthorConfig, author
 
@@ -65,6 +67,7 @@ def test_scripted_resume_after_interrupted_run(pool, handler_file, tmp_path, bac
     ]}
     gen1 = scripted(first_script)
     events: list[SlotEvent] = []
+    before_first = datetime.now(UTC)
 
     async def interrupted() -> None:
         task = asyncio.create_task(author(config(handler_file, tmp_path, checkpoint, run_id), generator_model=gen1,
@@ -80,6 +83,9 @@ def test_scripted_resume_after_interrupted_run(pool, handler_file, tmp_path, bac
 
     asyncio.run(interrupted())
     assert gen1.model.calls == 3  # First, Second r1, Second r2 (in flight)
+    after_first = datetime.now(UTC)
+    first_work_s = asyncio.run(_work_s(checkpoint or str(tmp_path / "ck.sqlite"), tmp_path, run_id))
+    assert 0 < first_work_s < (after_first - before_first).total_seconds()  # kept when slot 0 finished
 
     # The resumed run must not call the model for slot 0 again (its rule has no replies left:
     # `exhausted: error` would fail the slot), nor for round 1 of slot 1, nor re-plan.
@@ -90,9 +96,14 @@ def test_scripted_resume_after_interrupted_run(pool, handler_file, tmp_path, bac
     ]}
     gen2 = scripted(second_script)
     planner2 = scripted({"replies": [], "exhausted": "error"})
+    second_started = time.monotonic()
     report = asyncio.run(author(config(handler_file, tmp_path, checkpoint, run_id), generator_model=gen2,
                                 planner_model=planner2, pool=pool))
+    second_s = time.monotonic() - second_started
     assert report.resumed and planner2.model.calls == 0
+    # the run's start is the first session's, its working time both sessions' (not the time between them)
+    assert report.finished_at is not None and before_first <= report.started_at <= after_first < report.finished_at
+    assert first_work_s < report.wall_s <= first_work_s + second_s
     assert gen2.model.calls == 2  # slot 1 round 2, slot 2 round 1
     assert [s.status for s in report.slots] == ["accepted", "accepted", "accepted"]
     assert [s.rounds for s in report.slots] == [1, 2, 1]
@@ -101,11 +112,17 @@ def test_scripted_resume_after_interrupted_run(pool, handler_file, tmp_path, bac
     lines = (out / "templates.jsonl").read_text().splitlines()
     assert sorted(json.loads(line)["title"] for line in lines) == TITLES
 
-    # A third call finds everything done and calls nothing.
+    # A third call finds everything done, calls nothing and rewrites nothing: it returns the stored report.
+    written = (out / "report.json").read_bytes()
     gen3 = scripted({"replies": [], "exhausted": "error"})
+    reopened: list[SlotEvent] = []
     again = asyncio.run(author(config(handler_file, tmp_path, checkpoint, run_id), generator_model=gen3,
-                               planner_model=scripted({"replies": [], "exhausted": "error"}), pool=pool))
+                               planner_model=scripted({"replies": [], "exhausted": "error"}), pool=pool,
+                               on_event=reopened.append))
     assert gen3.model.calls == 0 and len(again.accepted) == 3
+    assert (out / "report.json").read_bytes() == written
+    assert again.summary() == report.summary() and again.started_at == report.started_at
+    assert [e.phase for e in reopened] == ["accepted"] * 3
 
 
 def test_resume_refuses_different_parameters(pool, handler_file, tmp_path) -> None:
@@ -157,6 +174,14 @@ def test_scripted_cli_run_killed_with_sigkill_resumes(handler_file, tmp_path) ->
     report = json.loads((tmp_path / "out" / "killed" / "report.json").read_text())
     assert report["resumed"] and report["summary"]["accepted"] == 2
     assert [s["rounds"] for s in report["slots"]] == [1, 1]
+
+
+async def _work_s(checkpoint: str, tmp_path: Path, run_id: str) -> float:
+    """The working time the plan thread of `run_id` keeps."""
+    async with open_checkpointer(checkpoint, default_path=tmp_path / "ck.sqlite", setup=False) as saver:
+        plan = await saver.aget_tuple({"configurable": {"thread_id": f"{run_id}:plan", "checkpoint_ns": ""}})
+    assert plan is not None
+    return float(plan.checkpoint["channel_values"]["work_s"])
 
 
 def _has_checkpoint(path: Path, thread_id: str) -> bool:

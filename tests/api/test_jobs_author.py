@@ -130,6 +130,8 @@ def test_scripted_author_job_stores_accepted_templates_and_a_rerun_stores_nothin
     assert job.progress["input_tokens"] > 0 and job.progress["output_tokens"] > 0
     assert {t["content_hash"] for t in job.result["templates"]} == set(state)
     assert job.result["summary"]["accepted"] == 2
+    # diversity: of the stored versions' items, and (the run report's) of the items the content stages saw
+    assert job.result["diversity"]["templates"] == job.result["summary"]["diversity"]["templates"] == 2
     with open_session(engine) as session:
         events = list_events(session, job_id)
         versions = list_versions(session, bank_id)
@@ -320,3 +322,26 @@ def test_author_job_result_names_the_handler_by_name_and_hash(
     job_id = _queue(engine, "author", scripts.request(bank_id), bank_id)
     assert execute_job(engine, job_id, worker="w1", settings=settings) == "succeeded"
     assert _job(engine, job_id).result["summary"]["handler"]["name"] == "synthetic"
+
+
+def test_scripted_author_job_runs_the_default_panel_and_reports_its_stages(
+        engine: Engine, settings: ApiSettings, bank_id: int, author_scripts, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Judges unset: the server's default panel runs; students []: no pool. The stages are the
+    job's first event and part of its result."""
+    judge = judge_spec(tmp_path)
+    monkeypatch.setenv("ITEMSMITH_DEFAULT_JUDGES", json.dumps([judge]))
+    scripts: AuthorScripts = author_scripts(("First",))
+    job_id = _queue(engine, "author", scripts.request(bank_id, students=[]), bank_id)
+    assert execute_job(engine, job_id, worker="w1", settings=settings) == "succeeded"
+    result = _job(engine, job_id).result
+    stages = {s["name"]: s for s in result["stages"]}
+    assert [s["name"] for s in result["stages"]] == ["structure", "audit", "judges", "students", "capability"]
+    assert stages["judges"]["status"] == "on" and stages["judges"]["models"] == [judge]
+    assert stages["students"]["status"] == "off" and stages["students"]["reason"].startswith("turned off")
+    assert "calibration" not in result  # no student pool answered
+    assert result["summary"]["verification"]["acceptance_by_stage"]["judges"]["checked"] == 1
+    with open_session(engine) as session:
+        events = list_events(session, job_id)
+    first = next(e for e in events if e.kind != "status")  # before any slot's progress
+    assert first.kind == "stages" and first.payload == {"stages": result["stages"]}

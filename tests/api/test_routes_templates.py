@@ -189,6 +189,25 @@ def test_an_edit_uses_the_banks_authoring_panel_unless_given(client, api_key, en
     assert given_request["judges"] == ["anthropic:claude-sonnet-4-5"] and given_request["students"] == []
 
 
+def test_an_edit_after_an_authoring_job_on_the_defaults_is_checked_on_the_defaults(client, api_key, engine,
+                                                                                   seeded: SeededBank) -> None:
+    """No authoring job: no panel (as before the defaults); one that ran the server's defaults
+    (judges and students unset): the recheck leaves them unset too, so it runs the defaults."""
+    def edit(marker: str) -> dict:
+        job = client.post(f"/templates/{seeded.pending.id}/edit", json={"source": seeded.source + marker},
+                          headers={"X-API-Key": api_key}).json()["job"]
+        with open_session(engine) as session:
+            return session.get(JobRow, job["id"]).request
+
+    before = edit("\n# v2\n")
+    assert before["judges"] == [] and before["students"] == []
+    with open_session(engine) as session:
+        session.add(JobRow(id="b" * 32, kind="author", owner="alice", bank_id=seeded.bank.id, status="succeeded",
+                           request={"judges": None, "students": None}, progress={}))
+    after = edit("\n# v3\n")
+    assert after["judges"] is None and after["students"] is None
+
+
 @pytest.mark.parametrize(("source", "message"), [
     ("def question(num_samples:\n    return []\n", "syntax error at line 1"),
     ("x = 1\n", "no top-level function question"),

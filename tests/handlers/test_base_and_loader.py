@@ -61,12 +61,19 @@ def test_timeseriesexamagent_style_class_is_adapted():
         ("class H:\n    def records(self):\n        return None\n", "must implement series()/query()"),
         ("raise RuntimeError('boom')\nclass H:\n    def records(self): pass\n    def series(self, r): pass\n",
          "raised RuntimeError while loading: boom"),
+        (GOOD.replace('description = "two records"', 'def description(self):\n        return "two records"'),
+         "Tiny.description must be a string (what the data is: units, sampling, what a record is), got method"),
     ],
 )
 def test_source_errors_are_clear(source, message):
     with pytest.raises(HandlerSourceError) as info:
         load_handler_source(source)
     assert message in str(info.value)
+
+
+def test_description_may_be_set_per_instance():
+    source = GOOD.replace('description = "two records"', 'def __init__(self):\n        self.description = "set late"')
+    assert load_handler_source(source).description == "set late"
 
 
 def test_class_name_selects_one_of_several():

@@ -87,6 +87,41 @@ def test_unknown_handler_and_broken_handler_file(tmp_path: Path) -> None:
         SandboxPool(str(broken))
 
 
+def test_handler_file_imports_third_party_packages_and_any_record_ids_reach_templates_as_text_or_int(
+        tmp_path: Path) -> None:
+    """What README's "Writing a dataset handler" says: an installed package may be imported, an
+    instance's description reaches templates, date ids arrive as their text, int ids as ints."""
+    folder = tmp_path / "dated"
+    folder.mkdir()
+    (folder / "dated.py").write_text('''
+import datetime as dt
+import numpy as np
+import pandas as pd
+import scipy.signal
+
+class Dated:
+    name = "dated"
+    def __init__(self):
+        self.description = "hourly irradiance (W/m2); a record is one day"
+        self.ints = False
+    def records(self):
+        ids = [1, 2] if self.ints else [dt.date(2024, 1, 1), dt.date(2024, 1, 2)]
+        return pd.DataFrame({"record_id": ids})
+    def series(self, record_id):
+        return pd.DataFrame({"ghi": scipy.signal.detrend(np.arange(24.0)) + 1.0})
+''')
+    probe = ("def question(n):\n    rid = handler.records()['record_id'].tolist()[1]\n"
+             "    values = handler.series(rid)['ghi'].to_numpy()\n"
+             "    kind = 'text' if isinstance(rid, str) else 'int' if isinstance(rid, int) else 'other'\n"
+             "    return [tf_item(f'{kind} {rid} {len(values)} {handler.description}', True)]\n")
+    dated = run_template(probe, str(folder / "dated.py"), num_samples=1)
+    assert dated.status is RunStatus.ok, dated.error
+    assert dated.items[0]["question"] == "text 2024-01-02 24 hourly irradiance (W/m2); a record is one day"
+    (folder / "dated.py").write_text((folder / "dated.py").read_text().replace("self.ints = False", "self.ints = True"))
+    numbered = run_template(probe, str(folder / "dated.py"), num_samples=1)
+    assert numbered.status is RunStatus.ok and numbered.items[0]["question"].startswith("int 2 24 ")
+
+
 @pytest.mark.parametrize("folder", ["/", "/tmp", "/root", "/etc"])
 def test_handler_files_in_broad_folders_are_refused(folder: str) -> None:
     from itemsmith.sandbox.executor import HandlerSpec, check_handler_folder

@@ -5,6 +5,7 @@ answers are written into the run report by the test, as a pool of known strength
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -49,7 +50,7 @@ def run_with_pool(strengths: list[float]) -> RunReport:
                                 status="accepted", attempts=[Attempt(round=1, status="ok", verification=[result])],
                                 decision=decision, template=get_curated(template_id)))
     return RunReport(run_id="pooled", handler="synthetic", task="trends", generator="scripted:g", planner="scripted:p",
-                     max_rounds=1, num_samples=SAMPLES, seed=0, slots=slots,
+                     max_rounds=1, num_samples=SAMPLES, seed=0, slots=slots, started_at=datetime.now(UTC),
                      plan=PlanInfo(requested=3, from_planner=3, fallback=0))
 
 

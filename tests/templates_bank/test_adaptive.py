@@ -71,7 +71,7 @@ def test_simulated_respondents_adaptive_order_needs_fewer_items_than_random_orde
     for r, theta in enumerate(np.random.default_rng(3).normal(size=30)):
         adaptive.append(run_adaptive(items, simulated(theta, a, b, r), AdaptiveConfig(seed=r)).items_used)
         random_order.append(run_adaptive(items, simulated(theta, a, b, r),
-                                         AdaptiveConfig(seed=r, top_k=len(items))).items_used)
+                                         AdaptiveConfig(seed=r, top_k=len(items), exposure="randomesque")).items_used)
     assert np.mean(adaptive) * 1.5 < np.mean(random_order)
 
 
@@ -102,6 +102,18 @@ def test_picks_the_most_informative_template_and_randomizes_among_the_top_k():
     picks = {next_template(0.0, items, uses, AdaptiveConfig(top_k=2, **once), rng) for _ in range(50)}
     assert picks == {1, 2}  # "flat" (a^2/4 = 0.01) beats "far" (4 p q at 3 SDs off = 0.0099)
     assert next_template(0.0, items, np.ones(3, dtype=int), AdaptiveConfig(**once), rng) is None
+
+
+def test_shrinking_exposure_narrows_the_draw_with_each_pick_and_randomesque_does_not():
+    items = [CalibratedItem(f"t{j}", 1.0 + j, 0.0) for j in range(4)]  # information grows with j
+    rng = np.random.default_rng(0)
+    config = AdaptiveConfig(top_k=3, max_uses=10)
+    first = {next_template(0.0, items, np.zeros(4, dtype=int), config, rng) for _ in range(60)}
+    second = {next_template(0.0, items, np.array([0, 0, 0, 1]), config, rng) for _ in range(60)}
+    third = {next_template(0.0, items, np.array([0, 0, 1, 1]), config, rng) for _ in range(60)}
+    assert (first, second, third) == ({1, 2, 3}, {2, 3}, {3})
+    spread = AdaptiveConfig(top_k=3, max_uses=10, exposure="randomesque")
+    assert {next_template(0.0, items, np.array([0, 0, 1, 1]), spread, rng) for _ in range(60)} == {1, 2, 3}
 
 
 # --- on a calibrated release, scripted models of known strength --------------------------------------

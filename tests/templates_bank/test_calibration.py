@@ -34,11 +34,13 @@ from itemsmith.templates_bank.items.schema import Item, StudentResponse
 from itemsmith.templates_bank.releases import Release, ReleaseCreate, create_release
 from itemsmith.templates_bank.storage import (
     BankCreate,
+    EvaluationResponseCreate,
     create_bank,
     import_curated,
     list_evaluation_responses,
     list_verdicts,
     open_session,
+    record_evaluation_response,
     record_student_response,
     upgrade,
 )
@@ -205,6 +207,25 @@ def test_pool_answers_count_blind_ones_do_not_and_copies_count_once(tmp_path: Pa
                                 item_hash=item_hash(run.items[0]))  # the same item again: one observation
         frame = stored_responses(session, release_versions(session, release))
     assert len(frame) == 1 and frame.iloc[0]["source"] == "pool" and not frame.iloc[0]["correct"]
+
+
+def test_the_same_answer_stored_by_the_pool_and_an_evaluation_counts_once(tmp_path: Path):
+    url = f"sqlite:///{tmp_path / 'both.sqlite'}"
+    upgrade(url)
+    release = make_release(url, "both")
+    run = release_items(release).runs[0]
+    hashed = item_hash(run.items[0])
+    with open_session(url) as session:
+        version = release_versions(session, release)[run.template.template_id]
+        record_student_response(session, version, StudentResponse(student="m", rank=1, item_index=0, raw="Answer: A",
+                                                                   choice=0, correct=True),
+                                item_hash=hashed, prompt_hash="p1")
+        for prompt in ("p1", "p2"):  # the same prompt as the pool's, then another rendering
+            record_evaluation_response(session, EvaluationResponseCreate(
+                evaluation_id="e", template_version_id=version, model="m", text_format="plain", seed=0,
+                item_index=0, item_hash=hashed, prompt_hash=prompt, raw="Answer: A", choice=0, correct=True))
+        frame = stored_responses(session, release_versions(session, release))
+    assert sorted(frame["instance"]) == [f"{hashed}:p1", f"{hashed}:p2"]
 
 
 def test_scripted_model_failing_half_way_leaves_a_resumable_evaluation_not_a_report(tmp_path: Path):

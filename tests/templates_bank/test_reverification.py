@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.cli.app import app
+from itemsmith.templates_bank.evaluation import EvaluationStore, evaluate_release
 from itemsmith.templates_bank.items.schema import JudgeScore, StudentResponse, Template
 from itemsmith.templates_bank.releases import Release, ReleaseCreate, create_release
 from itemsmith.templates_bank.reverification import CallCounts, reverify_release
@@ -243,6 +244,29 @@ def test_scripted_students_are_cached_and_their_accuracy_compared(url: str) -> N
     assert students[0].model.calls == 0 and again.model_calls == 0
     assert again.student_calls == CallCounts(calls=0, fresh=0, cached=len(TEMPLATES) * n_items)
     assert [t.students for t in again.templates] == [t.students for t in report.templates]
+
+
+def test_scripted_student_evaluated_on_the_release_answers_from_its_evaluation_never_blind(url: str) -> None:
+    release = make_release(url)
+
+    def student(rank: int) -> Student:
+        model = ScriptedChatModel.from_source(["The series rises.\nAnswer: A"], model_name="student-1")
+        return Student(StudentConfig(name="student-1", rank=rank), model)
+
+    with open_session(url) as session:
+        store = EvaluationStore.open(session, release, "eval-1")
+    evaluated = evaluate_release(release, student(0), store=store)
+    accuracy = {t: float(np.mean([r.correct for r in evaluated.responses if r.template_id == t]))
+                for t in ("alpha", "beta")}
+    pool = [student(1)]
+    with open_session(url) as session:
+        report = reverify_release(session, release, new_panel(), students=pool)  # the default pool: no blind
+    n_items = len(SEEDS) * SAMPLES
+    assert pool[0].model.calls == 0
+    assert report.student_calls == CallCounts(calls=0, fresh=0, cached=len(TEMPLATES) * n_items)
+    assert {d.template_id: d.students[0].new_accuracy for d in report.templates} == accuracy
+    with open_session(url) as session:  # the answers stay where they are: nothing is copied
+        assert list_student_responses(session, model="student-1") == []
 
 
 def test_bad_panels_are_refused_before_anything_runs(url: str) -> None:

@@ -207,7 +207,7 @@ def test_scripted_async_panel_over_several_templates():
 # --- prompt and parsing -----------------------------------------------------------------------
 
 
-def test_prompt_shows_task_items_key_and_rationale_and_cuts_long_series():
+def test_prompt_shows_task_items_key_and_rationale_and_downsamples_long_series():
     messages = judge_prompt(sample(points=500), "solvability", PanelConfig(items_per_prompt=2, max_series_points=50))
     text = messages[-1].text
     assert messages[0].type == "system"
@@ -215,8 +215,9 @@ def test_prompt_shows_task_items_key_and_rationale_and_cuts_long_series():
     assert "Criterion: solvability." in text and "Evaluation steps:" in text
     assert text.count("### Question") == 2 and "Keyed answer: A) yes" in text
     assert "How the template computed it: compare the last value" in text
-    assert "first 50 of 500 values shown" in text and "\n49:" not in text and "Index:49," in text
-    assert "Index:50," not in text
+    assert "value: 50 of 500 values, evenly spaced" in text  # the shared rule (rendering.downsample_item)
+    assert "Time:0,Value:0.00" in text and "Time:499,Value:499.00" in text and "Time:1,Value" not in text
+    assert text.count("Time:") == 2 * 50
     assert text.rstrip().endswith('"Score: N", where N is an integer from 1 (worst) to 10 (best).')
 
 

@@ -48,6 +48,16 @@ def test_mc_duplicate_options_are_refused():
         mc_item("q", "1", [1, "2"], rng=np.random.default_rng(0))
 
 
+def test_series_takes_a_list_of_channels_and_one_channel_alone_is_a_clear_error():
+    channel = series([1.0, 2.0], name="level")
+    item = Item.model_validate(mc_item("q", "r", ["x"], rng=np.random.default_rng(0), series=(channel,)))
+    assert [s.name for s in item.series] == ["level"]
+    with pytest.raises(TypeError, match=r"series= takes a list of channels, e\.g\. series=\[series\(values"):
+        mc_item("q", "r", ["x"], rng=np.random.default_rng(0), series=channel)
+    with pytest.raises(TypeError, match="not a ndarray"):
+        tf_item("Rising?", True, series=np.array([1.0, 2.0]))
+
+
 def test_tf_item():
     assert Item.model_validate(tf_item("Rising?", True)).answer == "True"
     assert Item.model_validate(tf_item("Rising?", False)).answer == "False"

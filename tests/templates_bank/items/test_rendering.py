@@ -199,3 +199,43 @@ def test_render_item_six_options_lettered() -> None:
 def test_render_item_unknown_format() -> None:
     with pytest.raises(ValueError, match="valid formats"):
         render_item(ITEM, "xml")
+
+
+# --- downsampling for reviewers -------------------------------------------------------------
+
+
+def test_downsample_keeps_ends_and_extremes_evenly_spaced_with_their_times():
+    from itemsmith.templates_bank.items.rendering import downsample_item
+
+    values = [float(i % 7) for i in range(300)]
+    values[137], values[211] = 50.0, -50.0  # extremes between the evenly spaced positions
+    stamps = [f"2024-01-01 {i // 60:02d}:{i % 60:02d}" for i in range(300)]
+    item = Item(question="q?", options=["a", "b"], answer_index=0,
+                series=[Series(name="level", values=values, timestamps=stamps),
+                        Series(name="flow", values=[float(i) for i in range(300)], timestamps=stamps)])
+    shown, note = downsample_item(item, 40)
+    level, flow = shown.series
+    assert len(level.values) == len(flow.values) == 40 and level.timestamps == flow.timestamps  # still aligned
+    assert level.timestamps is not None and level.timestamps[0] == stamps[0] and level.timestamps[-1] == stamps[-1]
+    assert 50.0 in level.values and -50.0 in level.values
+    assert stamps[137] in level.timestamps and stamps[211] in level.timestamps
+    for kept, stamp in zip(level.values, level.timestamps, strict=True):
+        assert kept == values[stamps.index(stamp)]  # every value stays with its own time
+    gaps = [stamps.index(b) - stamps.index(a) for a, b in zip(level.timestamps, level.timestamps[1:])]
+    assert max(gaps) <= 2 * 300 / 36  # evenly spaced, not the first 40 values
+    assert "level: 40 of 300 values" in note and "flow: 40 of 300 values" in note
+
+
+def test_downsample_leaves_short_series_and_numbers_positions_without_timestamps():
+    from itemsmith.templates_bank.items.rendering import downsample_item
+
+    short = Item(question="q?", options=["a", "b"], answer_index=0, series=[Series(values=[1.0, 2.0, 3.0])])
+    assert downsample_item(short, 3) == (short, "")
+    long = Item(question="q?", options=["a", "b"], answer_index=0,
+                series=[Series(values=[float(i) for i in range(100)])])
+    shown, note = downsample_item(long, 10)
+    kept = shown.series[0]
+    assert kept.timestamps is not None and [float(t) for t in kept.timestamps] == kept.values  # their positions
+    assert len(kept.values) == 10 and kept.values[0] == 0.0 and kept.values[-1] == 99.0 and "10 of 100" in note
+    with pytest.raises(ValueError, match="at least 2"):
+        downsample_item(long, 1)

