@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 MIN_OPTIONS = 2
 MAX_OPTIONS = 6
@@ -69,19 +69,12 @@ class Series(BaseModel):
     timestamps: list[TimestampText] | None = None
     unit: LabelText | None = None
 
-    @field_validator("values", mode="before")
+    @field_validator("values", "timestamps", mode="before")
     @classmethod
-    def _not_too_long(cls, values: Any) -> Any:
-        if isinstance(values, list) and len(values) > MAX_POINTS_PER_SERIES:
-            raise ValueError(f"series has {len(values)} values; at most {MAX_POINTS_PER_SERIES} per series")
-        return values
-
-    @field_validator("timestamps", mode="before")
-    @classmethod
-    def _timestamps_not_too_long(cls, timestamps: Any) -> Any:
-        if isinstance(timestamps, list) and len(timestamps) > MAX_POINTS_PER_SERIES:
-            raise ValueError(f"series has {len(timestamps)} timestamps; at most {MAX_POINTS_PER_SERIES} per series")
-        return timestamps
+    def _not_too_long(cls, points: Any, info: ValidationInfo) -> Any:
+        if isinstance(points, list) and len(points) > MAX_POINTS_PER_SERIES:
+            raise ValueError(f"series has {len(points)} {info.field_name}; at most {MAX_POINTS_PER_SERIES} per series")
+        return points
 
     @field_validator("values")
     @classmethod
