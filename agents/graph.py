@@ -12,7 +12,9 @@ hundred fresh-seed items, see `agents.verification_stages.ItemAuditVerifier`), t
 stages, which read the audit's fresh-seed items, never the structure check's. `generate` ends
 the slot as `failed` when the provider fails for good (a permanent error, or retries exhausted).
 A reply with no code, a runaway reply (cut at the output limit or repeating itself: never run), a
-lint problem, a failed structure check and a verifier's rejection all become feedback for the next round; after `max_rounds` rounds the slot is discarded. Each slot is one checkpointer thread, so a killed run resumes mid-slot.
+lint problem, a failed structure check and a verifier's rejection all become feedback for the next
+round; after `max_rounds` rounds the slot is discarded. Each slot is one checkpointer thread, so a
+killed run resumes mid-slot.
 """
 
 from __future__ import annotations
