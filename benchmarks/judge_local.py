@@ -6,7 +6,7 @@ cache evaluates it once. The reasoning form (the judge writes its reasoning, the
 measured beside it with `--reasoning` for comparison. The items are three real items of a curated
 weather template, rendered as the panel renders them.
 
-    OMP_WAIT_POLICY=PASSIVE python benchmarks/judge_local.py --model qwen2.5-coder-1.5b [--reasoning]
+    OMP_WAIT_POLICY=PASSIVE python benchmarks/judge_local.py --model qwen2.5-coder-1.5b [--reasoning] [--format plain]
 
 Prints one JSON object: wall seconds (model load excluded, reported apart), prompt tokens, the
 score per criterion and, for the score-first form, the share of the first token's probability
@@ -28,6 +28,7 @@ from itemsmith.agents.local_models import model_path
 from itemsmith.agents.settings import get_settings
 from itemsmith.sandbox import run_template
 from itemsmith.templates_bank.curated import get_curated
+from itemsmith.templates_bank.items.rendering import TextFormat
 from itemsmith.verification.judges import Judge, JudgeConfig, PanelConfig, ajudge_template, judge_prompt
 from itemsmith.verification.samples import TemplateSample
 
@@ -42,13 +43,14 @@ def candidate(template_id: str) -> TemplateSample:
                           "(mm), max and min temperature (C), wind (m/s), weather label")
 
 
-async def measure(sample: TemplateSample, name: str, reasoning: bool, threads: int) -> dict[str, object]:
+async def measure(sample: TemplateSample, name: str, reasoning: bool, threads: int,
+                  text_format: TextFormat) -> dict[str, object]:
     settings = get_settings()
     path = model_path(name, settings.model_cache_dir)
     started = time.monotonic()
     llama, _ = _load(str(path), settings.local_n_ctx, threads)
     load_s = time.monotonic() - started
-    config = PanelConfig(items_per_prompt=3, max_series_points=60, max_concurrency=1)
+    config = PanelConfig(items_per_prompt=3, max_series_points=60, max_concurrency=1, text_format=text_format)
     if reasoning:
         model = LlamaCppChatModel(model_path=path, model_name=name, n_ctx=settings.local_n_ctx, n_threads=threads,
                                   temperature=0.0, max_tokens=300)
@@ -59,7 +61,8 @@ async def measure(sample: TemplateSample, name: str, reasoning: bool, threads: i
     started = time.monotonic()
     judgement = await ajudge_template(sample, [judge], config)
     wall = time.monotonic() - started
-    return {"model": name, "form": "reasoning" if reasoning else "score_first", "wall_s": round(wall, 1),
+    return {"model": name, "form": "reasoning" if reasoning else "score_first", "format": text_format.value,
+            "wall_s": round(wall, 1),
             "load_s": round(load_s, 1), "criteria": len(config.criteria), "items": len(sample.items),
             "prompt_tokens_per_criterion": len(llama.tokenize(_chat_prompt(llama, judge_prompt(
                 sample, "relevance", config, judge.config.form)).encode(), add_bos=False, special=True)),
@@ -74,8 +77,11 @@ def main() -> None:
     parser.add_argument("--template", default="weather_rainy_days_count")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--reasoning", action="store_true", help="the reasoning form instead of score-first")
+    parser.add_argument("--format", default=PanelConfig().text_format.value, choices=[f.value for f in TextFormat],
+                        help="how the items' series are printed (default: the panel's)")
     args = parser.parse_args()
-    report = asyncio.run(measure(candidate(args.template), args.model, args.reasoning, args.threads))
+    report = asyncio.run(measure(candidate(args.template), args.model, args.reasoning, args.threads,
+                                 TextFormat(args.format)))
     print(json.dumps(report, indent=1))
 
 

@@ -15,6 +15,12 @@ values 100, 105, 103, 103 (``decimals=0``) they read::
     symbol   Date,Value,DirectionIndicator\\n2020-01-01,100,→\\n2020-01-02,105,↑\\n...
     custom   Date|Value\\n2020-01-01|100\\n...
 
+A tenth format, not in the appendix, is for readers that judge an item rather than solve it
+(the judge panel's default): each column's values on one line, the time axis stated once when
+it is evenly spaced, about a quarter of ``plain``'s tokens::
+
+    compact  Date: 2020-01-01 to 2020-01-04, every 1 day (4 values)\\nValue: 100, 105, 103, 103
+
 Choices beyond the appendix, made here:
 
 - Values are printed with ``decimals`` fixed decimals (``-0.00`` prints as ``0.00``).
@@ -36,6 +42,7 @@ Choices beyond the appendix, made here:
 from __future__ import annotations
 
 import csv
+import datetime as _dt
 import io
 import json
 import re
@@ -50,7 +57,7 @@ __all__ = ["TextFormat", "downsample_item", "group_aligned", "option_letter", "r
 
 
 class TextFormat(str, Enum):
-    """The nine text formats of Fons et al., Appendix F."""
+    """The nine text formats of Fons et al., Appendix F, and ``compact`` (see the module docstring)."""
 
     csv = "csv"
     plain = "plain"
@@ -61,6 +68,7 @@ class TextFormat(str, Enum):
     context = "context"
     symbol = "symbol"
     custom = "custom"
+    compact = "compact"
 
 
 UP, DOWN, FLAT = "↑", "↓", "→"
@@ -201,6 +209,35 @@ def _fmt_symbol(t: _Table) -> str:
     return _delimited([t.time_header, *names], _rows(_Table(t.time_header, t.times, names, columns)), ",")
 
 
+def _step_text(times: list[str]) -> str | None:
+    """The one spacing of ISO timestamps (``1 day``, ``15 min``), or None when uneven or not ISO."""
+    try:
+        stamps = [_dt.datetime.fromisoformat(t) for t in times]
+    except ValueError:
+        return None
+    steps = {b - a for a, b in zip(stamps, stamps[1:])}
+    if len(steps) != 1:
+        return None
+    seconds = int(steps.pop().total_seconds())
+    for unit, size in (("day", 86400), ("h", 3600), ("min", 60), ("s", 1)):
+        if seconds > 0 and seconds % size == 0:
+            count = seconds // size
+            return f"{count} {unit}{'s' if unit == 'day' and count != 1 else ''}"
+    return None
+
+
+def _fmt_compact(t: _Table) -> str:
+    n = len(t.times)
+    step = _step_text(t.times) if t.time_header != "Index" and n > 1 else None
+    if t.time_header == "Index":
+        axis = f"Index: 0 to {n - 1}"
+    elif step is not None:
+        axis = f"{t.time_header}: {t.times[0]} to {t.times[-1]}, every {step} ({n} values)"
+    else:
+        axis = f"{t.time_header}: {', '.join(t.times)}"
+    return "\n".join([axis, *(f"{name}: {', '.join(col)}" for name, col in zip(t.names, t.columns))])
+
+
 _FORMATTERS: dict[TextFormat, Callable[[_Table], str]] = {
     TextFormat.csv: _fmt_csv,
     TextFormat.plain: _fmt_plain,
@@ -211,6 +248,7 @@ _FORMATTERS: dict[TextFormat, Callable[[_Table], str]] = {
     TextFormat.context: _fmt_context,
     TextFormat.symbol: _fmt_symbol,
     TextFormat.custom: _fmt_custom,
+    TextFormat.compact: _fmt_compact,
 }
 
 

@@ -173,6 +173,21 @@ def test_duplicate_items_and_few_distinct_series() -> None:
     assert "repeat an earlier item" in report.feedback and "cap num_samples" in report.feedback
 
 
+def test_one_repeat_in_a_small_draw_is_no_finding_but_a_repeating_draw_is() -> None:
+    """Repeats count over all seeds: a pool of a few thousand items repeats one now and then
+    (birthday odds), which in a 5-item draw was 20% and failed a sound template."""
+    clean = draws(good_numeric)
+    small = clean[0].items[:4]
+    once = [*clean, ItemDraw(seed=100, num_samples=5, items=[*small, small[0]])]
+    assert "duplicate_items" not in audit_items(once).failed_checks
+    # the cheapest way around a pooled share: all the repeats in one draw; it still fails
+    repeating = clean[0].items[0]
+    hoarded = [*clean, ItemDraw(seed=101, num_samples=60, items=[repeating] * 60)]
+    report = audit_items(hoarded)
+    assert "duplicate_items" in report.failed_checks
+    assert "59 of " in next(f.message for f in report.findings if f.check == "duplicate_items")
+
+
 def test_option_count_and_declared_count() -> None:
     def three(rng: np.random.Generator, i: int) -> dict:
         values = _values(rng)
@@ -256,10 +271,23 @@ def test_poisson_binomial_matches_the_binomial_and_holm() -> None:
 
 
 def test_null_false_positive_rate_is_bounded() -> None:
-    """Over many well-made templates (different seed sets) the audit fails at most about alpha."""
+    """Over many well-made templates (different seed sets) the audit fails at most about alpha,
+    and the learned solvers' correct counts vary as the exact test assumes (z-scores of variance
+    about 1). Cross-fitting (each fold answered by a solver fitted on all the others) gave a
+    variance of about 2.3 here: two folds that lean the same way by chance teach each other's
+    solver their lean, and a sound template failed several times more often than alpha."""
     failures = 0
-    runs = 25
+    runs = 150
+    z_scores: dict[str, list[float]] = {"position": [], "numeric_rank": []}
     for offset in range(runs):
         seeds = range(100 + offset * 8, 108 + offset * 8)
-        failures += not audit_items(draws(good_numeric, seeds=seeds, per_seed=30)).passed
-    assert failures <= 2, f"{failures} of {runs} well-made draws failed"
+        report = audit_items(draws(good_numeric, seeds=seeds, per_seed=30))
+        failures += not report.passed
+        for solver in report.solvers:
+            if solver.solver in z_scores:
+                expected = solver.applicable * solver.chance
+                z_scores[solver.solver].append((solver.correct - expected) / (expected * (1 - solver.chance)) ** 0.5)
+    assert failures <= 3, f"{failures} of {runs} well-made draws failed"
+    for name, zs in z_scores.items():
+        assert abs(float(np.mean(zs))) < 0.3, (name, np.mean(zs))
+        assert 0.6 < float(np.var(zs)) < 1.4, (name, np.var(zs))

@@ -54,18 +54,23 @@ def _distinct_items(drawn: Drawn, config: AuditConfig) -> Finding:
 
 
 def _duplicates(drawn: Drawn, config: AuditConfig) -> Finding:
-    worst: tuple[float, int, int] = (0.0, 0, 0)
-    for keys in drawn.keys:
-        n = len(keys)
-        if n < 2:
-            continue
-        repeats = n - len(set(keys))
-        worst = max(worst, (repeats / n, repeats, n))
-    share, repeats, n = worst
+    """Items that repeat an earlier item of their own draw, as a share of all items drawn.
+
+    Counted over every seed's largest draw (a seed's smaller draws repeat its first items) and
+    pooled: a template drawing from a large finite pool repeats an item now and then (birthday
+    odds), and one repeat among the 5 items of a small draw says nothing about its rate.
+    """
+    largest: dict[int, list[str]] = {}
+    for draw, keys in zip(drawn.draws, drawn.keys, strict=True):
+        if len(keys) > len(largest.get(draw.seed, [])):
+            largest[draw.seed] = keys
+    repeats = sum(len(keys) - len(set(keys)) for keys in largest.values())
+    n = sum(len(keys) for keys in largest.values())
+    share = repeats / n if n else 0.0
     ok = share <= config.max_duplicate_share
     return Finding(check="duplicate_items", passed=ok,
-                   message=(f"at most {repeats} of {n} items in one draw repeat an earlier item" if ok else
-                            f"{repeats} of {n} items in one draw repeat an earlier item ({share:.0%}); "
+                   message=(f"{repeats} of {n} items repeat an earlier item of their draw" if ok else
+                            f"{repeats} of {n} items repeat an earlier item of their draw ({share:.0%}); "
                             "draw without replacement from a large enough pool, or cap num_samples by the pool size"))
 
 

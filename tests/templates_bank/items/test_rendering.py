@@ -1,4 +1,4 @@
-"""Text rendering: the nine formats of Fons et al. Appendix F, checked against hand-written text."""
+"""Text rendering: the nine formats of Fons et al. Appendix F and `compact`, checked against hand-written text."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ EXPECTED = {
     "symbol": ("Date,Value,DirectionIndicator\n2024-01-01,1.00,→\n2024-01-02,2.50,↑\n"
                "2024-01-03,2.50,→\n2024-01-04,0.75,↓\n"),
     "custom": "Date|Value\n2024-01-01|1.00\n2024-01-02|2.50\n2024-01-03|2.50\n2024-01-04|0.75\n",
+    "compact": "Date: 2024-01-01 to 2024-01-04, every 1 day (4 values)\nValue: 1.00, 2.50, 2.50, 0.75",
 }
 
 
@@ -50,6 +51,16 @@ def test_appendix_example_reproduced_exactly() -> None:
     assert render_series([s], "json", 0) == (
         '{"Date":"2020-01-01","Value":100}\n{"Date":"2020-01-02","Value":105}\n'
         '{"Date":"2020-01-03","Value":103}\n{"Date":"2020-01-04","Value":103}\n')
+
+
+def test_compact_states_an_uneven_time_axis_in_full_and_an_index_once() -> None:
+    uneven = Series(values=[1, 2, 3], timestamps=["2024-01-01T00:00:00", "2024-01-01T00:15:00", "2024-01-01T00:40:00"])
+    assert render_series([uneven], "compact", 0) == (
+        "Time: 2024-01-01T00:00:00, 2024-01-01T00:15:00, 2024-01-01T00:40:00\nValue: 1, 2, 3")
+    hourly = Series(values=[1, 2], timestamps=["2024-01-01T00:00:00", "2024-01-01T02:00:00"])
+    assert render_series([hourly], "compact", 0).startswith("Time: 2024-01-01T00:00:00 to 2024-01-01T02:00:00, every 2 h")
+    channels = [Series(name="a", values=[1, 2]), Series(name="b", values=[3, 4])]
+    assert render_series(channels, "compact", 0) == "Index: 0 to 1\na: 1, 2\nb: 3, 4"
 
 
 def test_decimals_honored() -> None:
