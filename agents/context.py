@@ -41,6 +41,8 @@ class Activity(BaseModel):
     slot: int | None = None
     round: int = 0
     tokens: int | None = Field(None, ge=0, description="output tokens of the model call in flight")
+    prompt_tokens: int | None = Field(None, ge=0, description="prompt tokens the call in flight reads before its "
+                                                              "first output token (local models)")
     stage: str | None = None
 
 

@@ -77,8 +77,9 @@ async def generate_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict
         failed = [a["source"] for a in state.get("attempts") or [] if a.get("source")]
         slot = state["slot"]
 
-        def streamed(tokens: int) -> None:
-            ctx.activity(Activity(phase="authoring", slot=slot, round=round_, tokens=tokens))
+        def streamed(tokens: int, prompt_tokens: int | None = None) -> None:
+            ctx.activity(Activity(phase="authoring", slot=slot, round=round_, tokens=tokens,
+                                  prompt_tokens=prompt_tokens))
 
         with stream_tokens(streamed) if ctx.on_activity is not None else nullcontext():
             generated = await generate(ctx.model, messages, retry=ctx.retry, ledger=ctx.ledger, failed=failed)

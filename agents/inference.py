@@ -19,11 +19,11 @@ import asyncio
 import random
 import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, message_chunk_to_message
@@ -92,7 +92,14 @@ class ModelHandle:
         return f"{self.provider}:{self.name}"
 
 
-TokenCallback = Callable[[int], None]
+class TokenCallback(Protocol):
+    """Told the output tokens of the model call in flight so far (a call starts at 0). A model that
+    reads its prompt before the first token (a local one) says first how many prompt tokens it has
+    to read, with ``tokens=0``."""
+
+    def __call__(self, tokens: int, prompt_tokens: int | None = None) -> None: ...
+
+
 _ON_TOKENS: ContextVar[TokenCallback | None] = ContextVar("itemsmith_on_tokens", default=None)
 
 

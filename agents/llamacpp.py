@@ -15,7 +15,7 @@ import asyncio
 import math
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from itemsmith.agents.errors import LocalModelUnavailable
-from itemsmith.agents.inference import token_listener
+from itemsmith.agents.inference import TokenCallback, token_listener
 
 # llama.cpp's OpenMP threads spin while waiting by default, which collapses throughput when other
 # processes share the CPU; must be set before the OpenMP runtime loads (first llama_cpp import).
@@ -90,7 +90,7 @@ class LlamaCppChatModel(BaseChatModel):
         return {"model_name": self.model_name, "temperature": self.temperature, "max_tokens": self.max_tokens}
 
     def _complete(self, messages: list[BaseMessage], stop: list[str] | None, cancel: threading.Event,
-                  on_tokens: Callable[[int], None] | None = None, **kwargs: Any) -> ChatResult:
+                  on_tokens: TokenCallback | None = None, **kwargs: Any) -> ChatResult:
         llama, lock = _load(str(self.model_path), self.n_ctx, self.n_threads)
         from llama_cpp import LogitsProcessorList
 
@@ -111,6 +111,9 @@ class LlamaCppChatModel(BaseChatModel):
         with lock:
             if cancel.is_set():
                 raise TimeoutError("cancelled before it started")
+            if on_tokens is not None:  # reading the prompt takes minutes on a small CPU: say how much there is
+                prompt = llama.tokenize(_chat_prompt(llama, messages).encode("utf-8"), add_bos=False, special=True)
+                on_tokens(0, prompt_tokens=len(prompt) - _cached_prefix(llama, prompt))
             response = llama.create_chat_completion(
                 messages=payload, temperature=float(kwargs.get("temperature", self.temperature)),
                 top_p=self.top_p, max_tokens=int(kwargs.get("max_tokens", self.max_tokens)),
@@ -143,14 +146,24 @@ class LlamaCppChatModel(BaseChatModel):
             raise
 
 
-def _on_loop(loop: asyncio.AbstractEventLoop, callback: Callable[[int], None]) -> Callable[[int], None]:
+def _on_loop(loop: asyncio.AbstractEventLoop, callback: TokenCallback) -> TokenCallback:
     """`callback`, called from a worker thread but run on `loop`."""
-    def report(count: int) -> None:
+    def report(count: int, prompt_tokens: int | None = None) -> None:
         try:
-            loop.call_soon_threadsafe(callback, count)
+            loop.call_soon_threadsafe(callback, count, prompt_tokens)
         except RuntimeError:  # the loop has closed: a cancelled call runs on to its next token
             pass
     return report
+
+
+def _cached_prefix(llama: Any, tokens: list[int]) -> int:
+    """How many leading `tokens` llama.cpp's cache already holds (never the last one: its logits
+    are needed, so it is always evaluated)."""
+    cached = 0
+    limit = min(llama.n_tokens, len(tokens) - 1)
+    while cached < limit and llama.input_ids[cached] == tokens[cached]:
+        cached += 1
+    return cached
 
 
 def _logits_after(llama: Any, lock: threading.Lock, tokens: list[int], model_name: str) -> Any:
@@ -163,10 +176,7 @@ def _logits_after(llama: Any, lock: threading.Lock, tokens: list[int], model_nam
         raise ValueError(f"{model_name}: the prompt has {len(tokens)} tokens, more than the context "
                          f"window of {llama.n_ctx()} (ITEMSMITH_LOCAL_N_CTX)")
     with lock:
-        cached = 0
-        limit = min(llama.n_tokens, len(tokens) - 1)  # the last token is always evaluated: its logits are needed
-        while cached < limit and llama.input_ids[cached] == tokens[cached]:
-            cached += 1
+        cached = _cached_prefix(llama, tokens)
         llama.n_tokens = cached
         llama.eval(tokens[cached:])
         logits = np.array(np.ctypeslib.as_array(llama_get_logits_ith(llama.ctx, -1), shape=(llama.n_vocab(),)),

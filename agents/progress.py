@@ -39,11 +39,13 @@ _RUN_PHASE_TEXT: dict[RunPhase, str] = {
 
 @dataclass
 class _Call:
-    """A model call in flight: its output tokens so far and when it started."""
+    """A model call in flight: its output tokens so far and since when it writes them (or, while it
+    still reads its prompt, how many prompt tokens and since when)."""
 
     round: int
     tokens: int
     started: float
+    reading: int | None = None
 
 
 @dataclass(frozen=True)
@@ -127,8 +129,11 @@ class ProgressTable:
             stage_changed = False
             if activity.tokens is not None:
                 call = self._calls.get(activity.slot)
-                if call is None or call.round != activity.round or activity.tokens == 0:  # a call starts at 0
-                    call = self._calls[activity.slot] = _Call(round=activity.round, tokens=0, started=now)
+                if call is not None and call.reading is not None and activity.prompt_tokens is None:
+                    call.reading, call.started = None, now  # the prompt is read: the first token
+                elif call is None or call.round != activity.round or activity.tokens == 0:  # a call starts at 0
+                    call = self._calls[activity.slot] = _Call(round=activity.round, tokens=0, started=now,
+                                                              reading=activity.prompt_tokens)
                 call.tokens = activity.tokens
             if activity.stage is not None and activity.slot is not None:
                 stage_changed = self._stages.get(activity.slot) != activity.stage
@@ -233,6 +238,8 @@ class ProgressTable:
 
 def _tokens(call: _Call, now: float) -> str:
     elapsed = now - call.started
+    if call.reading is not None:
+        return f"reading the prompt, {call.reading} tokens ({_duration(elapsed)})"
     rate = f" ({call.tokens / elapsed:.0f} tok/s)" if elapsed >= 1 and call.tokens else ""
     return f"{call.tokens} tokens{rate}"
 

@@ -269,8 +269,8 @@ class _Run:
                 self.planner_spec, settings=self.settings, policy=self.policy,
                 options=ModelOptions(max_tokens=config.planner_max_tokens or min(4000, 250 * config.templates + 300)))
 
-            def streamed(tokens: int) -> None:
-                self.activity(Activity(phase="planning", tokens=tokens))
+            def streamed(tokens: int, prompt_tokens: int | None = None) -> None:
+                self.activity(Activity(phase="planning", tokens=tokens, prompt_tokens=prompt_tokens))
 
             with stream_tokens(streamed) if self.on_activity is not None else nullcontext():
                 return await plan_briefs(handle, profile=profile, task=config.task, n=config.templates,

@@ -42,9 +42,15 @@ def test_local_model_replies_with_usage() -> None:
     assert isinstance(reply.content, str) and reply.content.strip()
     assert usage.input_tokens > 0 and 0 < usage.output_tokens <= 8 and usage.cost_usd == 0.0
     counts: list[int] = []
+    prompts: list[int] = []
+
+    def listen(tokens: int, prompt_tokens: int | None = None) -> None:
+        if prompt_tokens is not None:
+            prompts.append(prompt_tokens)
+        counts.append(tokens)
 
     async def streamed() -> tuple[AIMessage, CallUsage]:
-        with stream_tokens(counts.append):
+        with stream_tokens(listen):
             return await complete(handle, [HumanMessage("Say hello.")], retry=RetryPolicy(max_retries=0))
 
     again, again_usage = asyncio.run(streamed())
@@ -52,6 +58,8 @@ def test_local_model_replies_with_usage() -> None:
     assert (again_usage.input_tokens, again_usage.output_tokens) == (usage.input_tokens, usage.output_tokens)
     # every sampled token was reported as it came, then llama.cpp's own count
     assert counts[0] == 0 and counts == sorted(counts) and len(counts) > 2 and counts[-1] == usage.output_tokens
+    # before the first token: the prompt tokens left to read (the first call cached the rest but the last)
+    assert len(prompts) == 1 and 1 <= prompts[0] <= usage.input_tokens
 
 
 def test_local_model_authoring_loop_runs_offline(pool, handler_file, tmp_path) -> None:

@@ -115,6 +115,22 @@ def test_no_live_prints_phase_changes_and_status_lines() -> None:
     assert "generating slot 0 round 1: 40 tokens" in lines[4] and "tokens in/out 0/40" in lines[4]
 
 
+def test_a_local_call_reading_its_prompt_says_so_then_counts_tokens_from_the_first() -> None:
+    clock = FakeClock()
+    console, out = _console()
+    progress = ProgressTable(max_rounds=3, live=False, clock=clock, console=console)
+    progress.activity(Activity(phase="authoring"))
+    progress(SlotEvent(slot=0, title="Mean level", phase="generating", round=1))
+    progress.activity(Activity(phase="authoring", slot=0, round=1, tokens=0, prompt_tokens=3712))
+    clock.now += 95
+    assert progress.phase() == "generating slot 0 round 1: reading the prompt, 3712 tokens (1 min 35 s)"
+    progress.activity(Activity(phase="authoring", slot=0, round=1, tokens=0))  # the first token
+    clock.now += 10
+    progress.activity(Activity(phase="authoring", slot=0, round=1, tokens=80))
+    # the rate counts from the first token, not from the start of the prompt
+    assert progress.phase() == "generating slot 0 round 1: 80 tokens (8 tok/s)"
+
+
 def test_no_live_ticker_thread_prints_while_the_run_works() -> None:
     printed = threading.Event()
 

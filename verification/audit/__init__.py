@@ -11,8 +11,8 @@ Public API
   determinism across two sandbox processes, then calls ``audit_items``.
 
 Blind solvers (``solvers``) answer from the question and option texts only, are fitted on
-the seeds drawn before and scored on the next one; each one's accuracy is tested against chance (exact
-Poisson-binomial) with Holm's correction over the solvers. Item checks (``item_checks``) cover
+the seeds drawn before and scored on the next one; each one's accuracy is tested against
+chance (exact Poisson-binomial) with Holm's correction over the solvers. Item checks (``item_checks``) cover
 distinct and repeated items, distinct series, option counts, distinct options, keys that
 agree across runs and options the question's own wording rules out. A failed report's
 ``feedback`` names each shortcut and its fix, for the template's author.

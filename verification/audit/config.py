@@ -43,7 +43,8 @@ class AuditConfig(BaseSettings):
     min_items: int = Field(60, ge=10, description="fewer valid items than this and the audit cannot judge")
     min_distinct_items: int = Field(40, ge=2, description="fewer distinct items than this fails the template")
     min_applicable: int = Field(30, ge=5, description="a solver is tested only on at least this many items")
-    max_duplicate_share: float = Field(0.05, ge=0, le=1, description="largest share of items that repeat an earlier item of their draw")
+    max_duplicate_share: float = Field(0.05, ge=0, le=1,
+                                       description="largest share of items that repeat an earlier item of their draw")
     min_distinct_series_share: float = Field(
         0.5, ge=0, le=1, description="distinct series (channel data) per item, over all drawn items")
     min_options: int = Field(4, ge=2, le=6, description="fewest options a multiple-choice item may offer")

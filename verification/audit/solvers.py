@@ -2,8 +2,8 @@
 
 A solver is fitted on the items of the seeds drawn before and answers the items of the next
 seed (held out), so what it learns (a favourite position, a favourite rank, answer texts that
-recur) is tested on items it never saw. Each entry in `SOLVERS` also says, for the author, what a high score
-means and how to fix it.
+recur) is tested on items it never saw. Each entry in `SOLVERS` also says, for the author, what
+a high score means and how to fix it.
 """
 
 from __future__ import annotations
