@@ -118,8 +118,10 @@ class AgentSettings(BaseSettings):
 
     model_cache_dir: Path = Field(Path("~/.cache/itemsmith/models").expanduser(),
                                   description="where split GGUF parts are assembled and verified")
-    local_n_threads: int = Field(1, ge=1, le=256, description="llama.cpp threads (1: spinning threads collapse "
-                                                                "throughput on a shared CPU)")
+    local_n_threads: int = Field(
+        default_factory=lambda: min(8, os.cpu_count() or 1), ge=1, le=256,
+        description="llama.cpp threads of each local model (default: the CPUs, at most 8; waiting threads sleep, "
+                    "OMP_WAIT_POLICY=PASSIVE; 1 where several local models run at once on few cores)")
     local_n_ctx: int = Field(8192, ge=512, le=131072, description="llama.cpp context window")
     local_max_output_tokens: int = Field(1024, ge=16, le=8192, description="reply cap of in-process models")
 

@@ -62,7 +62,7 @@ async def measure(sample: TemplateSample, name: str, reasoning: bool, threads: i
     judgement = await ajudge_template(sample, [judge], config)
     wall = time.monotonic() - started
     return {"model": name, "form": "reasoning" if reasoning else "score_first", "format": text_format.value,
-            "wall_s": round(wall, 1),
+            "threads": threads, "wall_s": round(wall, 1),
             "load_s": round(load_s, 1), "criteria": len(config.criteria), "items": len(sample.items),
             "prompt_tokens_per_criterion": len(llama.tokenize(_chat_prompt(llama, judge_prompt(
                 sample, "relevance", config, judge.config.form)).encode(), add_bos=False, special=True)),
@@ -75,7 +75,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
     parser.add_argument("--template", default="weather_rainy_days_count")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=get_settings().local_n_threads,
+                        help="llama.cpp threads (default: ITEMSMITH_LOCAL_N_THREADS, as the pipeline)")
     parser.add_argument("--reasoning", action="store_true", help="the reasoning form instead of score-first")
     parser.add_argument("--format", default=PanelConfig().text_format.value, choices=[f.value for f in TextFormat],
                         help="how the items' series are printed (default: the panel's)")
