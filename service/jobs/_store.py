@@ -146,19 +146,27 @@ def list_events(session: Session, job_id: str, *, after: int = 0, kind: str | No
 
 def claim_job(engine: Engine, job_id: str, *, worker: str, lease_s: float) -> Claim | None:
     """Take the job for `worker` if it is queued or its lease expired; None when another worker
-    holds it or it is final."""
+    holds it or it is final. Taking over an expired lease records that the job's worker stopped,
+    as the sweep (`requeue_stale_jobs`) does when it finds the job first."""
     with open_session(engine) as session:
         now = utcnow()
-        claimable = or_(JobRow.status == "queued", and_(JobRow.status == "running", JobRow.lease_until < now))
-        claimed = session.execute(
-            update(JobRow).where(JobRow.id == job_id, claimable)
-            .values(status="running", worker=worker, lease_until=now + timedelta(seconds=lease_s),
-                    attempts=JobRow.attempts + 1, updated_at=now)
-            .execution_options(synchronize_session=False))
-        if claimed.rowcount != 1:
-            return None
+
+        def take(claimable: Any) -> bool:
+            return session.execute(
+                update(JobRow).where(JobRow.id == job_id, claimable)
+                .values(status="running", worker=worker, lease_until=now + timedelta(seconds=lease_s),
+                        attempts=JobRow.attempts + 1, updated_at=now)
+                .execution_options(synchronize_session=False)).rowcount == 1
+
+        took_over = False
+        if not take(JobRow.status == "queued"):
+            took_over = take(and_(JobRow.status == "running", JobRow.lease_until < now))
+            if not took_over:
+                return None
         row = session.get(JobRow, job_id, populate_existing=True)
         assert row is not None
+        if took_over:
+            append_event(session, job_id, "status", {"status": "queued", "reason": "its worker stopped"})
         append_event(session, job_id, "status", {"status": "running", "attempt": row.attempts})
         return Claim(job_id=job_id, worker=worker, attempt=row.attempts, kind=row.kind, owner=row.owner,
                      bank_id=row.bank_id, request=dict(row.request), cancel_requested=row.cancel_requested)

@@ -85,6 +85,12 @@ def test_claim_is_exclusive_until_the_lease_expires(store: Engine) -> None:
     job = _job(store, job_id)
     assert (job.status, job.result, job.attempts) == ("succeeded", {"from": "w2"}, 2)
     assert claim_job(store, job_id, worker="w3", lease_s=60) is None  # final jobs are never claimed
+    # the history says why attempt 2 began, whether the sweep or the next claim noticed the dead worker
+    with open_session(store) as session:
+        statuses = [e.payload for e in list_events(session, job_id) if e.kind == "status"]
+    assert statuses[:3] == [{"status": "queued"}, {"status": "running", "attempt": 1},
+                            {"status": "queued", "reason": "its worker stopped"}]
+    assert statuses[3] == {"status": "running", "attempt": 2}
 
 
 def test_concurrent_claims_let_exactly_one_worker_run_the_job(store: Engine) -> None:
