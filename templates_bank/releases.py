@@ -173,7 +173,7 @@ class Release:
 
     manifest: ReleaseManifest
     sources: dict[str, str]
-    handlers: dict[str, str] = field(default_factory=dict)  # a HandlerRef's sha256 -> its local spec
+    handlers: dict[HandlerRef, str] = field(default_factory=dict)  # a handler's identity -> its local spec
     bank_id: int | None = None  # the bank it was read from (names are unique per owner only)
 
     def local_handler(self, entry: ReleaseTemplate) -> str:
@@ -208,10 +208,10 @@ class Release:
                     "(did numpy, pandas or a handler's data change?)")
 
 
-def _local_handler(handler: HandlerRef | str, handlers: dict[str, str]) -> str:
+def _local_handler(handler: HandlerRef | str, handlers: dict[HandlerRef, str]) -> str:
     if isinstance(handler, str):
         return handler
-    local = handlers.get(handler.sha256)
+    local = handlers.get(handler)
     if local is None and handler.name in BUILTIN_HANDLERS and handler_ref(handler.name) == handler:
         local = handler.name  # a built-in is the same on every server with the same itemsmith
     if local is None:
@@ -219,13 +219,15 @@ def _local_handler(handler: HandlerRef | str, handlers: dict[str, str]) -> str:
     return local
 
 
-def _runs(templates: list[ReleaseTemplate], sources: dict[str, str], handlers: dict[str, str]) -> list[TemplateRun]:
+def _runs(templates: list[ReleaseTemplate], sources: dict[str, str], handlers: dict[HandlerRef, str]) -> list[TemplateRun]:
     return [TemplateRun(template_id=t.template_id, source=sources[t.version], handler=_local_handler(t.handler, handlers),
                         seeds=tuple(t.seeds), num_samples=t.num_samples) for t in templates]
 
 
-def _handlers_of(specs: Iterator[str] | list[str]) -> dict[str, str]:
-    return {handler_ref(spec).sha256: spec for spec in dict.fromkeys(specs)}
+def _handlers_of(specs: Iterator[str] | list[str]) -> dict[HandlerRef, str]:
+    """Each handler's local spec by its identity: name and hash (built-ins defined in one module
+    share the module's hash)."""
+    return {handler_ref(spec): spec for spec in dict.fromkeys(specs)}
 
 
 _REF = re.compile(r"^(?P<bank>[a-z0-9][a-z0-9_.-]*?)(?:@(?P<number>[0-9]+|latest))?$")

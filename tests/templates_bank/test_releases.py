@@ -144,3 +144,19 @@ def test_parse_release_ref() -> None:
     for bad in ("Curated@1", "curated@", "curated@x", "@1"):
         with pytest.raises(ValueError, match="BANK@NUMBER"):
             parse_release_ref(bad)
+
+
+def test_built_in_handlers_of_one_module_each_regenerate_their_own_templates(bank_url: str) -> None:
+    """ItalyPowerDemand and BasicMotions are defined in one module, so their content hashes are
+    equal; a release keeps them apart by name and hash (keyed by hash alone, the ItalyPower
+    template ran on BasicMotions and failed on its activity labels)."""
+    templates = {"italy_power_season_tf": "italy_power", "basic_motions_find_activity": "basic_motions"}
+    with open_session(bank_url) as session:
+        bank = create_bank(session, BankCreate(name="ucr", handler="synthetic", owner="alice"))
+        import_curated(session, bank.id, reviewer="alice", template_ids=list(templates))
+        release = create_release(session, ReleaseCreate(bank="ucr", seeds=[0], num_samples=2, created_by="alice"))
+    refs = {t.template_id: t.handler for t in release.manifest.templates}
+    assert refs["italy_power_season_tf"].sha256 == refs["basic_motions_find_activity"].sha256
+    assert {entry.template_id: release.local_handler(entry) for entry in release.manifest.templates} == templates
+    with open_session(bank_url) as session:
+        assert get_release(session, "ucr", 1).runs() == release.runs()
