@@ -3,7 +3,10 @@ letter scorer for log-likelihood students and a score reader for single-pass jud
 
 One `Llama` per model file is loaded lazily and shared by every chat model that uses the file
 (a planner and a generator share the weights); calls to one `Llama` are serialized by a lock.
-A cancelled call (a timeout) stops generation at the next token. Usage comes from llama.cpp's
+A cancelled call (a timeout) stops generation at the next token. A chat call saves llama.cpp's
+state (the KV cache of its prompt and reply) in `PromptStates`, so a later prompt that extends it
+(a slot's next round, after other slots or a judge have used the model) evaluates only what is
+new. Usage comes from llama.cpp's
 own token counts; inside `agents.inference.stream_tokens` every sampled token is reported as it
 is sampled (the live progress of a long call on CPU). Greedy or seeded sampling gives the same
 text for the same prompt.
@@ -12,10 +15,13 @@ text for the same prompt.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import math
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +38,82 @@ from itemsmith.agents.inference import TokenCallback, token_listener
 # processes share the CPU; must be set before the OpenMP runtime loads (first llama_cpp import).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-_LOADED: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
+class PromptStates:
+    """llama.cpp states saved after chat calls, keyed by the tokens their KV cache holds, least
+    recently used dropped beyond `capacity_bytes`.
+
+    llama.cpp reuses only the prefix a prompt shares with the tokens it evaluated last; slots that
+    take turns on one model (and judges between them) replace those, so each refinement round
+    would evaluate its whole conversation again. `restore` loads the saved state that shares the
+    longest prefix with a prompt when that beats what the model holds; llama-cpp-python then
+    evaluates only the rest, as after its own prefix match. Only the KV cache is saved (its logits
+    are recomputed from the last prompt token), about 28 kB a token for the 1.5B model.
+    """
+
+    def __init__(self, capacity_bytes: int = 0) -> None:
+        self._states: OrderedDict[tuple[int, ...], bytes] = OrderedDict()
+        self.capacity_bytes = capacity_bytes
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(len(state) for state in self._states.values())
+
+    def resize(self, capacity_bytes: int) -> None:
+        """Keep at most `capacity_bytes` of states (the least recently used go first)."""
+        self.capacity_bytes = capacity_bytes
+        while self._states and self.size_bytes > capacity_bytes:
+            self._states.popitem(last=False)
+
+    def restore(self, llama: Any, tokens: Sequence[int]) -> int:
+        """Load the best saved state for `tokens` if it holds a longer prefix than the model does;
+        the prefix length the model then holds."""
+        import llama_cpp
+
+        held = _cached_prefix(llama, tokens)
+        best, best_length = None, held
+        for key in self._states:
+            length = _common_prefix(key, tokens)
+            if length > best_length:
+                best, best_length = key, length
+        if best is None:
+            return held
+        state = self._states[best]
+        self._states.move_to_end(best)
+        buffer = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
+        if llama_cpp.llama_state_set_data(llama.ctx, buffer, len(state)) != len(state):
+            raise RuntimeError("llama.cpp refused a saved prompt state")
+        llama.input_ids[:len(best)] = best
+        llama.n_tokens = len(best)
+        llama._requires_eval = True  # llama-cpp-python: logits come from a fresh decode, not the state
+        return min(best_length, len(tokens) - 1)
+
+    def save(self, llama: Any) -> None:
+        """Save what the model's KV cache holds now (its evaluated tokens)."""
+        import llama_cpp
+
+        if self.capacity_bytes <= 0 or llama.n_tokens == 0:
+            return
+        size = llama_cpp.llama_state_get_size(llama.ctx)
+        buffer = (ctypes.c_uint8 * size)()
+        written = llama_cpp.llama_state_get_data(llama.ctx, buffer, size)
+        if written > self.capacity_bytes:
+            return
+        key = tuple(int(t) for t in llama.input_ids[:llama.n_tokens])
+        self._states[key] = ctypes.string_at(buffer, written)
+        self._states.move_to_end(key)
+        self.resize(self.capacity_bytes)
+
+
+@dataclass
+class LoadedModel:
+    """One model file in memory: llama.cpp, the lock that serializes its calls, its saved states."""
+
+    llama: Any
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    states: PromptStates = field(default_factory=PromptStates)
+
+
+_LOADED: dict[tuple[str, int, int], LoadedModel] = {}
 _LOAD_LOCK = threading.Lock()
 
 
@@ -44,7 +125,7 @@ def llama_available() -> bool:
     return True
 
 
-def _load(path: str, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
+def _load(path: str, n_ctx: int, n_threads: int) -> LoadedModel:
     key = (path, n_ctx, n_threads)
     with _LOAD_LOCK:
         if key not in _LOADED:
@@ -55,7 +136,7 @@ def _load(path: str, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
                     "local models need llama-cpp-python: pip install 'itemsmith[local]'") from None
             llama = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
                           n_batch=512, seed=0, verbose=False)
-            _LOADED[key] = (llama, threading.Lock())
+            _LOADED[key] = LoadedModel(llama)
         return _LOADED[key]
 
 
@@ -80,6 +161,7 @@ class LlamaCppChatModel(BaseChatModel):
     max_tokens: int = 1500
     seed: int = 0
     top_p: float = Field(0.95, gt=0, le=1)
+    prompt_cache_bytes: int = Field(1 << 30, ge=0, description="saved prompt states of the model file (0: none)")
 
     @property
     def _llm_type(self) -> str:
@@ -91,7 +173,8 @@ class LlamaCppChatModel(BaseChatModel):
 
     def _complete(self, messages: list[BaseMessage], stop: list[str] | None, cancel: threading.Event,
                   on_tokens: TokenCallback | None = None, **kwargs: Any) -> ChatResult:
-        llama, lock = _load(str(self.model_path), self.n_ctx, self.n_threads)
+        loaded = _load(str(self.model_path), self.n_ctx, self.n_threads)
+        llama = loaded.llama
         from llama_cpp import LogitsProcessorList
 
         eos = llama.token_eos()
@@ -108,18 +191,21 @@ class LlamaCppChatModel(BaseChatModel):
             return scores
 
         payload = [{"role": _role(m), "content": str(m.content)} for m in messages]
-        with lock:
+        with loaded.lock:
             if cancel.is_set():
                 raise TimeoutError("cancelled before it started")
+            loaded.states.resize(self.prompt_cache_bytes)
+            prompt = llama.tokenize(_chat_prompt(llama, messages).encode("utf-8"), add_bos=False, special=True)
+            held = loaded.states.restore(llama, prompt)
             if on_tokens is not None:  # reading the prompt takes minutes on a small CPU: say how much there is
-                prompt = llama.tokenize(_chat_prompt(llama, messages).encode("utf-8"), add_bos=False, special=True)
-                on_tokens(0, prompt_tokens=len(prompt) - _cached_prefix(llama, prompt))
+                on_tokens(0, prompt_tokens=len(prompt) - held)
             response = llama.create_chat_completion(
                 messages=payload, temperature=float(kwargs.get("temperature", self.temperature)),
                 top_p=self.top_p, max_tokens=int(kwargs.get("max_tokens", self.max_tokens)),
                 seed=int(kwargs.get("seed", self.seed)), stop=stop or None,
                 logits_processor=LogitsProcessorList([stop_when_cancelled]),
             )
+            loaded.states.save(llama)
         choice = response["choices"][0]
         usage = response.get("usage") or {}
         inp, out = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
@@ -156,26 +242,32 @@ def _on_loop(loop: asyncio.AbstractEventLoop, callback: TokenCallback) -> TokenC
     return report
 
 
-def _cached_prefix(llama: Any, tokens: list[int]) -> int:
-    """How many leading `tokens` llama.cpp's cache already holds (never the last one: its logits
-    are needed, so it is always evaluated)."""
+def _common_prefix(held: Sequence[int], tokens: Sequence[int]) -> int:
+    """How many leading `tokens` a cache holding `held` has (never the last one: its logits are
+    needed, so it is always evaluated)."""
     cached = 0
-    limit = min(llama.n_tokens, len(tokens) - 1)
-    while cached < limit and llama.input_ids[cached] == tokens[cached]:
+    limit = min(len(held), len(tokens) - 1)
+    while cached < limit and held[cached] == tokens[cached]:
         cached += 1
     return cached
 
 
-def _logits_after(llama: Any, lock: threading.Lock, tokens: list[int], model_name: str) -> Any:
+def _cached_prefix(llama: Any, tokens: Sequence[int]) -> int:
+    """How many leading `tokens` llama.cpp's cache already holds."""
+    return _common_prefix(llama.input_ids[:llama.n_tokens], tokens)
+
+
+def _logits_after(loaded: LoadedModel, tokens: list[int], model_name: str) -> Any:
     """Log-softmax of the next-token logits after `tokens`, evaluating only what llama.cpp's
     cache does not already hold (prompts that share a prefix share its evaluation)."""
     import numpy as np
     from llama_cpp import llama_get_logits_ith
 
+    llama = loaded.llama
     if len(tokens) >= llama.n_ctx():
         raise ValueError(f"{model_name}: the prompt has {len(tokens)} tokens, more than the context "
                          f"window of {llama.n_ctx()} (ITEMSMITH_LOCAL_N_CTX)")
-    with lock:
+    with loaded.lock:
         cached = _cached_prefix(llama, tokens)
         llama.n_tokens = cached
         llama.eval(tokens[cached:])
@@ -203,16 +295,17 @@ class LlamaCppLetterScorer:
         self.n_threads = n_threads
 
     def count_tokens(self, prompt: str) -> int:
-        llama, _ = _load(str(self.model_path), self.n_ctx, self.n_threads)
+        llama = _load(str(self.model_path), self.n_ctx, self.n_threads).llama
         return len(llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=False))
 
     def score_letters(self, prompt: str, letters: Sequence[str]) -> dict[str, float]:
         import numpy as np
 
-        llama, lock = _load(str(self.model_path), self.n_ctx, self.n_threads)
+        loaded = _load(str(self.model_path), self.n_ctx, self.n_threads)
+        llama = loaded.llama
         tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
         spellings = {letter: _single_tokens(llama, letter) for letter in letters}
-        log_probs = _logits_after(llama, lock, tokens, self.model_name)
+        log_probs = _logits_after(loaded, tokens, self.model_name)
         return {letter: float(np.logaddexp.reduce(log_probs[ids])) for letter, ids in spellings.items() if ids}
 
 
@@ -236,15 +329,16 @@ class LlamaCppScoreReader:
     def score_probabilities(self, messages: list[BaseMessage]) -> dict[int, float]:
         import numpy as np
 
-        llama, lock = _load(str(self.model_path), self.n_ctx, self.n_threads)
+        loaded = _load(str(self.model_path), self.n_ctx, self.n_threads)
+        llama = loaded.llama
         prompt = _chat_prompt(llama, messages) + "Score:"
         tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
-        log_probs = _logits_after(llama, lock, tokens, self.model_name)
+        log_probs = _logits_after(loaded, tokens, self.model_name)
         probabilities = {score: float(np.exp(np.logaddexp.reduce(log_probs[ids])))
                          for score in range(1, 11) if (ids := _single_tokens(llama, str(score)))}
         if 10 not in probabilities and 1 in probabilities:  # "10" is "1" then "0": split the mass of "1"
             one = max(_single_tokens(llama, "1"), key=lambda token: log_probs[token])
-            after_one = _logits_after(llama, lock, [*tokens, one], self.model_name)
+            after_one = _logits_after(loaded, [*tokens, one], self.model_name)
             zero = float(np.exp(np.logaddexp.reduce(after_one[_single_tokens(llama, "0")])))
             probabilities[10] = probabilities[1] * zero
             probabilities[1] *= 1 - zero

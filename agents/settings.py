@@ -124,6 +124,9 @@ class AgentSettings(BaseSettings):
                     "OMP_WAIT_POLICY=PASSIVE; 1 where several local models run at once on few cores)")
     local_n_ctx: int = Field(8192, ge=512, le=131072, description="llama.cpp context window")
     local_max_output_tokens: int = Field(1024, ge=16, le=8192, description="reply cap of in-process models")
+    local_prompt_cache_mb: int = Field(
+        1024, ge=0, le=65536, description="llama.cpp states of earlier chat calls kept per model file, so a slot's "
+                                          "next round reads only its new tokens after a judge used the model (0: none)")
 
     checkpoint_url: str | None = Field(
         None, description="SQLite path or postgresql:// URL; default: <out>/checkpoints.sqlite")

@@ -11,9 +11,9 @@ import asyncio
 import os
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from itemsmith.agents.inference import RetryPolicy, complete, stream_tokens
+from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, stream_tokens
 from itemsmith.agents.llamacpp import llama_available
 from itemsmith.agents.local_models import installed
 from itemsmith.agents.providers import ModelOptions, make_model
@@ -74,3 +74,50 @@ def test_local_model_authoring_loop_runs_offline(pool, handler_file, tmp_path) -
     assert report.plan.requested == 1 and report.plan.usage.calls == 2  # the planner's reply + its follow-up
     assert report.usage.input_tokens > 0 and report.usage.output_tokens > 0
     assert (tmp_path / "out" / "local" / "report.json").is_file()
+
+
+
+def _chat(handle: ModelHandle, messages: list[BaseMessage]) -> tuple[str, int, int]:
+    """The reply, the prompt tokens the model read (those its cache did not hold) and the prompt's size."""
+    read: list[int] = []
+
+    def listen(tokens: int, prompt_tokens: int | None = None) -> None:
+        if prompt_tokens is not None:
+            read.append(prompt_tokens)
+
+    async def streamed() -> tuple[AIMessage, CallUsage]:
+        with stream_tokens(listen):
+            return await complete(handle, messages, retry=RetryPolicy(max_retries=0))
+
+    reply, usage = asyncio.run(streamed())
+    return str(reply.content), read[0], usage.input_tokens
+
+
+FIRST = [HumanMessage("Count from one to five, in words.")]
+OTHER = [HumanMessage("Name three colours of the rainbow, nothing else.")]
+
+
+def test_local_model_restores_a_conversation_after_another_prompt_replaced_its_cache(monkeypatch) -> None:
+    """A slot's next round extends its last call. A judge or another slot in between replaces
+    llama.cpp's cache: without the prompt cache the whole conversation is read again; with it the
+    saved state of the last call is restored, so only the new turn is read, and the reply is the
+    one the live cache gives."""
+    name = _model_name()
+    monkeypatch.setenv("ITEMSMITH_LOCAL_PROMPT_CACHE_MB", "0")
+    uncached = make_model(f"local:{name}", options=ModelOptions(temperature=0.0, max_tokens=12))
+    monkeypatch.setenv("ITEMSMITH_LOCAL_PROMPT_CACHE_MB", "64")
+    cached = make_model(f"local:{name}", options=ModelOptions(temperature=0.0, max_tokens=12))
+
+    first_reply, _, first_size = _chat(uncached, FIRST)
+    follow_up = [*FIRST, AIMessage(first_reply), HumanMessage("Now from six to ten.")]
+    live_reply, live_read, size = _chat(uncached, follow_up)  # right after the first call: its cache holds it
+    assert live_read <= size - first_size
+
+    _chat(uncached, OTHER)
+    reread_reply, reread_read, _ = _chat(uncached, follow_up)
+    assert reread_read > size - first_size and reread_reply == live_reply
+
+    assert _chat(cached, FIRST)[0] == first_reply
+    _chat(cached, OTHER)
+    restored_reply, restored_read, _ = _chat(cached, follow_up)
+    assert restored_read == live_read and restored_reply == live_reply
