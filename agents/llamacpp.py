@@ -6,10 +6,9 @@ One `Llama` per model file is loaded lazily and shared by every chat model that 
 A cancelled call (a timeout) stops generation at the next token. A chat call saves llama.cpp's
 state (the KV cache of its prompt and reply) in `PromptStates`, so a later prompt that extends it
 (a slot's next round, after other slots or a judge have used the model) evaluates only what is
-new. Usage comes from llama.cpp's
-own token counts; inside `agents.inference.stream_tokens` every sampled token is reported as it
-is sampled (the live progress of a long call on CPU). Greedy or seeded sampling gives the same
-text for the same prompt.
+new. Usage comes from llama.cpp's own token counts; inside `agents.inference.stream_tokens` every
+sampled token is reported as it is sampled (the live progress of a long call on CPU). Greedy or
+seeded sampling gives the same text for the same prompt.
 """
 
 from __future__ import annotations
@@ -37,6 +36,7 @@ from itemsmith.agents.inference import TokenCallback, token_listener
 # llama.cpp's OpenMP threads spin while waiting by default, which collapses throughput when other
 # processes share the CPU; must be set before the OpenMP runtime loads (first llama_cpp import).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 
 class PromptStates:
     """llama.cpp states saved after chat calls, keyed by the tokens their KV cache holds, least
@@ -85,7 +85,7 @@ class PromptStates:
         llama.input_ids[:len(best)] = best
         llama.n_tokens = len(best)
         llama._requires_eval = True  # llama-cpp-python: logits come from a fresh decode, not the state
-        return min(best_length, len(tokens) - 1)
+        return best_length
 
     def save(self, llama: Any) -> None:
         """Save what the model's KV cache holds now (its evaluated tokens)."""
