@@ -76,7 +76,6 @@ def test_local_model_authoring_loop_runs_offline(pool, handler_file, tmp_path) -
     assert (tmp_path / "out" / "local" / "report.json").is_file()
 
 
-
 def _chat(handle: ModelHandle, messages: list[BaseMessage]) -> tuple[str, int, int]:
     """The reply, the prompt tokens the model read (those its cache did not hold) and the prompt's size."""
     read: list[int] = []
