@@ -20,7 +20,8 @@ Reports per model and target: items used, SE reached, why each stopped, abilitie
 order needed to reach every SE on the way (``items_to_se``: a small bank and models near chance
 may not reach the target within the budget), and over the models the Spearman rank correlation
 of the adaptive and the random-order abilities with the full evaluation's (with three models a
-correlation is one of -1, -0.5, 0.5, 1: the order of the ladder, read as such). The simulation half of this benchmark is `benchmarks/adaptive_evaluation.py`.
+correlation is one of -1, -0.5, 0.5, 1: the order of the ladder, read as such). The simulation
+half of this benchmark is `benchmarks/adaptive_evaluation.py`.
 
     python benchmarks/adaptive_ladder.py --samples 2 --max-items 30 --json /tmp/adaptive-ladder.json
 
@@ -42,7 +43,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from itemsmith.agents.model_factory import make_letter_scorer
+from itemsmith.agents.model_factory import StudentSpec, make_letter_scorer
 from itemsmith.agents.settings import DEFAULT_LOCAL_STUDENTS, get_settings
 from itemsmith.service.release_operations import evaluate, evaluate_adaptive
 from itemsmith.templates_bank.adaptive import AdaptiveConfig
@@ -64,7 +65,8 @@ def cli(db: str, *args: str) -> str:
 
 
 def ladder_models(specs: list[str]) -> list[str]:
-    return [spec.rpartition("@")[0] for spec in specs]
+    """The model specs of a student ladder's ``SPEC@RANK`` entries."""
+    return [StudentSpec.model_validate(text).spec for text in specs]
 
 
 def prompt_tokens(release: Release, model: str, text_format: TextFormat) -> dict[str, int]:
