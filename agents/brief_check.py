@@ -2,7 +2,8 @@
 
 Small planners often write an `answer_from` that computes another quantity than the question asks
 ("What is the highest level?" answered by "mean of level"), asks for a time but computes a value,
-reads another channel than the one asked about, or names a column the data lacks. The words of the
+reads another channel than the one asked about, names a column the data lacks, or reads a column of
+records() (a per-record label such as a count of rainy days) as if the series had it. The words of the
 title and question, and those of `answer_from`, are mapped to quantities (max, min, mean, count,
 ...); a brief fails when both sides name quantities and none of them agree. Paraphrases agree:
 "peak" and "np.max" are both `max`, a count may be the sum of a comparison, a share its mean, a
@@ -18,35 +19,8 @@ from collections.abc import Iterable
 
 from itemsmith.agents.models import Brief
 from itemsmith.agents.profile import HandlerProfile
+from itemsmith.verification.audit.quantities import agree, normal_text, quantities
 
-_QUANTITY_WORDS: dict[str, tuple[str, ...]] = {
-    "max": ("max", "maximum", "maxima", "highest", "largest", "biggest", "greatest", "peak", "peaks", "peaked",
-            "argmax", "idxmax", "nlargest"),
-    "min": ("min", "minimum", "minima", "lowest", "smallest", "fewest", "trough", "troughs", "argmin", "idxmin",
-            "nsmallest"),
-    "mean": ("mean", "means", "average", "averages", "averaged", "avg"),
-    "median": ("median", "medians"),
-    "sum": ("sum", "sums", "summed", "total", "totals", "cumulative", "cumsum", "accumulated"),
-    "count": ("count", "counts", "counted", "how many", "number of", "len"),
-    "share": ("share", "percentage", "percent", "fraction", "proportion", "ratio"),
-    "spread": ("std", "stdev", "standard deviation", "variance", "variability", "volatility", "volatile",
-               "spread", "dispersion", "iqr", "interquartile"),
-    "range": ("range", "ptp", "peak to peak"),
-    "correlation": ("correlation", "correlations", "correlated", "correlate", "corr", "corrcoef", "pearson",
-                    "spearman", "covariance", "cov", "autocorrelation"),
-    "change": ("change", "changes", "changed", "diff", "diffs", "difference", "differences", "jump", "jumps",
-               "delta", "increase", "increases", "increased", "decrease", "decreases", "decreased", "rise", "rises",
-               "rose", "fall", "falls", "drop", "drops", "dropped", "growth", "grew"),
-    "trend": ("trend", "trends", "slope", "slopes", "polyfit", "regression", "linear fit", "least squares",
-              "lstsq", "linregress"),
-    "period": ("period", "periods", "periodicity", "cycle", "cycles", "fft", "spectrum", "spectral",
-               "autocorrelation"),
-}
-# Quantities that answer each other: a rise is a change of means or a slope, a range a spread.
-_AGREE = {frozenset(p) for p in (("change", "trend"), ("change", "mean"), ("trend", "mean"), ("change", "median"),
-                                 ("trend", "median"), ("range", "spread"), ("period", "correlation"))}
-_COMPARISON = re.compile(r"[<>]|\b(above|below|exceed|exceeds|exceeding|greater|less|more than|fewer|under|over|"
-                         r"threshold|at least|at most|positive|negative|nonzero|equal|equals)\b")
 _ASKS_TIME = re.compile(r"\bwhen\b|\b(which|what) (day|date|hour|time|month|year|week|minute|timestamp|sample|"
                         r"moment|weekday|season)s?\b|\bon which\b|\bat what\b")
 _GIVES_TIME = re.compile(r"\b(argmax|argmin|idxmax|idxmin|index|date|dates|day|days|daily|time|times|timestamp|"
@@ -54,42 +28,22 @@ _GIVES_TIME = re.compile(r"\b(argmax|argmin|idxmax|idxmin|index|date|dates|day|d
                          r"weekday|season|position|positions|when|datetime|moment)\b")
 _DATA_WORDS = re.compile(r"\b(series|values?|samples?|readings?|data|records?|labels?|channels?|observations?|"
                          r"measurements?|rows?)\b")
+_SERIES = re.compile(r"\bseries\b")
 _NOT_HISTORICAL = re.compile(r"\btoday\b|\bcurrent (date|time|day)\b|\bright now\b")
 _NAMED_COLUMN = re.compile(r"\[\s*['\"]([^'\"\]]+)['\"]\s*\]|[`'\"]([\w ]+)[`'\"] columns?\b"
                            r"|\bcolumns? [`'\"]([\w ]+)[`'\"]")
 
 
-def _normal(text: str) -> str:
-    return " ".join(re.sub(r"[^a-z0-9<>%]+", " ", text.lower().replace("_", " ")).split())
-
-
 def _mentions(text: str, names: Iterable[str]) -> set[str]:
     """The names that occur in `text` as whole words (underscores and case ignored)."""
-    return {name for name in names if _normal(name) and re.search(rf"\b{re.escape(_normal(name))}\b", text)}
+    return {name for name in names if normal_text(name) and re.search(rf"\b{re.escape(normal_text(name))}\b", text)}
 
 
 def _without(text: str, names: Iterable[str]) -> str:
     for name in sorted(names, key=len, reverse=True):
-        if _normal(name):
-            text = re.sub(rf"\b{re.escape(_normal(name))}\b", " ", text)
+        if normal_text(name):
+            text = re.sub(rf"\b{re.escape(normal_text(name))}\b", " ", text)
     return text
-
-
-def quantities(text: str, *, answer: bool = False) -> set[str]:
-    """The quantities a normalized text names; for an `answer`, also what its comparisons count."""
-    found = {q for q, words in _QUANTITY_WORDS.items() if any(re.search(rf"\b{w}\b", text) for w in words)}
-    if "%" in text:
-        found.add("share")
-    if {"max", "min"} <= found:
-        found.add("range")
-    if answer and _COMPARISON.search(text):  # (values > t).sum() counts, (values > t).mean() is a share
-        found |= {"count"} if "sum" in found else set()
-        found |= {"share"} if found & {"mean", "count"} else set()
-    return found
-
-
-def _agree(asked: set[str], computed: set[str]) -> bool:
-    return bool(asked & computed) or any(frozenset((a, c)) in _AGREE for a in asked for c in computed)
 
 
 def brief_problems(brief: Brief, profile: HandlerProfile) -> list[str]:
@@ -97,17 +51,22 @@ def brief_problems(brief: Brief, profile: HandlerProfile) -> list[str]:
     columns = [c for c in profile.record_columns if c != "record_id"]
     channels = profile.channels
     known = set(columns) | set(channels)
-    known_normal = {_normal(c) for c in known}
-    asked_text = _normal(f"{brief.title} {brief.question}")
-    answer_text = _normal(brief.answer_from)
+    known_normal = {normal_text(c) for c in known}
+    asked_text = normal_text(f"{brief.title} {brief.question}")
+    answer_text = normal_text(brief.answer_from)
     problems: list[str] = []
     if _NOT_HISTORICAL.search(f"{asked_text} {answer_text}"):
         problems.append("the data is historical: never refer to today or the current date")
     named = {next(g for g in match.groups() if g) for match in _NAMED_COLUMN.finditer(brief.answer_from)}
-    unknown = sorted(n for n in named if _normal(n) not in known_normal and _normal(n) != "record id")
+    unknown = sorted(n for n in named if normal_text(n) not in known_normal and normal_text(n) != "record id")
     if unknown:
         problems.append(f"answer_from uses column {unknown[0]!r}, which the data does not have; its columns are "
                         f"{', '.join(sorted(known))}")
+    labels_read = sorted(_mentions(answer_text, set(columns) - set(channels)))
+    if labels_read and _SERIES.search(answer_text) and not _mentions(answer_text, channels):
+        problems.append(f"answer_from reads {labels_read[0]!r} from the series, but it is a column of records() "
+                        f"(one value per record); the series columns are {', '.join(channels)}: compute the "
+                        "answer from those")
     if not (_mentions(f"{asked_text} {answer_text}", known) or brief.columns or _DATA_WORDS.search(answer_text)):
         problems.append("answer_from names no data: say which column of records() or series() it computes from")
     if len(channels) >= 2:
@@ -118,7 +77,7 @@ def brief_problems(brief: Brief, profile: HandlerProfile) -> list[str]:
                             f"from {', '.join(sorted(read))}")
     asked = quantities(_without(asked_text, known))
     computed = quantities(_without(answer_text, known), answer=True)
-    if asked and computed and not _agree(asked, computed):
+    if asked and computed and not agree(asked, computed):
         problems.append(f"answer_from computes the {'/'.join(sorted(computed))} but the question asks for the "
                         f"{'/'.join(sorted(asked))}: make answer_from compute exactly what the question asks")
     if _ASKS_TIME.search(asked_text) and not _GIVES_TIME.search(answer_text):

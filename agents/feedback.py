@@ -302,6 +302,46 @@ def _offset_of_text(source: str, line: int | None) -> str | None:
     return None
 
 
+_WHOLE_ARRAY = re.compile(r"unsupported format string passed to numpy\.ndarray|only (?:length-1|0-dimensional|size-1) "
+                          r"arrays can be converted")
+
+
+_NUMBER_CASTS = ("float", "int", "round")
+
+
+def _formatted_name(part: ast.FormattedValue) -> str | None:
+    """`x` of `{x:.1f}` or `{float(x)}`, formatted or converted as one number (`{x}` alone prints
+    anything, and a subscript such as `{v[i]:.1f}` picks one element)."""
+    value = part.value
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _NUMBER_CASTS:
+        return value.args[0].id if value.args and isinstance(value.args[0], ast.Name) else None
+    return value.id if isinstance(value, ast.Name) and part.format_spec is not None else None
+
+
+def array_sources(source: str, line: int | None) -> list[str]:
+    """For a whole array formatted as a number on `line`: each name formatted there
+    (`{answer:.1f}`, `{float(answer):.1f}`) with its last assignment before that line, e.g.
+    `answer = (tmax + tmin) / 2`. Small models patch the failing line (float(answer), then np.mean of
+    an undefined name) instead of the line that made the array; quoting it points at the real fix."""
+    if line is None:
+        return []
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    names = [name for node in ast.walk(tree) if isinstance(node, ast.JoinedStr)
+             and node.lineno <= line <= (node.end_lineno or node.lineno)
+             for part in node.values if isinstance(part, ast.FormattedValue)
+             if (name := _formatted_name(part)) is not None]
+    found = []
+    for name in dict.fromkeys(names):
+        made = [n for n in ast.walk(tree) if isinstance(n, ast.Assign) and n.lineno < line
+                and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
+        if made:
+            found.append(f"line {made[-1].lineno}: `{ast.unparse(made[-1])}`")
+    return found
+
+
 def specific_hints(error: str, source: str | None, examples: str = "") -> list[str]:
     """Hints that name the template's own variables (the answer of its mc_item call, an undefined
     constant that an example defines)."""
@@ -350,6 +390,12 @@ def specific_hints(error: str, source: str | None, examples: str = "") -> list[s
                              "key, wrong = numeric_options(answer, spread=..., decimals=1); for a date "
                              "key, wrong = date_options(answer, low=dates[0], high=dates[-1])")
             hints.append("\n".join(lines))
+    if _WHOLE_ARRAY.search(error):
+        made = array_sources(source, _line_number(error))
+        if made:
+            hints.append("A value formatted on that line is a whole array, not one number. Fix it where it is made "
+                         "(reduce it there: answer = float(np.mean(...))), not on the failing line:\n"
+                         + "\n".join(f"- {m}" for m in made[:4]))
     missing = re.search(r"NameError: name '(\w+)' is not defined", error)
     if missing and examples:
         name = missing.group(1)

@@ -59,7 +59,7 @@ class Generated(BaseModel):
     source: str | None = None
     problem: str | None = None  # extraction or lint feedback
     usage: CallUsage
-    repeated: bool = False  # the first reply repeated failed code and was asked again
+    repeated: bool = False  # the code is exactly one that already failed: `problem` says so, it is not run
     runaway: bool = False  # cut at the output limit or repeating itself: `problem` says which
 
 
@@ -86,17 +86,9 @@ def hit_output_limit(message: AIMessage) -> bool:
     return metadata.get("finish_reason") in ("length", "max_tokens") or metadata.get("stop_reason") == "max_tokens"
 
 
-REPEAT_NUDGE = ("That is exactly the code that already failed. Do not send it again: change the failing line as the "
-                "hint says. Reply with the whole corrected template in one ```python block.")
-ESCAPE_TEMPERATURE = 0.8
-
-
-def _combine(first: CallUsage, second: CallUsage) -> CallUsage:
-    cost = None if first.cost_usd is None or second.cost_usd is None else first.cost_usd + second.cost_usd
-    return first.model_copy(update={
-        "input_tokens": first.input_tokens + second.input_tokens,
-        "output_tokens": first.output_tokens + second.output_tokens, "cost_usd": cost,
-        "latency_s": first.latency_s + second.latency_s, "retries": first.retries + second.retries})
+REPEAT_NUDGE = ("That is exactly the code that already failed (it was not run again). Do not send it again: change "
+                "the failing line as the hint says. Reply with the whole corrected template in one ```python block.")
+ESCAPE_TEMPERATURE = 0.8  # the round after a repeat: greedy-ish sampling would resend the same code again
 
 
 def _ran_away(reply: AIMessage, text: str, usage: CallUsage) -> Generated | None:
@@ -112,15 +104,19 @@ def _ran_away(reply: AIMessage, text: str, usage: CallUsage) -> Generated | None
 
 
 async def generate(handle: ModelHandle, messages: Sequence[BaseMessage], *, retry: RetryPolicy,
-                   ledger: UsageLedger | None = None, failed: Sequence[str] = ()) -> Generated:
+                   ledger: UsageLedger | None = None, failed: Sequence[str] = (),
+                   temperature: float | None = None) -> Generated:
     """Call the generator and extract the template (raises only for provider errors).
 
     Runaway guard: a reply cut at the output limit or repeating itself is returned with
-    `runaway=True` and the reason as its `problem` (it is never run). Repeat guard: when the code
-    is exactly one of `failed` (small models often resend the code they were asked to fix), ask
-    once more within the same round, at a higher temperature.
+    `runaway=True` and the reason as its `problem` (it is never run). Repeat guard: code that is
+    exactly one of `failed` (small models often resend the code they were asked to fix) is
+    returned with `repeated=True` and a problem, never run again; the caller asks for the next
+    round at `ESCAPE_TEMPERATURE`. Asking again within the round cost a whole reply and, measured
+    on the local generator, rescued none of 6 repeats.
     """
-    reply, usage = await complete(handle, messages, retry=retry, ledger=ledger, role="generator")
+    reply, usage = await complete(handle, messages, retry=retry, ledger=ledger, role="generator",
+                                  temperature=temperature)
     text = reply_text(reply)
     ran_away = _ran_away(reply, text, usage)
     if ran_away is not None:
@@ -129,20 +125,6 @@ async def generate(handle: ModelHandle, messages: Sequence[BaseMessage], *, retr
         source = extract_code(text)
     except ExtractionError as exc:
         return Generated(reply=text, problem=str(exc), usage=usage)
-    if failed and source.strip() in {f.strip() for f in failed}:
-        nudged = [*messages, AIMessage(text), HumanMessage(REPEAT_NUDGE)]
-        again, more = await complete(handle, nudged, retry=retry, ledger=ledger, role="generator",
-                                     temperature=ESCAPE_TEMPERATURE)
-        usage = _combine(usage, more)
-        text = reply_text(again)
-        ran_away = _ran_away(again, text, more)
-        if ran_away is not None:
-            return ran_away.model_copy(update={"usage": usage, "repeated": True})
-        try:
-            source = extract_code(text)
-        except ExtractionError as exc:
-            return Generated(reply=text, problem=str(exc), usage=usage, repeated=True)
-        problem = lint(source)
-        return Generated(reply=text, source=source, problem=problem, usage=usage, repeated=True)
-    problem = lint(source)
-    return Generated(reply=text, source=source, problem=problem, usage=usage)
+    if source.strip() in {f.strip() for f in failed}:
+        return Generated(reply=text, source=source, problem=REPEAT_NUDGE, usage=usage, repeated=True)
+    return Generated(reply=text, source=source, problem=lint(source), usage=usage)

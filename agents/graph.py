@@ -11,8 +11,9 @@
 hundred fresh-seed items, see `agents.verification_stages.ItemAuditVerifier`), then the content
 stages, which read the audit's fresh-seed items, never the structure check's. `generate` ends
 the slot as `failed` when the provider fails for good (a permanent error, or retries exhausted).
-A reply with no code, a runaway reply (cut at the output limit or repeating itself: never run), a
-lint problem, a failed structure check and a verifier's rejection all become feedback for the next
+A reply with no code, a runaway reply (cut at the output limit or repeating itself: never run), code
+that already failed (never run again; the next round samples at a higher temperature), a lint
+problem, a failed structure check and a verifier's rejection all become feedback for the next
 round; after `max_rounds` rounds the slot is discarded. Each slot is one checkpointer thread, so a
 killed run resumes mid-slot.
 """
@@ -30,7 +31,7 @@ from langgraph.types import Checkpointer
 from itemsmith.agents.context import Activity, Phase, SlotContext, SlotEvent
 from itemsmith.agents.errors import EmptyReplyError, ProviderCallError
 from itemsmith.agents.feedback import build_feedback, runaway_feedback
-from itemsmith.agents.generator import first_message, generate, messages_for, shown_reply
+from itemsmith.agents.generator import ESCAPE_TEMPERATURE, first_message, generate, messages_for, shown_reply
 from itemsmith.agents.inference import stream_tokens
 from itemsmith.agents.models import Attempt
 from itemsmith.agents.state import SlotState
@@ -51,15 +52,31 @@ def _emit(ctx: SlotContext, state: SlotState, phase: Phase, *, round_: int | Non
                        message=message))
 
 
-def _repeated(state: SlotState, source: str | None) -> list[str]:
-    """A note when the model sent code it already sent (small models often do)."""
+def _earlier(state: SlotState, source: str | None) -> dict[str, Any] | None:
+    """The earlier attempt with exactly this code, if any (small models often resend it)."""
     if not source:
+        return None
+    return next((a for a in state.get("attempts") or [] if a.get("source") and a["source"].strip() == source.strip()),
+                None)
+
+
+def _repeated(state: SlotState, source: str | None) -> list[str]:
+    """A note when the model sent code it already sent."""
+    earlier = _earlier(state, source)
+    if earlier is None:
         return []
-    for attempt in state.get("attempts") or []:
-        if attempt.get("source") and attempt["source"].strip() == source.strip():
-            return [f"Note: this is exactly the code of round {attempt['round']}, which failed the same way. "
-                    "Change the failing line."]
-    return []
+    return [f"Note: this is exactly the code of round {earlier['round']}, which failed the same way. "
+            "Change the failing line."]
+
+
+def repeat_problem(state: SlotState, source: str | None, nudge: str) -> tuple[str, str]:
+    """(error, feedback) of a round that resent failed code: that code's round and error, its
+    feedback again, then `nudge`."""
+    earlier = _earlier(state, source) or {}
+    round_, error = earlier.get("round", "?"), earlier.get("error") or earlier.get("status") or "it failed"
+    failed = earlier.get("feedback") or f"Error: {error}"
+    return (f"resent the code of round {round_} (not run again), which failed: {error}",
+            f"{failed}\nNote: this is exactly the code of round {round_}. {nudge}")
 
 
 async def generate_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict[str, Any]:
@@ -81,8 +98,11 @@ async def generate_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict
             ctx.activity(Activity(phase="authoring", slot=slot, round=round_, tokens=tokens,
                                   prompt_tokens=prompt_tokens))
 
+        previous = (state.get("attempts") or [{}])[-1]
+        temperature = ESCAPE_TEMPERATURE if refining and previous.get("repeated") else None
         with stream_tokens(streamed) if ctx.on_activity is not None else nullcontext():
-            generated = await generate(ctx.model, messages, retry=ctx.retry, ledger=ctx.ledger, failed=failed)
+            generated = await generate(ctx.model, messages, retry=ctx.retry, ledger=ctx.ledger, failed=failed,
+                                       temperature=temperature)
     except ProviderCallError as exc:
         attempt = Attempt(round=round_, status="provider_error", error=str(exc), retries=exc.attempts - 1,
                           llm_s=time.monotonic() - started)
@@ -101,14 +121,17 @@ async def generate_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict
                       retries=usage.retries, repeated=generated.repeated)
     update["reply_shown"] = shown_reply(generated)
     if generated.problem is not None:
+        problem = generated.problem
         if generated.runaway:  # a failed round that never reaches the sandbox
-            feedback = runaway_feedback(generated.problem, _repeated(state, generated.source))
+            feedback = runaway_feedback(problem, _repeated(state, generated.source))
             status = "runaway"
+        elif generated.repeated:  # failed code sent again: it is not run again
+            problem, feedback = repeat_problem(state, generated.source, problem)
+            status = "repeated"
         else:
-            feedback = build_feedback(generated.problem, generated.source, ctx.profile,
-                                      _repeated(state, generated.source), examples=first)
+            feedback = build_feedback(problem, generated.source, ctx.profile, examples=first)
             status = "extraction_error" if generated.source is None else "lint"
-        attempt = attempt.model_copy(update={"status": status, "error": generated.problem, "feedback": feedback})
+        attempt = attempt.model_copy(update={"status": status, "error": problem, "feedback": feedback})
         return {**update, "feedback": feedback, "attempts": [attempt.model_dump()],
                 "elapsed_s": time.monotonic() - started}
     return {**update, "source": generated.source, "feedback": None, "current": attempt.model_dump(),
@@ -128,7 +151,7 @@ async def check_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict[st
         return {"report": report.model_dump(mode="json"), "structure_passed_round": first_pass,
                 "current": attempt.model_dump(), "elapsed_s": time.monotonic() - started}
     feedback = build_feedback(report.error or f"the template ended with status {report.status.value}", source,
-                              ctx.profile, _repeated(state, source), examples=state.get("first_prompt") or "")
+                              ctx.profile, examples=state.get("first_prompt") or "")
     attempt = attempt.model_copy(update={"feedback": feedback})
     return {"report": report.model_dump(mode="json", exclude={"items"}), "feedback": feedback, "current": {},
             "attempts": [attempt.model_dump()], "elapsed_s": time.monotonic() - started}

@@ -77,7 +77,7 @@ class Attempt(BaseModel):
 
     round: int
     source: str | None = None
-    status: str  # extraction_error | runaway | lint | ok | refused | error | killed | rejected | verify_rejected | provider_error
+    status: str  # extraction_error | runaway | repeated | lint | ok | refused | error | killed | rejected | verify_rejected | provider_error
     error: str | None = None
     feedback: str | None = None
     input_tokens: int = 0
@@ -86,7 +86,7 @@ class Attempt(BaseModel):
     llm_s: float = 0.0
     check_s: float = 0.0
     retries: int = 0
-    repeated: bool = False  # the model first resent failed code and was asked again (one extra call)
+    repeated: bool = False  # the model resent code that already failed (not run again; the next round samples hotter)
     verification: list[VerificationResult] = Field(default_factory=list)  # the stages run, in order
 
 
@@ -181,6 +181,7 @@ class RunReport(BaseModel):
                                                         + cast(int, review["output_tokens"])) / len(accepted))
                                                  if accepted else None),
             "runaway_rounds": sum(a.status == "runaway" for s in self.slots for a in s.attempts),
+            "repeated_rounds": sum(a.status == "repeated" for s in self.slots for a in s.attempts),
             "wall_s_per_accepted": round(self.wall_s / len(accepted), 1) if accepted else None,
             "verification": review,
             "diversity": self.diversity.model_dump(mode="json") if self.diversity is not None else None,

@@ -103,7 +103,8 @@ class AuthorConfig(BaseModel):
     panel: PanelConfig = Field(default_factory=PanelConfig, description="criteria, thresholds, item rendering")
     students: list[StudentSpec] | None = Field(None, description="SPEC@RANK; None: the default ladder of the settings "
                                                                  "(its installed models); []: no student pool")
-    student_format: TextFormat = Field(TextFormat.plain, description="how students are shown items")
+    student_format: TextFormat = Field(TextFormat.compact, description="how students are shown items (compact: "
+                                       "every value, each channel on one line, as the judges read them)")
     pool: PoolConfig = Field(default_factory=PoolConfig, description="the blind condition")
     capability: CapabilityConfig = Field(default_factory=CapabilityConfig, description="which outcomes keep a template")
     review_max_tokens: int = Field(512, ge=16, le=8192, description="reply cap of judges and chat-mode students")
@@ -146,7 +147,7 @@ def slot_result(values: dict[str, Any], brief: Brief, *, run_id: str, handler: s
     attempts = [Attempt.model_validate(a) for a in values.get("attempts") or []]
     usage = UsageTotals()
     for a in attempts:
-        calls = 0 if a.status == "provider_error" else (2 if a.repeated else 1)
+        calls = 0 if a.status == "provider_error" else 1
         usage = usage.add(UsageTotals(calls=calls, input_tokens=a.input_tokens,
                                       output_tokens=a.output_tokens, cost_usd=a.cost_usd, retries=a.retries))
     status = values.get("status") or ("running" if attempts else "pending")

@@ -116,7 +116,8 @@ class Script(BaseModel):
 
 
 class ScriptedChatModel(BaseChatModel):
-    """Replays a `Script`. `calls` counts every call; `prompts` keeps the last message of each."""
+    """Replays a `Script`. `calls` counts every call; `prompts` keeps the last message of each,
+    `temperatures` the temperature each call asked for (None: the model's own)."""
 
     script: Script
     model_name: str = "scripted"
@@ -125,6 +126,7 @@ class ScriptedChatModel(BaseChatModel):
     _rules: list[tuple[re.Pattern[str], ScriptRule]] = PrivateAttr(default_factory=list)
     _calls: int = PrivateAttr(default=0)
     _prompts: list[str] = PrivateAttr(default_factory=list)
+    _temperatures: list[float | None] = PrivateAttr(default_factory=list)
 
     @property
     def calls(self) -> int:
@@ -135,6 +137,11 @@ class ScriptedChatModel(BaseChatModel):
     def prompts(self) -> list[str]:
         """The last message of every call, in order."""
         return list(self._prompts)
+
+    @property
+    def temperatures(self) -> list[float | None]:
+        """The temperature every call asked for, in order."""
+        return list(self._temperatures)
 
     def model_post_init(self, context: Any) -> None:
         self._rules = [(re.compile(rule.match, re.S), rule) for rule in self.script.rules]
@@ -151,12 +158,13 @@ class ScriptedChatModel(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"model_name": self.model_name}
 
-    def _next(self, messages: list[BaseMessage]) -> ScriptedReply:
+    def _next(self, messages: list[BaseMessage], temperature: float | None = None) -> ScriptedReply:
         last = str(messages[-1].content) if messages else ""
         whole = "\n".join(str(m.content) for m in messages)
         with self._lock:
             self._calls += 1
             self._prompts.append(last)
+            self._temperatures.append(temperature)
             key, replies = -1, self.script.replies
             for index, (pattern, rule) in enumerate(self._rules):
                 if pattern.search(whole):
@@ -194,14 +202,14 @@ class ScriptedChatModel(BaseChatModel):
 
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
-        reply = self._next(messages)
+        reply = self._next(messages, kwargs.get("temperature"))
         if self._latency(reply):
             time.sleep(self._latency(reply))
         return self._result(reply, messages)
 
     async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                          run_manager: AsyncCallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
-        reply = self._next(messages)
+        reply = self._next(messages, kwargs.get("temperature"))
         if self._latency(reply):
             await asyncio.sleep(self._latency(reply))
         return self._result(reply, messages)
@@ -209,7 +217,7 @@ class ScriptedChatModel(BaseChatModel):
     async def _astream(self, messages: list[BaseMessage], stop: list[str] | None = None,
                        run_manager: AsyncCallbackManagerForLLMRun | None = None,
                        **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
-        reply = self._next(messages)
+        reply = self._next(messages, kwargs.get("temperature"))
         if self._latency(reply):
             await asyncio.sleep(self._latency(reply))
         message = self._result(reply, messages).generations[0].message

@@ -139,3 +139,21 @@ def test_hints_say_which_frame_holds_a_column_and_how_series_is_called() -> None
     examples = "```python\ndef no_split(part):\n    return True\n\n\ndef question(n):\n    pass\n```"
     text = build_feedback("NameError: name 'no_split' is not defined (template line 2: x)", source, examples=examples)
     assert "def no_split(part):\n    return True" in text
+
+
+def test_a_whole_array_formatted_as_a_number_is_traced_to_the_line_that_made_it() -> None:
+    # the quick start's slot: float(answer) on the failing line, then np.mean of an undefined name
+    source = ("def question(num_samples):\n    tmax = frame['temp_max'].to_numpy(dtype=float)\n"
+              "    tmin = frame['temp_min'].to_numpy(dtype=float)\n    answer = (tmax + tmin) / 2\n"
+              "    spread = tmax - tmin\n    key = 0\n"
+              "    items.append(mc_item('q', 'a', ['b'],\n"
+              "                         rationale=(f'The mean is {answer:.1f} deg C, '\n"
+              "                                    f'the spread {spread[key]:.1f}.')))\n    return items\n")
+    for error in ("TypeError: unsupported format string passed to numpy.ndarray.__format__ (template line 8: x)",
+                  "TypeError: only 0-dimensional arrays can be converted to Python scalars (template line 8: x)"):
+        text = build_feedback(error, source)
+        assert "line 4: `answer = (tmax + tmin) / 2`" in text, text
+        assert "spread = tmax - tmin" not in text  # spread[key] formats one element
+    converted = source.replace("{answer:.1f}", "{float(answer):.1f}")
+    assert "line 4: `answer = (tmax + tmin) / 2`" in build_feedback(
+        "TypeError: only 0-dimensional arrays can be converted to Python scalars (template line 8: x)", converted)

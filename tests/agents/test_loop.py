@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from itemsmith.agents.context import SlotEvent
+from itemsmith.agents.generator import ESCAPE_TEMPERATURE
 from itemsmith.agents.models import RunReport
 from itemsmith.agents.run import AuthorConfig, author
 from itemsmith.agents.verify import VerificationResult
@@ -60,8 +61,9 @@ def test_scripted_template_discarded_after_round_limit(pool, handler_file, tmp_p
     report, model, _ = run_author(pool, handler_file, tmp_path, [fenced(BAD_COLUMN)], titles=["Broken"],
                                   max_rounds=3)
     slot = report.slots[0]
-    # rounds 2 and 3 resend the failed code: each gets one more (repeat-guard) call, still 3 rounds
-    assert slot.status == "discarded" and slot.rounds == 3 and model.calls == 5
+    # rounds 2 and 3 resend the failed code: one call each, not run again
+    assert slot.status == "discarded" and slot.rounds == 3 and model.calls == 3
+    assert [a.status for a in slot.attempts] == ["error", "repeated", "repeated"]
     assert slot.structure_passed_round is None and slot.template is None
     assert slot.decision is not None and not slot.decision.accepted
     assert "KeyError" in slot.attempts[-1].error and "level" in slot.attempts[-1].feedback  # real column named
@@ -150,11 +152,17 @@ def test_scripted_slots_run_concurrently_up_to_the_bound(pool, handler_file, tmp
     assert most == slots
 
 
-def test_scripted_repeat_of_failed_code_is_asked_again_within_the_round(pool, handler_file, tmp_path) -> None:
+def test_scripted_repeat_of_failed_code_is_not_run_again_and_the_next_round_samples_hotter(
+        pool, handler_file, tmp_path) -> None:
     report, model, _ = run_author(pool, handler_file, tmp_path,
                                   [fenced(BAD_RANDINT), fenced(BAD_RANDINT), fenced(GOOD)], titles=["Stubborn"])
     slot = report.slots[0]
-    assert slot.status == "accepted" and slot.rounds == 2 and model.calls == 3
-    assert [a.repeated for a in slot.attempts] == [False, True]
-    assert "exactly the code that already failed" in model.prompts[2]
-    assert slot.usage.calls == 3
+    assert slot.status == "accepted" and slot.rounds == 3 and model.calls == 3
+    assert [a.status for a in slot.attempts] == ["error", "repeated", "ok"]
+    assert [a.repeated for a in slot.attempts] == [False, True, False]
+    assert slot.attempts[1].check_s == 0  # never sent to the sandbox again
+    # round 3 hears why round 1's code failed and that it was resent, and is sampled hotter
+    assert "randint" in model.prompts[2] and "exactly the code of round 1" in model.prompts[2]
+    assert model.temperatures == [None, None, ESCAPE_TEMPERATURE]
+    assert slot.usage.calls == 3 and report.summary()["repeated_rounds"] == 1
+

@@ -97,7 +97,8 @@ def test_scripted_planner_rejects_copies_of_its_example() -> None:
 WEATHER = HandlerProfile(
     name="weather", description="Daily weather in Seattle, 2012-2015: temperatures in degC, precipitation in mm.",
     n_records=4, record_id_dtype="str", columns=[ColumnInfo(name="record_id", dtype="str"),
-                                                 ColumnInfo(name="year", dtype="int64", min=2012, max=2015)],
+                                                 ColumnInfo(name="year", dtype="int64", min=2012, max=2015),
+                                                 ColumnInfo(name="rainy_days", dtype="int64", min=0, max=31)],
     example_records=[{"record_id": "2012", "year": "2012"}],
     series=[SeriesPeek(record_id="2012", length=366, index_dtype="datetime64[ns]", index_name="date",
                        index_first="2012-01-01", index_last="2012-12-31", step="1 days 00:00:00",
@@ -125,6 +126,9 @@ def planned(title: str, question: str, answer_from: str, columns: tuple[str, ...
     ("Mean humidity", "What is the mean humidity in <record>?", "mean of series(<record>)['humidity']",
      "uses column 'humidity', which the data does not have"),
     ("A number", "Which number is shown?", "a random number between 1 and 10", "names no data"),
+    ("Number of rainy days in a record", "How many days did it rain in record <record>?",
+     "count of the rainy_days column of series(record_id)", "reads 'rainy_days' from the series, but it is a column "
+     "of records()"),  # the quick start's planner wrote this; the generator then read frame["rainy_days"]
     ("Temperature today", "What is the temperature today?", "last temp_max of the series",
      "the data is historical"),
 ])
@@ -153,6 +157,8 @@ def test_brief_check_catches_an_answer_that_computes_something_else(title: str, 
     ("Windier first or second half", "Was the mean wind of the first half of the window higher than the second?",
      "mean wind of both halves of a random window", ()),
     ("Year of a record", "Which year is <record>?", "the year column of records()", ()),
+    ("Rainy days against the label", "How many days had rain in <record>?",
+     "(precipitation > 0).sum() of the series, the same as the rainy_days column", ()),
     ("First", "First: what is asked about <record>?", "the series", ()),
 ])
 def test_brief_check_passes_paraphrases(title: str, question: str, answer_from: str,

@@ -222,6 +222,56 @@ def test_option_contradicted_by_the_question() -> None:
     assert "contradicted_option" in report.failed_checks and "'0 days'" in report.feedback
 
 
+def _window_question(question: str, answer: str) -> Callable[[np.random.Generator, int], dict]:
+    """A daily-precipitation window keyed with its rainy-day count or its mean (rounded to a whole
+    number or not), under `question`."""
+    def make(rng: np.random.Generator, i: int) -> dict:
+        values = np.round(np.clip(rng.normal(1.0, 2.0, int(rng.integers(20, 41))), 0, None), 1)
+        if answer == "count":
+            key, wrong = numeric_options(int((values > 0).sum()), spread=3, decimals=0, low=0, rng=rng)
+        elif answer == "mean, rounded":
+            key, wrong = numeric_options(round(float(values.mean())), spread=1, decimals=0, low=0, rng=rng)
+        else:
+            key, wrong = numeric_options(float(values.mean()), spread=0.5, decimals=2, low=0, rng=rng)
+        return mc_item(question, key, wrong, rng=rng, series=[series(values, name="precipitation")])
+    return make
+
+
+def test_a_count_question_keyed_with_a_mean_is_caught() -> None:
+    # the quick start's candidate: "How many days ... with precipitation?" keyed with the mean, 2.35
+    report = audit_items(draws(_window_question("How many days were there with precipitation?", "mean")))
+    assert "contradicted_option" in report.failed_checks and "asks for a count" in report.feedback
+    for question in ("How many days were there with precipitation?",
+                     "On how many of these days was the precipitation greater than 0 mm?"):
+        assert audit_items(draws(_window_question(question, "count"))).passed
+    # an average of counts may be a fraction; an amount is not a count
+    for question in ("On average, how many days per week had precipitation?", "How many mm fell on a mean day?"):
+        assert "contradicted_option" not in audit_items(draws(_window_question(question, "mean"))).failed_checks
+
+
+def _highest(keyed_with: str) -> Callable[[np.random.Generator, int], dict]:
+    def make(rng: np.random.Generator, i: int) -> dict:
+        values = np.round(rng.uniform(-10, 30) + rng.normal(0.0, 4.0, int(rng.integers(20, 41))), 1)
+        answer = {"max": values.max(), "mean": values.mean(), "mean, rounded": round(float(values.mean()))}[keyed_with]
+        decimals = 0 if keyed_with == "mean, rounded" else 1
+        key, wrong = numeric_options(float(answer), spread=1.5, decimals=decimals, unit="deg C", rng=rng)
+        return mc_item("These are daily highs (temp_max) of a stretch. What was the highest temperature?", key,
+                       wrong, rng=rng, series=[series(values, name="temp_max")])
+    return make
+
+
+def test_a_key_that_is_another_statistic_than_the_question_asks_for_is_caught() -> None:
+    # the skeleton copied under another brief: "the highest" keyed with the window's mean
+    for keyed_with in ("mean", "mean, rounded"):
+        report = audit_items(draws(_highest(keyed_with)))
+        assert "key_statistic" in report.failed_checks, keyed_with
+        assert "keyed with the mean" in report.feedback and "asks for the max" in report.feedback
+    assert audit_items(draws(_highest("max"))).passed
+    # the cheapest way around the count check, a mean rounded to a whole number, is a mean all the same
+    rounded = audit_items(draws(_window_question("How many days were there with precipitation?", "mean, rounded")))
+    assert "key_statistic" in rounded.failed_checks and "contradicted_option" not in rounded.failed_checks
+
+
 def test_same_item_with_two_keys() -> None:
     items = draws(good_numeric, seeds=[0], per_seed=70)[0].items
     flipped = items[0].model_copy(update={"answer_index": (items[0].answer_index + 1) % 4})

@@ -25,6 +25,7 @@ _LAXER_WHEN: dict[str, Literal["higher", "lower"]] = {
     "max_duplicate_share": "higher",
     "min_distinct_series_share": "lower",
     "min_options": "lower",
+    "min_mismatched_keys": "higher",
 }
 
 
@@ -48,6 +49,9 @@ class AuditConfig(BaseSettings):
     min_distinct_series_share: float = Field(
         0.5, ge=0, le=1, description="distinct series (channel data) per item, over all drawn items")
     min_options: int = Field(4, ge=2, le=6, description="fewest options a multiple-choice item may offer")
+    min_mismatched_keys: int = Field(
+        10, ge=1, description="items keyed with another statistic of their series than the question asks for (and "
+                              "half of the items whose key can be recomputed) that fail the template")
 
     def lowered(self) -> list[str]:
         """The thresholds set laxer than the defaults, as `name=value (default d)`."""

@@ -1,6 +1,6 @@
 """Checks on the drawn items themselves: enough distinct items, no repeats, distinct series,
 the declared number of distinct options, keys that agree across runs, no option the question's
-own wording rules out."""
+own wording rules out, keys that are another statistic of the series than the question asks for."""
 
 from __future__ import annotations
 
@@ -10,10 +10,13 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from itemsmith.templates_bank.items.schema import Item, ItemKind
 from itemsmith.verification.audit.config import AuditConfig
 from itemsmith.verification.audit.features import content_key, numeric_values, option_value
 from itemsmith.verification.audit.models import Finding, ItemDraw
+from itemsmith.verification.audit.quantities import STATISTICS, agree, normal_text, quantities
 
 __all__ = ["ITEM_CHECKS", "Drawn", "check_items"]
 
@@ -145,10 +148,26 @@ def _is_zero(option: str) -> bool:
     return option_value(option) == 0
 
 
+def _is_fraction(option: str) -> bool:
+    value = option_value(option)
+    return value is not None and not float(value).is_integer()
+
+
+# A count of things ("how many days", "the number of beats") is a whole number. Seen in a real run:
+# "How many days were there with precipitation?" keyed with the window's mean precipitation, 2.35,
+# which the structure check, the audit's solvers and a 1.5B judge panel all passed.
+_COUNTED = (r"(?:days?|hours?|minutes?|weeks?|months?|years?|times?|samples?|readings?|records?|values?|points?|"
+            r"observations?|measurements?|peaks?|troughs?|spikes?|crossings?|events?|beats?|heartbeats?|cycles?|"
+            r"steps?|occurrences?|items?|runs?|streaks?|changes?|rises?|drops?)")
+_ASKS_COUNT = re.compile(rf"^(?!.*\b(?:average|averaged|mean|per|rate)\b).*(?:\bhow many (?:of (?:these|the|those) )?"
+                         rf"(?:\w+ )?{_COUNTED}\b|\bnumber of (?:\w+ )?{_COUNTED}\b)", re.I | re.S)  # an average count may be a fraction
+
 CONTRADICTIONS: tuple[Contradiction, ...] = (
     Contradiction(re.compile(r"\b(with|after|at) an? (delay|lag)\b|\bdelayed\b|\blagged\b|\bnon-?zero lag\b", re.I),
                   _is_zero, "offers a zero lag under a question that says there is a delay"),
     Contradiction(re.compile(r"\bnon-?zero\b", re.I), _is_zero, "offers zero under a question that says non-zero"),
+    Contradiction(_ASKS_COUNT, _is_fraction, "offers a fractional number under a question that asks for a count (a "
+                  "count is a whole number: compute the count the question asks for, e.g. int((values > 0).sum()))"),
 )
 
 
@@ -164,9 +183,64 @@ def _contradictions(drawn: Drawn, config: AuditConfig) -> Finding:
     return Finding(check="contradicted_option", passed=True, message="no option contradicts its question")
 
 
+_PLAIN_NUMBER = re.compile(r"^[^\d:/-]*?([-+\u2212]?\d+(?:\.(\d+))?)[^\d:/]*$")
+
+
+def _plain_number(option: str) -> tuple[float, int] | None:
+    """(value, decimals) of an option that states one plain number (not a date or a clock time)."""
+    match = _PLAIN_NUMBER.match(option.strip())
+    if match is None:
+        return None
+    return float(match[1].replace("\u2212", "-")), len(match[2] or "")
+
+
+def _recomputed(item: Item) -> tuple[set[str], set[str]] | None:
+    """(quantities the question asks for, statistics of its one series that the key equals after
+    the key's own rounding, possibly none), or None when the item cannot be told: no statistic
+    asked, not one numeric series, options that are not all plain numbers."""
+    asked = quantities(normal_text(item.question))
+    if not asked & STATISTICS.keys() or item.kind is ItemKind.tf or len(item.series) != 1 \
+            or len(item.series[0].values) < 5:
+        return None
+    numbers = [_plain_number(o) for o in item.options]
+    if any(n is None for n in numbers):
+        return None
+    key, decimals = numbers[item.answer_index]  # type: ignore[misc]
+    tolerance = 0.5 * 10.0 ** -decimals + 1e-9
+    values = np.asarray(item.series[0].values, dtype=float)
+    return asked, {name for name, statistic in STATISTICS.items()
+                   if any(abs(x - key) <= tolerance for x in statistic(values))}
+
+
+def _key_answers_the_question(drawn: Drawn, config: AuditConfig) -> Finding:
+    """Keys that are another statistic of the shown series than the question asks for (the mean
+    under "how many days" or "the highest"), on at least half the items that can be told: a
+    template computing the wrong quantity does so on every item, a coincidence (a period of 22
+    days that equals the values' range) on a few."""
+    told, wrong = 0, []
+    for item in drawn.items:
+        found = _recomputed(item)
+        if found is None:
+            continue
+        told += 1
+        asked, matched = found
+        if matched and not agree(asked, matched):
+            wrong.append((item, asked, matched))
+    if len(wrong) < config.min_mismatched_keys or 2 * len(wrong) < told:
+        return Finding(check="key_statistic", passed=True,
+                       message=f"{len(wrong)} of {told} keys that can be recomputed are another statistic of the "
+                               "series than their question asks for")
+    item, asked, matched = wrong[0]
+    return Finding(check="key_statistic", passed=False,
+                   message=f"{len(wrong)} of {told} items whose key can be recomputed are keyed with the "
+                           f"{'/'.join(sorted(matched))} of the series shown while the question asks for the "
+                           f"{'/'.join(sorted(asked & STATISTICS.keys()))}, e.g. {_short(item.question)!r} keyed "
+                           f"{item.answer!r}; compute what the question asks for (or ask for what the answer is)")
+
+
 ITEM_CHECKS: tuple[Callable[[Drawn, AuditConfig], Finding], ...] = (
     _distinct_items, _duplicates, _distinct_series, _option_count, _distinct_options, _key_consistency,
-    _contradictions,
+    _contradictions, _key_answers_the_question,
 )
 
 
