@@ -48,14 +48,16 @@ class Activity(BaseModel):
 
 @dataclass(frozen=True)
 class GeneratorPrompt:
-    """The parts of the generator prompt shared by every slot of a run, and how many curated
-    examples each slot gets (those nearest its brief)."""
+    """The parts of the generator prompt shared by every slot of a run, how many curated examples
+    each slot gets (those nearest its brief), and whether a slot whose code did not run starts its
+    next round afresh without them (`restart_broken`, once per slot) instead of refining that code."""
 
     system: str
     profile_text: str
     task: str
     handler_name: str = ""
     examples: int = 1
+    restart_broken: bool = False
 
 
 @dataclass

@@ -31,17 +31,20 @@ from itemsmith.agents.usage import CallUsage, UsageLedger
 MAX_SHOWN_REPLY = 4000
 
 
-def build_prompt(profile: HandlerProfile, task: str, *, examples: int = 1) -> GeneratorPrompt:
+def build_prompt(profile: HandlerProfile, task: str, *, examples: int = 1,
+                 restart_broken: bool = False) -> GeneratorPrompt:
     """The static prompt parts of a run; each slot gets the `examples` curated templates nearest its
     brief (0: none)."""
     return GeneratorPrompt(system=generator_system(profile), profile_text=describe_profile(profile), task=task,
-                           handler_name=profile.name, examples=examples)
+                           handler_name=profile.name, examples=examples, restart_broken=restart_broken)
 
 
-def first_message(prompt: GeneratorPrompt, brief: dict[str, object], accepted_titles: Sequence[str]) -> str:
-    examples = nearest_examples(brief, prompt.handler_name, limit=prompt.examples)
+def first_message(prompt: GeneratorPrompt, brief: dict[str, object], accepted_titles: Sequence[str], *,
+                  examples: int | None = None) -> str:
+    """The first user message of a slot, with `examples` curated examples (default: the prompt's)."""
+    shown = nearest_examples(brief, prompt.handler_name, limit=prompt.examples if examples is None else examples)
     return generator_task(profile_text=prompt.profile_text, task=prompt.task, brief=brief,
-                          accepted_titles=accepted_titles, examples=examples)
+                          accepted_titles=accepted_titles, examples=shown)
 
 
 def messages_for(prompt: GeneratorPrompt, first: str, previous: str | None, feedback: str | None) -> list[BaseMessage]:

@@ -79,26 +79,39 @@ def repeat_problem(state: SlotState, source: str | None, nudge: str) -> tuple[st
             f"{failed}\nNote: this is exactly the code of round {round_}. {nudge}")
 
 
+def _restarts(ctx: SlotContext, attempts: list[dict[str, Any]], previous: dict[str, Any]) -> bool:
+    """Whether this round starts afresh (`GeneratorPrompt.restart_broken`): the last code did not
+    run (a content rejection is refined: that code runs), and no round of the slot restarted yet."""
+    return (ctx.prompt.restart_broken and ctx.prompt.examples > 0 and previous.get("status") != "verify_rejected"
+            and not any(a.get("restarted") for a in attempts))
+
+
 async def generate_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict[str, Any]:
     ctx = runtime.context
     started = time.monotonic()
     round_ = state.get("round", 0) + 1
     first = state.get("first_prompt") or first_message(ctx.prompt, state["brief"], ctx.accepted_titles())
+    attempts = state.get("attempts") or []
+    previous = attempts[-1] if attempts else {}
     refining = round_ > 1 and bool(state.get("feedback"))
+    restart = refining and _restarts(ctx, attempts, previous)
+    if restart:  # the same brief from a prompt without the curated example, not a fix of the broken code
+        fresh = first_message(ctx.prompt, state["brief"], ctx.accepted_titles(), examples=0)
+        restart, first = fresh != first, fresh  # the same prompt would give the same code
+        refining = not restart
     last_error = (state.get("feedback") or "").splitlines()[0] if refining else None
     _emit(ctx, state, "refining" if refining else "generating", round_=round_, message=last_error)
     messages = messages_for(ctx.prompt, first, state.get("reply_shown") if refining else None,
                             state.get("feedback") if refining else None)
     update: dict[str, Any] = {"round": round_, "first_prompt": first, "source": None, "current": {}}
     try:
-        failed = [a["source"] for a in state.get("attempts") or [] if a.get("source")]
+        failed = [a["source"] for a in attempts if a.get("source")]
         slot = state["slot"]
 
         def streamed(tokens: int, prompt_tokens: int | None = None) -> None:
             ctx.activity(Activity(phase="authoring", slot=slot, round=round_, tokens=tokens,
                                   prompt_tokens=prompt_tokens))
 
-        previous = (state.get("attempts") or [{}])[-1]
         temperature = ESCAPE_TEMPERATURE if refining and previous.get("repeated") else None
         with stream_tokens(streamed) if ctx.on_activity is not None else nullcontext():
             generated = await generate(ctx.model, messages, retry=ctx.retry, ledger=ctx.ledger, failed=failed,
@@ -118,7 +131,7 @@ async def generate_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict
     usage = generated.usage
     attempt = Attempt(round=round_, source=generated.source, status="generated", input_tokens=usage.input_tokens,
                       output_tokens=usage.output_tokens, cost_usd=usage.cost_usd, llm_s=usage.latency_s,
-                      retries=usage.retries, repeated=generated.repeated)
+                      retries=usage.retries, repeated=generated.repeated, restarted=restart)
     update["reply_shown"] = shown_reply(generated)
     if generated.problem is not None:
         problem = generated.problem

@@ -87,6 +87,7 @@ class Attempt(BaseModel):
     check_s: float = 0.0
     retries: int = 0
     repeated: bool = False  # the model resent code that already failed (not run again; the next round samples hotter)
+    restarted: bool = False  # a fresh start without the curated example after code that did not run
     verification: list[VerificationResult] = Field(default_factory=list)  # the stages run, in order
 
 

@@ -12,7 +12,7 @@ import pytest
 from itemsmith.agents.context import SlotEvent
 from itemsmith.agents.generator import ESCAPE_TEMPERATURE
 from itemsmith.agents.models import RunReport
-from itemsmith.agents.run import AuthorConfig, author
+from itemsmith.agents.run import AuthorConfig, author, restarts_broken
 from itemsmith.agents.verify import VerificationResult
 from itemsmith.sandbox import SandboxPool
 from itemsmith.templates_bank.items.schema import Decision, StructureReport
@@ -166,3 +166,43 @@ def test_scripted_repeat_of_failed_code_is_not_run_again_and_the_next_round_samp
     assert model.temperatures == [None, None, ESCAPE_TEMPERATURE]
     assert slot.usage.calls == 3 and report.summary()["repeated_rounds"] == 1
 
+
+
+def test_scripted_code_that_does_not_run_restarts_once_without_the_example_when_asked(pool, handler_file,
+                                                                                      tmp_path) -> None:
+    report, model, _ = run_author(pool, handler_file, tmp_path,
+                                  [fenced(BAD_RANDINT), fenced(BAD_COLUMN), fenced(GOOD)], titles=["Highest level"],
+                                  restart_broken=True)
+    slot = report.slots[0]
+    assert slot.status == "accepted" and [a.status for a in slot.attempts] == ["error", "error", "ok"]
+    assert [a.restarted for a in slot.attempts] == [False, True, False]
+    example = "## The working template closest to your brief"
+    assert example in model.prompts[0]
+    # round 2: the brief again, without the example and without round 1's code or error
+    assert example not in model.prompts[1] and "randint" not in model.prompts[1] and "Title: Highest" in model.prompts[1]
+    # round 3 refines the restarted code (only one restart a slot)
+    assert "KeyError" in model.prompts[2] and "Hint:" in model.prompts[2]
+
+
+def test_scripted_restart_leaves_code_that_runs_and_prompts_without_examples_to_refinement(pool, handler_file,
+                                                                                           tmp_path) -> None:
+    async def picky(source: str, report: StructureReport) -> VerificationResult:
+        if "mean water level" in source:
+            return VerificationResult(decision=Decision(accepted=False, stage="judges", reasons=["too easy"]),
+                                      feedback="Ask about the average level instead.")
+        return VerificationResult(decision=Decision(accepted=True, stage="judges", reasons=["fine"]))
+
+    report, model, _ = run_author(pool, handler_file, tmp_path, [fenced(GOOD), fenced(AVERAGE)], titles=["Judge"],
+                                  verifiers=[picky], restart_broken=True)
+    assert [a.restarted for a in report.slots[0].attempts] == [False, False]
+    assert "average level instead" in model.prompts[1]  # a content rejection is refined: that code runs
+    report, model, _ = run_author(pool, handler_file, tmp_path / "no-examples", [fenced(BAD_RANDINT), fenced(GOOD)],
+                                  titles=["Highest level"], restart_broken=True, examples=0)
+    assert [a.restarted for a in report.slots[0].attempts] == [False, False] and "randint" in model.prompts[1]
+
+
+@pytest.mark.parametrize(("spec", "configured", "expected"), [
+    ("local:qwen2.5-coder-1.5b", None, True), ("openai:gpt-4o", None, False), ("scripted:replies.json", None, False),
+    ("local:qwen2.5-coder-1.5b", False, False), ("anthropic:claude-sonnet-4-5", True, True)])
+def test_restarts_default_to_on_for_a_local_generator_only(spec: str, configured: bool | None, expected: bool) -> None:
+    assert restarts_broken(AuthorConfig(handler="weather", task=TASK, restart_broken=configured), spec) is expected

@@ -301,12 +301,27 @@ def _upload(server: LiveServer, size: int) -> tuple[int, int]:
     return status, server.written() - before
 
 
+def _wait_until_no_job_runs(server: LiveServer, timeout_s: float = 120.0) -> None:
+    """Until every job of the server is final: a running job's database pages and log lines would
+    count as upload bytes (the authoring job an earlier test started wrote 10 kB past the cap once)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        jobs = httpx.get(f"{server.url}/jobs", params={"limit": 500}, headers={"X-API-Key": server.key}).json()
+        active = [job["id"] for job in jobs if job["status"] in ("queued", "running")]
+        if not active:
+            return
+        assert time.monotonic() < deadline, f"jobs still running after {timeout_s:g} s: {active}"
+        time.sleep(0.2)
+
+
 def test_an_authenticated_chunked_upload_over_the_cap_gets_413_with_at_most_the_cap_written(
         server: LiveServer) -> None:
     # control: an upload under the cap is spooled (past 1 MiB, to a temporary file): the count sees it
+    _wait_until_no_job_runs(server)
     status, written = _upload(server, int(1.5 * 1024 * 1024))
     assert status != 413 and written > 1024 * 1024, (status, written)
 
+    _wait_until_no_job_runs(server)  # the control upload queued a bank's job
     status, written = _upload(server, 64 * 1024 * 1024)
     assert status == 413
     assert written <= UPLOAD_CAP, f"{written} bytes written for a body capped at {UPLOAD_CAP}"

@@ -267,6 +267,18 @@ def test_a_key_that_is_another_statistic_than_the_question_asks_for_is_caught() 
         assert "key_statistic" in report.failed_checks, keyed_with
         assert "keyed with the mean" in report.feedback and "asks for the max" in report.feedback
     assert audit_items(draws(_highest("max"))).passed
+    # a second channel beside it changes nothing: each series shown is recomputed
+
+    def two_channels(rng: np.random.Generator, i: int) -> dict:
+        item = _highest("mean")(rng, i)
+        other = np.round(rng.uniform(-10, 30) + rng.normal(0.0, 4.0, len(item["series"][0]["values"])), 1)
+        return {**item, "series": [*item["series"], series(other, name="temp_min")]}
+    assert "key_statistic" in audit_items(draws(two_channels)).failed_checks
+    # a channel named like a statistic is no question about it: "the mean temp_max" keyed with the max
+
+    def mean_of_temp_max(rng: np.random.Generator, i: int) -> dict:
+        return {**_highest("max")(rng, i), "question": "These are daily highs. What was the mean temp_max?"}
+    assert "key_statistic" in audit_items(draws(mean_of_temp_max)).failed_checks
     # the cheapest way around the count check, a mean rounded to a whole number, is a mean all the same
     rounded = audit_items(draws(_window_question("How many days were there with precipitation?", "mean, rounded")))
     assert "key_statistic" in rounded.failed_checks and "contradicted_option" not in rounded.failed_checks

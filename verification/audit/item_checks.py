@@ -195,25 +195,27 @@ def _plain_number(option: str) -> tuple[float, int] | None:
 
 
 def _recomputed(item: Item) -> tuple[set[str], set[str]] | None:
-    """(quantities the question asks for, statistics of its one series that the key equals after
+    """(quantities the question asks for, statistics of a series shown that the key equals after
     the key's own rounding, possibly none), or None when the item cannot be told: no statistic
-    asked, not one numeric series, options that are not all plain numbers."""
-    asked = quantities(normal_text(item.question))
-    if not asked & STATISTICS.keys() or item.kind is ItemKind.tf or len(item.series) != 1 \
-            or len(item.series[0].values) < 5:
+    asked, a true/false item, options that are not all plain numbers."""
+    question = normal_text(item.question)
+    for name in {normal_text(s.name) for s in item.series} - {""}:  # `temp_max` names a channel, not a max
+        question = re.sub(rf"\b{re.escape(name)}\b", " ", question)
+    asked = quantities(question)
+    shown = [np.asarray(s.values, dtype=float) for s in item.series if len(s.values) >= 5]
+    if not asked & STATISTICS.keys() or item.kind is ItemKind.tf or not shown:
         return None
     numbers = [_plain_number(o) for o in item.options]
     if any(n is None for n in numbers):
         return None
     key, decimals = numbers[item.answer_index]  # type: ignore[misc]
     tolerance = 0.5 * 10.0 ** -decimals + 1e-9
-    values = np.asarray(item.series[0].values, dtype=float)
-    return asked, {name for name, statistic in STATISTICS.items()
+    return asked, {name for name, statistic in STATISTICS.items() for values in shown
                    if any(abs(x - key) <= tolerance for x in statistic(values))}
 
 
 def _key_answers_the_question(drawn: Drawn, config: AuditConfig) -> Finding:
-    """Keys that are another statistic of the shown series than the question asks for (the mean
+    """Keys that are another statistic of a series shown than the question asks for (the mean
     under "how many days" or "the highest"), on at least half the items that can be told: a
     template computing the wrong quantity does so on every item, a coincidence (a period of 22
     days that equals the values' range) on a few."""
