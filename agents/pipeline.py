@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from itemsmith.agents import llamacpp
 from itemsmith.agents.errors import ProviderConfigError
+from itemsmith.agents.generator import restarts_broken
 from itemsmith.agents.local_models import LOCAL_MODELS, installed
 from itemsmith.agents.model_factory import StudentSpec
 from itemsmith.agents.models import StageInfo
@@ -173,5 +174,7 @@ def run_header(config: AuthorConfig, settings: AgentSettings, pipeline: Pipeline
     """What a run will do, before it starts: its generator and planner, then `header_lines`."""
     generator = config.generator or settings.default_generator()
     planner = config.planner or settings.planner or generator
-    return [f"generator: {generator}" + ("" if planner == generator else f", planner: {planner}"),
+    restart = ("; a slot whose code does not run restarts once without the curated example"
+               if restarts_broken(config.restart_broken, generator) else "")
+    return [f"generator: {generator}" + ("" if planner == generator else f", planner: {planner}") + restart,
             *header_lines(pipeline.stages)]

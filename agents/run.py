@@ -40,7 +40,7 @@ from typing_extensions import TypedDict
 from itemsmith.agents.checkpoint import open_checkpointer
 from itemsmith.agents.context import Activity, SlotContext, SlotEvent
 from itemsmith.agents.errors import AgentError, ProviderConfigError
-from itemsmith.agents.generator import build_prompt
+from itemsmith.agents.generator import build_prompt, restarts_broken
 from itemsmith.agents.graph import build_slot_graph
 from itemsmith.agents.inference import ModelHandle, stream_tokens
 from itemsmith.agents.model_factory import StudentSpec, retry_policy
@@ -374,16 +374,6 @@ def _model_specs(config: AuthorConfig, settings: AgentSettings, generator_model:
     return generator_spec, planner_spec
 
 
-def restarts_broken(config: AuthorConfig, generator_spec: str) -> bool:
-    """`config.restart_broken`, else on for a local generator. Measured on Qwen2.5-Coder-1.5B: its
-    refinements fixed none of 12 templates that did not run (two quick starts), while a prompt
-    without the curated example gave code that ran for 5 of 8 fixed briefs, with it 3 of 8
-    (benchmarks/generator_examples.py)."""
-    if config.restart_broken is not None:
-        return config.restart_broken
-    return ModelSpec.parse(generator_spec).provider == "local"
-
-
 def _verifier_name(verifier: Verifier) -> str:
     return str(getattr(verifier, "__name__", type(verifier).__name__))
 
@@ -446,7 +436,7 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
         def slot_context() -> SlotContext:
             return SlotContext(
                 model=generator_model, prompt=build_prompt(profile, config.task, examples=config.examples,
-                                                           restart_broken=restarts_broken(config, generator_spec)),
+                                                           restart_broken=restarts_broken(config.restart_broken, generator_spec)),
                 check=checker or sandbox_check, profile=profile, verifiers=tuple(stages), retry=run.retry,
                 max_rounds=config.max_rounds, ledger=UsageLedger(), accepted_titles=lambda: list(run.accepted_titles),
                 on_event=run.emit, on_activity=on_activity)

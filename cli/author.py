@@ -29,6 +29,10 @@ def author(
                             "its API key is set, else the local model.")] = None,
     planner: Annotated[str | None, typer.Option("--planner", help="Model spec of the planner (default: the generator).")] = None,
     rounds: Annotated[int, typer.Option("--rounds", min=1, max=20, help="Generate/refine rounds per slot.")] = 3,
+    restart_broken: Annotated[bool | None, typer.Option(
+        "--restart-broken/--no-restart-broken",
+        help="After a round whose code did not run, start the next one afresh without the curated example instead "
+             "of refining that code (once per slot). Default: on for a local generator.")] = None,
     slots: Annotated[int, typer.Option("--slots", min=1, max=256, help="Slots authored concurrently.")] = 4,
     sandbox_workers: Annotated[int, typer.Option("--sandbox-workers", min=1, max=64)] = 2,
     out: Annotated[Path, typer.Option("--out", help="Output folder (a run writes OUT/RUN_ID/).", file_okay=False)]
@@ -86,7 +90,8 @@ def author(
         _require_bank(bank, db)
     try:
         config = AuthorConfig(handler=handler, task=task, templates=templates, generator=generator, planner=planner,
-                              max_rounds=rounds, slots=slots, sandbox_workers=sandbox_workers, out_dir=out,
+                              max_rounds=rounds, restart_broken=restart_broken, slots=slots,
+                              sandbox_workers=sandbox_workers, out_dir=out,
                               checkpoint=checkpoint, run_id=run_id, seed=seed,
                               judges=[] if no_judges else judge or None, students=[] if no_students else student or None)
     except ValidationError as exc:

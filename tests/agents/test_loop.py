@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from itemsmith.agents.context import SlotEvent
-from itemsmith.agents.generator import ESCAPE_TEMPERATURE
+from itemsmith.agents.generator import ESCAPE_TEMPERATURE, restarts_broken
 from itemsmith.agents.models import RunReport
-from itemsmith.agents.run import AuthorConfig, author, restarts_broken
+from itemsmith.agents.run import AuthorConfig, author
 from itemsmith.agents.verify import VerificationResult
 from itemsmith.sandbox import SandboxPool
 from itemsmith.templates_bank.items.schema import Decision, StructureReport
@@ -205,4 +205,4 @@ def test_scripted_restart_leaves_code_that_runs_and_prompts_without_examples_to_
     ("local:qwen2.5-coder-1.5b", None, True), ("openai:gpt-4o", None, False), ("scripted:replies.json", None, False),
     ("local:qwen2.5-coder-1.5b", False, False), ("anthropic:claude-sonnet-4-5", True, True)])
 def test_restarts_default_to_on_for_a_local_generator_only(spec: str, configured: bool | None, expected: bool) -> None:
-    assert restarts_broken(AuthorConfig(handler="weather", task=TASK, restart_broken=configured), spec) is expected
+    assert restarts_broken(configured, spec) is expected

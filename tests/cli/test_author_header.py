@@ -39,6 +39,9 @@ def test_header_shows_the_default_local_pipeline_before_any_work(monkeypatch, tm
     lines = stderr.splitlines()
     assert "generator: openai:gpt-4o" in lines
     assert any(line.startswith("  structure         on: in the sandbox, 2 worker(s)") for line in lines)
+    _, _, restarting = invoke(tmp_path, "--restart-broken")  # the flag reaches the run (default: local only)
+    assert ("generator: openai:gpt-4o; a slot whose code does not run restarts once without the curated example"
+            in restarting.splitlines())
     assert "  item audit        on: blind solvers and item checks, no model" in lines
     assert any(line.startswith("  judge panel       on: local:qwen2.5-coder-1.5b; default panel") for line in lines)
     assert any(line.startswith("  student pool      on: local:smollm2-135m@1, local:qwen2.5-coder-0.5b@2, "
