@@ -14,7 +14,9 @@ the slot as `failed` when the provider fails for good (a permanent error, or ret
 A reply with no code, a runaway reply (cut at the output limit or repeating itself: never run), code
 that already failed (never run again; the next round samples at a higher temperature), a lint
 problem, a failed structure check and a verifier's rejection all become feedback for the next
-round; after `max_rounds` rounds the slot is discarded. Each slot is one checkpointer thread, so a
+round; after `max_rounds` rounds the slot is discarded. With `GeneratorPrompt.restart_broken` (the
+default for a local generator) the round after code that did not run starts afresh, once per slot:
+the brief without the curated example, instead of a refinement of that code. Each slot is one checkpointer thread, so a
 killed run resumes mid-slot.
 """
 
@@ -69,7 +71,7 @@ def _repeated(state: SlotState, source: str | None) -> list[str]:
             "Change the failing line."]
 
 
-def repeat_problem(state: SlotState, source: str | None, nudge: str) -> tuple[str, str]:
+def _repeat_problem(state: SlotState, source: str | None, nudge: str) -> tuple[str, str]:
     """(error, feedback) of a round that resent failed code: that code's round and error, its
     feedback again, then `nudge`."""
     earlier = _earlier(state, source) or {}
@@ -139,7 +141,7 @@ async def generate_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict
             feedback = runaway_feedback(problem, _repeated(state, generated.source))
             status = "runaway"
         elif generated.repeated:  # failed code sent again: it is not run again
-            problem, feedback = repeat_problem(state, generated.source, problem)
+            problem, feedback = _repeat_problem(state, generated.source, problem)
             status = "repeated"
         else:
             feedback = build_feedback(problem, generated.source, ctx.profile, examples=first)

@@ -109,18 +109,21 @@ def test_scripted_permanent_provider_error_fails_the_slot(pool, handler_file, tm
     assert slot.status == "failed" and model.calls == 1 and "permanent" in (slot.error or "")
 
 
-def test_verifier_rejection_with_feedback_refines(pool, handler_file, tmp_path) -> None:
-    seen: list[StructureReport] = []
-
+def wants_the_average(seen: list[StructureReport]) -> Any:
+    """A verifier that rejects the mean-level template with feedback, and records what it saw."""
     async def picky(source: str, report: StructureReport) -> VerificationResult:
         seen.append(report)
         if "mean water level" in source:
             return VerificationResult(decision=Decision(accepted=False, stage="judges", reasons=["too easy"]),
                                       feedback="Ask about the average level instead.")
         return VerificationResult(decision=Decision(accepted=True, stage="judges", reasons=["fine"]))
+    return picky
 
+
+def test_verifier_rejection_with_feedback_refines(pool, handler_file, tmp_path) -> None:
+    seen: list[StructureReport] = []
     report, model, _ = run_author(pool, handler_file, tmp_path, [fenced(GOOD), fenced(AVERAGE)], titles=["Judge"],
-                                  verifiers=[picky])
+                                  verifiers=[wants_the_average(seen)])
     slot = report.slots[0]
     assert slot.status == "accepted" and [a.status for a in slot.attempts] == ["verify_rejected", "ok"]
     assert "average level instead" in model.prompts[1]
@@ -186,14 +189,8 @@ def test_scripted_code_that_does_not_run_restarts_once_without_the_example_when_
 
 def test_scripted_restart_leaves_code_that_runs_and_prompts_without_examples_to_refinement(pool, handler_file,
                                                                                            tmp_path) -> None:
-    async def picky(source: str, report: StructureReport) -> VerificationResult:
-        if "mean water level" in source:
-            return VerificationResult(decision=Decision(accepted=False, stage="judges", reasons=["too easy"]),
-                                      feedback="Ask about the average level instead.")
-        return VerificationResult(decision=Decision(accepted=True, stage="judges", reasons=["fine"]))
-
     report, model, _ = run_author(pool, handler_file, tmp_path, [fenced(GOOD), fenced(AVERAGE)], titles=["Judge"],
-                                  verifiers=[picky], restart_broken=True)
+                                  verifiers=[wants_the_average([])], restart_broken=True)
     assert [a.restarted for a in report.slots[0].attempts] == [False, False]
     assert "average level instead" in model.prompts[1]  # a content rejection is refined: that code runs
     report, model, _ = run_author(pool, handler_file, tmp_path / "no-examples", [fenced(BAD_RANDINT), fenced(GOOD)],
