@@ -265,7 +265,7 @@ def test_a_key_that_is_another_statistic_than_the_question_asks_for_is_caught() 
     for keyed_with in ("mean", "mean, rounded"):
         report = audit_items(draws(_highest(keyed_with)))
         assert "key_statistic" in report.failed_checks, keyed_with
-        assert "keyed with the mean" in report.feedback and "asks for the max" in report.feedback
+        assert "where it asks for the max" in report.feedback and "mean" in report.feedback
     assert audit_items(draws(_highest("max"))).passed
     # a second channel beside it changes nothing: each series shown is recomputed
 

@@ -50,8 +50,9 @@ class AuditConfig(BaseSettings):
         0.5, ge=0, le=1, description="distinct series (channel data) per item, over all drawn items")
     min_options: int = Field(4, ge=2, le=6, description="fewest options a multiple-choice item may offer")
     min_mismatched_keys: int = Field(
-        10, ge=1, description="items keyed with another statistic of their series than the question asks for (and "
-                              "half of the items whose key can be recomputed) that fail the template")
+        10, ge=1, description="items keyed with another statistic of a series shown than the question asks for "
+                              "that fail the template (when they also exceed their distractors' rate by half the "
+                              "items that can be told)")
 
     def lowered(self) -> list[str]:
         """The thresholds set laxer than the defaults, as `name=value (default d)`."""

@@ -194,10 +194,10 @@ def _plain_number(option: str) -> tuple[float, int] | None:
     return float(match[1].replace("\u2212", "-")), len(match[2] or "")
 
 
-def _recomputed(item: Item) -> tuple[set[str], set[str]] | None:
-    """(quantities the question asks for, statistics of a series shown that the key equals after
-    the key's own rounding, possibly none), or None when the item cannot be told: no statistic
-    asked, a true/false item, options that are not all plain numbers."""
+def _recomputed(item: Item) -> tuple[set[str], list[set[str]]] | None:
+    """(quantities the question asks for, for each option the statistics of a series shown that it
+    equals after its own rounding), or None when the item cannot be told: no statistic asked, a
+    true/false item, options that are not all plain numbers or that are labels ("series 1" to "4")."""
     question = normal_text(item.question)
     for name in {normal_text(s.name) for s in item.series} - {""}:  # `temp_max` names a channel, not a max
         question = re.sub(rf"\b{re.escape(name)}\b", " ", question)
@@ -205,39 +205,48 @@ def _recomputed(item: Item) -> tuple[set[str], set[str]] | None:
     shown = [np.asarray(s.values, dtype=float) for s in item.series if len(s.values) >= 5]
     if not asked & STATISTICS.keys() or item.kind is ItemKind.tf or not shown:
         return None
-    numbers = [_plain_number(o) for o in item.options]
-    if any(n is None for n in numbers):
+    numbers = [number for o in item.options if (number := _plain_number(o)) is not None]
+    if len(numbers) != len(item.options):
         return None
-    key, decimals = numbers[item.answer_index]  # type: ignore[misc]
-    tolerance = 0.5 * 10.0 ** -decimals + 1e-9
-    return asked, {name for name, statistic in STATISTICS.items() for values in shown
-                   if any(abs(x - key) <= tolerance for x in statistic(values))}
+    stated = sorted(value for value, _ in numbers)
+    if stated in ([float(i) for i in range(len(stated))], [float(i) for i in range(1, len(stated) + 1)]):
+        return None
+    statistics = [(name, x) for name, statistic in STATISTICS.items() for values in shown for x in statistic(values)]
+    return asked, [{name for name, x in statistics if abs(x - value) <= 0.5 * 10.0 ** -decimals + 1e-9}
+                   for value, decimals in numbers]
 
 
 def _key_answers_the_question(drawn: Drawn, config: AuditConfig) -> Finding:
     """Keys that are another statistic of a series shown than the question asks for (the mean
-    under "how many days" or "the highest"), on at least half the items that can be told: a
-    template computing the wrong quantity does so on every item, a coincidence (a period of 22
-    days that equals the values' range) on a few."""
-    told, wrong = 0, []
+    under "how many days" or "the highest"). Small whole numbers (a lag of 5 days, "day 11") equal
+    some statistic of some series by chance, so the distractors are the control: the template
+    fails when its keys are such a statistic on at least half the items more often than its
+    distractors are (a template computing the wrong quantity does so on every item)."""
+    told, wrong, chance, example = 0, 0, 0.0, None
     for item in drawn.items:
         found = _recomputed(item)
         if found is None:
             continue
-        told += 1
         asked, matched = found
-        if matched and not agree(asked, matched):
-            wrong.append((item, asked, matched))
-    if len(wrong) < config.min_mismatched_keys or 2 * len(wrong) < told:
+        other = [bool(m) and not agree(asked, m) for m in matched]
+        told += 1
+        wrong += other[item.answer_index]
+        distractors = [o for i, o in enumerate(other) if i != item.answer_index]
+        chance += sum(distractors) / max(len(distractors), 1)
+        if other[item.answer_index] and example is None:
+            example = (item, asked, matched[item.answer_index])
+    excess = wrong - chance
+    if wrong < config.min_mismatched_keys or 2 * excess < told or example is None:
         return Finding(check="key_statistic", passed=True,
-                       message=f"{len(wrong)} of {told} keys that can be recomputed are another statistic of the "
-                               "series than their question asks for")
-    item, asked, matched = wrong[0]
+                       message=f"{wrong} of {told} keys that can be recomputed are another statistic of a series "
+                               f"shown than their question asks for ({chance:.0f} expected from the distractors)")
+    item, asked, statistics = example
     return Finding(check="key_statistic", passed=False,
-                   message=f"{len(wrong)} of {told} items whose key can be recomputed are keyed with the "
-                           f"{'/'.join(sorted(matched))} of the series shown while the question asks for the "
-                           f"{'/'.join(sorted(asked & STATISTICS.keys()))}, e.g. {_short(item.question)!r} keyed "
-                           f"{item.answer!r}; compute what the question asks for (or ask for what the answer is)")
+                   message=f"{wrong} of {told} items whose key can be recomputed ({chance:.0f} expected by chance) "
+                           f"are keyed with another statistic of a series shown than the question asks for, e.g. "
+                           f"{_short(item.question)!r} keyed {item.answer!r}, the {'/'.join(sorted(statistics))} "
+                           f"where it asks for the {'/'.join(sorted(asked & STATISTICS.keys()))}; compute what the "
+                           "question asks for (or ask for what the answer is)")
 
 
 ITEM_CHECKS: tuple[Callable[[Drawn, AuditConfig], Finding], ...] = (
