@@ -274,6 +274,24 @@ def test_a_key_that_is_another_statistic_than_the_question_asks_for_is_caught() 
         other = np.round(rng.uniform(-10, 30) + rng.normal(0.0, 4.0, len(item["series"][0]["values"])), 1)
         return {**item, "series": [*item["series"], series(other, name="temp_min")]}
     assert "key_statistic" in audit_items(draws(two_channels)).failed_checks
+    # distractors that are statistics too (of this series, or the same one of other series) do not
+    # excuse the key: a control on "distractors that equal some statistic" would be fooled by them
+
+    def other_statistics(rng: np.random.Generator, i: int) -> dict:
+        values = np.round(rng.uniform(-10, 30) + rng.normal(0.0, 4.0, int(rng.integers(20, 41))), 1)
+        options = [float(values.mean()), float(np.median(values)), float(values.min()), float(values.max())]
+        if len({round(o, 2) for o in options}) < 4:
+            options[1] += 0.37
+        return mc_item("What was the highest temperature?", f"{options[0]:.2f}",
+                       [f"{options[j]:.2f}" for j in (1, 2, 3)], rng=rng, series=[series(values, name="temp_max")])
+
+    def other_series(rng: np.random.Generator, i: int) -> dict:
+        channels = [np.round(rng.uniform(-10, 30) + rng.normal(0.0, 4.0, 30), 1) for _ in range(4)]
+        means = [f"{c.mean():.2f}" for c in channels]
+        return mc_item("What was the highest value of the first series?", means[0], means[1:], rng=rng,
+                       series=[series(c, name=f"s{k}") for k, c in enumerate(channels)])
+    for make in (other_statistics, other_series):
+        assert "key_statistic" in audit_items(draws(make)).failed_checks, make.__name__
     # a channel named like a statistic is no question about it: "the mean temp_max" keyed with the max
 
     def mean_of_temp_max(rng: np.random.Generator, i: int) -> dict:

@@ -51,8 +51,7 @@ class AuditConfig(BaseSettings):
     min_options: int = Field(4, ge=2, le=6, description="fewest options a multiple-choice item may offer")
     min_mismatched_keys: int = Field(
         10, ge=1, description="items keyed with another statistic of a series shown than the question asks for "
-                              "that fail the template (when they also exceed their distractors' rate by half the "
-                              "items that can be told)")
+                              "that fail the template (when they are also half of the items that can be told)")
 
     def lowered(self) -> list[str]:
         """The thresholds set laxer than the defaults, as `name=value (default d)`."""
