@@ -318,7 +318,7 @@ def _formatted_name(part: ast.FormattedValue) -> str | None:
     return value.id if isinstance(value, ast.Name) and part.format_spec is not None else None
 
 
-def array_sources(source: str, line: int | None) -> list[str]:
+def _array_sources(source: str, line: int | None) -> list[str]:
     """For a whole array formatted as a number on `line`: each name formatted there
     (`{answer:.1f}`, `{float(answer):.1f}`) with its last assignment before that line, e.g.
     `answer = (tmax + tmin) / 2`. Small models patch the failing line (float(answer), then np.mean of
@@ -391,7 +391,7 @@ def specific_hints(error: str, source: str | None, examples: str = "") -> list[s
                              "key, wrong = date_options(answer, low=dates[0], high=dates[-1])")
             hints.append("\n".join(lines))
     if _WHOLE_ARRAY.search(error):
-        made = array_sources(source, _line_number(error))
+        made = _array_sources(source, _line_number(error))
         if made:
             hints.append("A value formatted on that line is a whole array, not one number. Fix it where it is made "
                          "(reduce it there: answer = float(np.mean(...))), not on the failing line:\n"
