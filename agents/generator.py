@@ -74,7 +74,6 @@ class Generated(BaseModel):
     source: str | None = None
     problem: str | None = None  # extraction or lint feedback
     usage: CallUsage
-    repeated: bool = False  # the code is exactly one that already failed: `problem` says so, it is not run
     runaway: bool = False  # cut at the output limit or repeating itself: `problem` says which
 
 
@@ -119,16 +118,14 @@ def _ran_away(reply: AIMessage, text: str, usage: CallUsage) -> Generated | None
 
 
 async def generate(handle: ModelHandle, messages: Sequence[BaseMessage], *, retry: RetryPolicy,
-                   ledger: UsageLedger | None = None, failed: Sequence[str] = (),
-                   temperature: float | None = None) -> Generated:
+                   ledger: UsageLedger | None = None, temperature: float | None = None) -> Generated:
     """Call the generator and extract the template (raises only for provider errors).
 
     Runaway guard: a reply cut at the output limit or repeating itself is returned with
-    `runaway=True` and the reason as its `problem` (it is never run). Repeat guard: code that is
-    exactly one of `failed` (small models often resend the code they were asked to fix) is
-    returned with `repeated=True` and a problem, never run again; the caller asks for the next
-    round at `ESCAPE_TEMPERATURE`. Asking again within the round cost a whole reply and, measured
-    on the local generator, rescued none of 6 repeats.
+    `runaway=True` and the reason as its `problem` (it is never run). Code that repeats a failed
+    attempt is the caller's to tell (`agents.graph`): it is never run again, and the next round
+    samples at `ESCAPE_TEMPERATURE` (asking again within the round cost a whole reply and, measured
+    on the local generator, rescued none of 6 repeats).
     """
     reply, usage = await complete(handle, messages, retry=retry, ledger=ledger, role="generator",
                                   temperature=temperature)
@@ -140,6 +137,4 @@ async def generate(handle: ModelHandle, messages: Sequence[BaseMessage], *, retr
         source = extract_code(text)
     except ExtractionError as exc:
         return Generated(reply=text, problem=str(exc), usage=usage)
-    if source.strip() in {f.strip() for f in failed}:
-        return Generated(reply=text, source=source, problem=REPEAT_NUDGE, usage=usage, repeated=True)
     return Generated(reply=text, source=source, problem=lint(source), usage=usage)

@@ -33,7 +33,14 @@ from langgraph.types import Checkpointer
 from itemsmith.agents.context import Activity, Phase, SlotContext, SlotEvent
 from itemsmith.agents.errors import EmptyReplyError, ProviderCallError
 from itemsmith.agents.feedback import build_feedback, runaway_feedback
-from itemsmith.agents.generator import ESCAPE_TEMPERATURE, first_message, generate, messages_for, shown_reply
+from itemsmith.agents.generator import (
+    ESCAPE_TEMPERATURE,
+    REPEAT_NUDGE,
+    first_message,
+    generate,
+    messages_for,
+    shown_reply,
+)
 from itemsmith.agents.inference import stream_tokens
 from itemsmith.agents.models import Attempt
 from itemsmith.agents.state import SlotState
@@ -71,14 +78,13 @@ def _repeated(state: SlotState, source: str | None) -> list[str]:
             "Change the failing line."]
 
 
-def _repeat_problem(state: SlotState, source: str | None, nudge: str) -> tuple[str, str]:
-    """(error, feedback) of a round that resent failed code: that code's round and error, its
-    feedback again, then `nudge`."""
-    earlier = _earlier(state, source) or {}
-    round_, error = earlier.get("round", "?"), earlier.get("error") or earlier.get("status") or "it failed"
+def _repeat_problem(earlier: dict[str, Any]) -> tuple[str, str]:
+    """(error, feedback) of a round that resent the failed code of `earlier`: that round and its
+    error, its feedback again, then `REPEAT_NUDGE`."""
+    round_, error = earlier["round"], earlier.get("error") or earlier.get("status") or "it failed"
     failed = earlier.get("feedback") or f"Error: {error}"
     return (f"resent the code of round {round_} (not run again), which failed: {error}",
-            f"{failed}\nNote: this is exactly the code of round {round_}. {nudge}")
+            f"{failed}\nNote: this is exactly the code of round {round_}. {REPEAT_NUDGE}")
 
 
 def _restarts(ctx: SlotContext, attempts: list[dict[str, Any]], previous: dict[str, Any]) -> bool:
@@ -107,7 +113,6 @@ async def generate_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict
                             state.get("feedback") if refining else None)
     update: dict[str, Any] = {"round": round_, "first_prompt": first, "source": None, "current": {}}
     try:
-        failed = [a["source"] for a in attempts if a.get("source")]
         slot = state["slot"]
 
         def streamed(tokens: int, prompt_tokens: int | None = None) -> None:
@@ -116,7 +121,7 @@ async def generate_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict
 
         temperature = ESCAPE_TEMPERATURE if refining and previous.get("repeated") else None
         with stream_tokens(streamed) if ctx.on_activity is not None else nullcontext():
-            generated = await generate(ctx.model, messages, retry=ctx.retry, ledger=ctx.ledger, failed=failed,
+            generated = await generate(ctx.model, messages, retry=ctx.retry, ledger=ctx.ledger,
                                        temperature=temperature)
     except ProviderCallError as exc:
         attempt = Attempt(round=round_, status="provider_error", error=str(exc), retries=exc.attempts - 1,
@@ -131,17 +136,18 @@ async def generate_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict
         return {**update, "feedback": feedback, "reply_shown": "(empty reply)", "attempts": [attempt.model_dump()],
                 "elapsed_s": time.monotonic() - started}
     usage = generated.usage
+    earlier = None if generated.runaway else _earlier(state, generated.source)
     attempt = Attempt(round=round_, source=generated.source, status="generated", input_tokens=usage.input_tokens,
                       output_tokens=usage.output_tokens, cost_usd=usage.cost_usd, llm_s=usage.latency_s,
-                      retries=usage.retries, repeated=generated.repeated, restarted=restart)
+                      retries=usage.retries, repeated=earlier is not None, restarted=restart)
     update["reply_shown"] = shown_reply(generated)
-    if generated.problem is not None:
-        problem = generated.problem
+    if generated.problem is not None or earlier is not None:
+        problem = generated.problem or ""
         if generated.runaway:  # a failed round that never reaches the sandbox
             feedback = runaway_feedback(problem, _repeated(state, generated.source))
             status = "runaway"
-        elif generated.repeated:  # failed code sent again: it is not run again
-            problem, feedback = _repeat_problem(state, generated.source, problem)
+        elif earlier is not None:  # failed code sent again: it is not run again
+            problem, feedback = _repeat_problem(earlier)
             status = "repeated"
         else:
             feedback = build_feedback(problem, generated.source, ctx.profile, examples=first)
