@@ -15,7 +15,8 @@ from functools import lru_cache
 from itemsmith.templates_bank.items.schema import Item
 
 __all__ = [
-    "canonical", "content_key", "format_signature", "numeric_values", "option_value", "tie_break", "tokens", "wording",
+    "canonical", "content_key", "format_signature", "numeric_values", "option_value", "plain_number", "tie_break",
+    "tokens", "wording",
 ]
 
 _DATE = re.compile(r"^\D*?(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2}))?\D*$")
@@ -42,11 +43,21 @@ def option_value(text: str) -> float | None:
         return day + minutes / 1440
     if m := _TIME.match(text):
         return int(m[1]) * 60 + int(m[2])
+    number = plain_number(text)
+    return None if number is None else number[0]
+
+
+def plain_number(text: str) -> tuple[float, int] | None:
+    """(value, decimals written) of a text that states one plain number, not a date or a clock time."""
+    text = text.strip()
+    if _DATE.match(text) or _TIME.match(text):
+        return None
     numbers = _NUMBER.findall(text)
     if len(numbers) != 1:
         return None
+    mantissa = numbers[0].replace(",", "").replace("\u2212", "-").lower().partition("e")[0]
     try:
-        return float(numbers[0].replace(",", "").replace("\u2212", "-"))
+        return float(numbers[0].replace(",", "").replace("\u2212", "-")), len(mantissa.partition(".")[2])
     except ValueError:
         return None
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from itemsmith.templates_bank.items.schema import Item, ItemKind
 from itemsmith.verification.audit.config import AuditConfig
-from itemsmith.verification.audit.features import content_key, numeric_values, option_value
+from itemsmith.verification.audit.features import content_key, numeric_values, option_value, plain_number
 from itemsmith.verification.audit.models import Finding, ItemDraw
 from itemsmith.verification.audit.quantities import STATISTICS, agree, normal_text, quantities
 
@@ -183,17 +183,6 @@ def _contradictions(drawn: Drawn, config: AuditConfig) -> Finding:
     return Finding(check="contradicted_option", passed=True, message="no option contradicts its question")
 
 
-_PLAIN_NUMBER = re.compile(r"^[^\d:/-]*?([-+\u2212]?\d+(?:\.(\d+))?)[^\d:/]*$")
-
-
-def _plain_number(option: str) -> tuple[float, int] | None:
-    """(value, decimals) of an option that states one plain number (not a date or a clock time)."""
-    match = _PLAIN_NUMBER.match(option.strip())
-    if match is None:
-        return None
-    return float(match[1].replace("\u2212", "-")), len(match[2] or "")
-
-
 def _recomputed(item: Item) -> tuple[set[str], set[str]] | None:
     """(quantities the question asks for, statistics of a series shown that the key equals after
     its own rounding), or None when the item cannot be told: no statistic asked, a true/false item,
@@ -205,7 +194,7 @@ def _recomputed(item: Item) -> tuple[set[str], set[str]] | None:
     shown = [np.asarray(s.values, dtype=float) for s in item.series if len(s.values) >= 5]
     if not asked & STATISTICS.keys() or item.kind is ItemKind.tf or not shown:
         return None
-    numbers = [number for o in item.options if (number := _plain_number(o)) is not None]
+    numbers = [number for o in item.options if (number := plain_number(o)) is not None]
     if len(numbers) != len(item.options):
         return None
     stated = sorted(value for value, _ in numbers)
