@@ -49,8 +49,9 @@ class Activity(BaseModel):
 @dataclass(frozen=True)
 class GeneratorPrompt:
     """The parts of the generator prompt shared by every slot of a run, how many curated examples
-    each slot gets (those nearest its brief), and whether a slot whose code did not run starts its
-    next round afresh without them (`restart_broken`, once per slot) instead of refining that code."""
+    each slot gets (those nearest its brief), and whether a round after code that did not run (or
+    was resent) starts afresh from the brief without them (`restart_broken`) instead of refining
+    that code."""
 
     system: str
     profile_text: str

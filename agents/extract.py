@@ -1,7 +1,7 @@
 """Getting template source out of an LLM reply, fenced or not, and cheap checks before the sandbox.
 
-`extract_code` raises `ExtractionError` with a message meant as feedback to the model. A syntax
-error is not raised here: the sandbox reports it with its line, like any other failure. `runaway`
+`extract_code` raises `ExtractionError` with a message meant as feedback to the model, and drops
+imports the code never uses (`drop_unused_imports`). A syntax error is not raised here: the sandbox reports it with its line, like any other failure. `runaway`
 tells a reply that ran into the output limit or repeats itself (a listing instead of code).
 """
 
@@ -58,7 +58,7 @@ def extract_code(reply: str) -> str:
         code = "\n\n".join(body for lang, body in blocks if lang in ("", "python", "py", "python3"))
     else:
         code = _strip_unfenced(reply)
-    code = _MAIN_GUARD.sub("", code).strip("\n")
+    code = drop_unused_imports(_MAIN_GUARD.sub("", code)).strip("\n")
     if not code.strip():
         raise ExtractionError("no Python code found in the reply; reply with the whole template in one "
                               "```python block")
@@ -66,6 +66,28 @@ def extract_code(reply: str) -> str:
         raise ExtractionError("the code does not define `def question(num_samples):` at the top level; "
                               "reply with the whole template in one ```python block")
     return code + "\n"
+
+
+def drop_unused_imports(source: str) -> str:
+    """The source without its top-level imports that bind only names it never uses (small models
+    write `from scipy.stats import skew` and never call it; the sandbox would refuse the whole
+    template for it). An import that is used stays, and the sandbox judges it; source that does
+    not parse is returned as it is."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    unused = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
+              and all(a.name != "*" and (a.asname or a.name.split(".")[0]) not in used for a in node.names)]
+    if not unused:
+        return source
+    lines = source.splitlines(keepends=True)
+    for node in reversed(unused):  # statements on lines of their own: a `;` would join code to the import
+        if node.end_lineno is None or any(";" in line for line in lines[node.lineno - 1:node.end_lineno]):
+            continue
+        del lines[node.lineno - 1:node.end_lineno]
+    return "".join(lines)
 
 
 def lint(source: str) -> str | None:

@@ -15,9 +15,10 @@ A reply with no code, a runaway reply (cut at the output limit or repeating itse
 that already failed (never run again; the next round samples at a higher temperature), a lint
 problem, a failed structure check and a verifier's rejection all become feedback for the next
 round; after `max_rounds` rounds the slot is discarded. With `GeneratorPrompt.restart_broken` (the
-default for a local generator) the round after code that did not run starts afresh, once per slot:
-the brief without the curated example, instead of a refinement of that code. Each slot is one checkpointer thread, so a
-killed run resumes mid-slot.
+default for a local generator) a round after code that did not run, or was resent, starts afresh
+from the brief without the curated example instead of refining that code (sampled at
+`ESCAPE_TEMPERATURE` when that prompt is the last round's: as cool, it would give the same code).
+Each slot is one checkpointer thread, so a killed run resumes mid-slot.
 """
 
 from __future__ import annotations
@@ -87,11 +88,10 @@ def _repeat_problem(earlier: dict[str, Any]) -> tuple[str, str]:
             f"{failed}\nNote: this is exactly the code of round {round_}. {REPEAT_NUDGE}")
 
 
-def _restarts(ctx: SlotContext, attempts: list[dict[str, Any]], previous: dict[str, Any]) -> bool:
+def _restarts(ctx: SlotContext, previous: dict[str, Any]) -> bool:
     """Whether this round starts afresh (`GeneratorPrompt.restart_broken`): the last code did not
-    run (a content rejection is refined: that code runs), and no round of the slot restarted yet."""
-    return (ctx.prompt.restart_broken and ctx.prompt.examples > 0 and previous.get("status") != "verify_rejected"
-            and not any(a.get("restarted") for a in attempts))
+    run, or was resent (a content rejection is refined: that code runs)."""
+    return ctx.prompt.restart_broken and previous.get("status") != "verify_rejected"
 
 
 async def generate_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict[str, Any]:
@@ -102,11 +102,11 @@ async def generate_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict
     attempts = state.get("attempts") or []
     previous = attempts[-1] if attempts else {}
     refining = round_ > 1 and bool(state.get("feedback"))
-    restart = refining and _restarts(ctx, attempts, previous)
+    restart = refining and _restarts(ctx, previous)
+    hot = refining and bool(previous.get("repeated"))
     if restart:  # the same brief from a prompt without the curated example, not a fix of the broken code
         fresh = first_message(ctx.prompt, state["brief"], ctx.accepted_titles(), examples=0)
-        restart, first = fresh != first, fresh  # the same prompt would give the same code
-        refining = not restart
+        hot, first, refining = fresh == first, fresh, False  # the same prompt, as cool, would give the same code
     last_error = (state.get("feedback") or "").splitlines()[0] if refining else None
     _emit(ctx, state, "refining" if refining else "generating", round_=round_, message=last_error)
     messages = messages_for(ctx.prompt, first, state.get("reply_shown") if refining else None,
@@ -119,7 +119,7 @@ async def generate_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict
             ctx.activity(Activity(phase="authoring", slot=slot, round=round_, tokens=tokens,
                                   prompt_tokens=prompt_tokens))
 
-        temperature = ESCAPE_TEMPERATURE if refining and previous.get("repeated") else None
+        temperature = ESCAPE_TEMPERATURE if hot else None
         with stream_tokens(streamed) if ctx.on_activity is not None else nullcontext():
             generated = await generate(ctx.model, messages, retry=ctx.retry, ledger=ctx.ledger,
                                        temperature=temperature)

@@ -174,7 +174,7 @@ def run_header(config: AuthorConfig, settings: AgentSettings, pipeline: Pipeline
     """What a run will do, before it starts: its generator and planner, then `header_lines`."""
     generator = config.generator or settings.default_generator()
     planner = config.planner or settings.planner or generator
-    restart = ("; a slot whose code does not run restarts once without the curated example"
+    restart = ("; code that does not run is not refined: the next round restarts without the curated example"
                if restarts_broken(config.restart_broken, generator) else "")
     return [f"generator: {generator}" + ("" if planner == generator else f", planner: {planner}") + restart,
             *header_lines(pipeline.stages)]

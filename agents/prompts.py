@@ -46,16 +46,13 @@ SKELETON = '''def question(num_samples):
         window = values[start:end]
         answer = float(window.mean())    # compute the answer from the data
         spread = max(float(window.std()) / 2, 0.01)   # a typical gap between neighbouring options
-        low, high = float(values.min()), float(values.max())   # options stay in the range the data allows
-        if not low + 0.05 < answer < high - 0.05:
-            continue
-        key, wrong = numeric_options(answer, spread=spread, decimals=2, low=low, high=high)   # key at a random rank
+        key, wrong = numeric_options(answer, spread=spread, decimals=2)   # key at a random rank
         first, last = {labels}[start], {labels}[end - 1]
         text = f"These are the {channel} values of record {{rid}} from {{first}} to {{last}}. What is their mean?"
         why = f"The mean of the {{end - start}} {channel} values is {{key}}."
-        items.append(mc_item(text, key, wrong,
-                             series=[series(window, name="{channel}", timestamps={labels}[start:end])],
-                             rationale=why, metadata={{"record_ids": [rid]}}))
+        shown = series(window, name="{channel}", timestamps={labels}[start:end])
+        item = mc_item(text, key, wrong, series=[shown], rationale=why, metadata={{"record_ids": [rid]}})
+        items.append(item)
     return items'''
 
 COOKBOOK = """values = frame["{channel}"].to_numpy(dtype=float) and {labels_line} have the same positions.

@@ -89,8 +89,9 @@ class AuthorConfig(BaseModel):
     examples: int = Field(1, ge=0, le=6, description="curated examples per slot in the generator prompt (those nearest "
                           "its brief)")
     restart_broken: bool | None = Field(
-        None, description="after a round whose code did not run, start the next one afresh without the curated "
-                          "example instead of refining that code (once per slot); None: for a local generator")
+        None, description="after a round whose code did not run (or was resent), start the next one afresh "
+                          "from the brief without the curated example instead of refining that code; None: for a "
+                          "local generator")
     out_dir: Path = Path("out")
     checkpoint: str | None = Field(None, description="SQLite path, postgresql:// URL or 'memory'")
     checkpoint_setup: bool = Field(True, description="create the checkpoint tables if missing; False: they must "

@@ -31,8 +31,8 @@ def author(
     rounds: Annotated[int, typer.Option("--rounds", min=1, max=20, help="Generate/refine rounds per slot.")] = 3,
     restart_broken: Annotated[bool | None, typer.Option(
         "--restart-broken/--no-restart-broken",
-        help="After a round whose code did not run, start the next one afresh without the curated example instead "
-             "of refining that code (once per slot). Default: on for a local generator.")] = None,
+        help="After a round whose code did not run (or was resent), start the next one afresh from the brief "
+             "without the curated example instead of refining that code. Default: on for a local generator.")] = None,
     slots: Annotated[int, typer.Option("--slots", min=1, max=256, help="Slots authored concurrently.")] = 4,
     sandbox_workers: Annotated[int, typer.Option("--sandbox-workers", min=1, max=64)] = 2,
     out: Annotated[Path, typer.Option("--out", help="Output folder (a run writes OUT/RUN_ID/).", file_okay=False)]

@@ -36,6 +36,21 @@ def test_main_guard_is_removed() -> None:
     assert "__name__" not in code and "def question" in code
 
 
+def test_imports_the_code_never_uses_are_dropped_and_used_ones_stay() -> None:
+    # a local model's reply: scipy imported and never called (the sandbox refused the whole template)
+    body = "def question(num_samples):\n    return [np.mean(values) for values in ()]\n"
+    unused = ("import numpy as np\nfrom datetime import datetime, timedelta\nfrom scipy.stats import skew\n"
+              "from typing import (\n    List,\n    Dict,\n)\n\n")
+    assert extract_code(f"```python\n{unused}{body}```") == f"import numpy as np\n\n{body}"
+    # used imports stay for the sandbox to judge, whatever they are; so do star imports and `;` lines
+    for kept in ("from scipy.stats import skew\n\nX = skew\n", "import os.path\nX = os.path.join\n",
+                 "from os import *\n", "import os; X = 1\n", "import subprocess as sp, os\nX = os\n"):
+        assert extract_code(f"```python\n{kept}{body}```") == kept + body, kept
+    # a name reached only through a string is not a use: such code loses the import, never gains one
+    hostile = "import os\n" + body.replace("return", "getattr(globals()['os'], 'system')('id')\n    return")
+    assert "import os" not in extract_code(f"```python\n{hostile}```")
+
+
 @pytest.mark.parametrize("reply", ["", "   ", "I cannot help with that.", "```\n\n```",
                                    "```python\ndef helper(x):\n    return x\n```"])
 def test_garbage_replies_raise_feedback(reply: str) -> None:

@@ -171,31 +171,46 @@ def test_scripted_repeat_of_failed_code_is_not_run_again_and_the_next_round_samp
 
 
 
-def test_scripted_code_that_does_not_run_restarts_once_without_the_example_when_asked(pool, handler_file,
-                                                                                      tmp_path) -> None:
+def test_scripted_code_that_does_not_run_restarts_without_the_example_and_hotter_the_second_time(
+        pool, handler_file, tmp_path) -> None:
     report, model, _ = run_author(pool, handler_file, tmp_path,
                                   [fenced(BAD_RANDINT), fenced(BAD_COLUMN), fenced(GOOD)], titles=["Highest level"],
                                   restart_broken=True)
     slot = report.slots[0]
     assert slot.status == "accepted" and [a.status for a in slot.attempts] == ["error", "error", "ok"]
-    assert [a.restarted for a in slot.attempts] == [False, True, False]
+    assert [a.restarted for a in slot.attempts] == [False, True, True]
     example = "## The working template closest to your brief"
     assert example in model.prompts[0]
-    # round 2: the brief again, without the example and without round 1's code or error
-    assert example not in model.prompts[1] and "randint" not in model.prompts[1] and "Title: Highest" in model.prompts[1]
-    # round 3 refines the restarted code (only one restart a slot)
-    assert "KeyError" in model.prompts[2] and "Hint:" in model.prompts[2]
+    # rounds 2 and 3: the brief again, without the example and without the broken code or its error
+    for prompt in model.prompts[1:]:
+        assert example not in prompt and "Title: Highest" in prompt
+        assert "randint" not in prompt and "KeyError" not in prompt and "Hint:" not in prompt
+    # round 3's prompt is round 2's: sampled as cool, it would give round 2's code again
+    assert model.temperatures == [None, None, ESCAPE_TEMPERATURE]
 
 
-def test_scripted_restart_leaves_code_that_runs_and_prompts_without_examples_to_refinement(pool, handler_file,
-                                                                                           tmp_path) -> None:
+def test_scripted_restart_leaves_code_that_runs_to_refinement_and_restarts_hot_without_examples(
+        pool, handler_file, tmp_path) -> None:
     report, model, _ = run_author(pool, handler_file, tmp_path, [fenced(GOOD), fenced(AVERAGE)], titles=["Judge"],
                                   verifiers=[wants_the_average([])], restart_broken=True)
     assert [a.restarted for a in report.slots[0].attempts] == [False, False]
     assert "average level instead" in model.prompts[1]  # a content rejection is refined: that code runs
     report, model, _ = run_author(pool, handler_file, tmp_path / "no-examples", [fenced(BAD_RANDINT), fenced(GOOD)],
                                   titles=["Highest level"], restart_broken=True, examples=0)
-    assert [a.restarted for a in report.slots[0].attempts] == [False, False] and "randint" in model.prompts[1]
+    assert [a.restarted for a in report.slots[0].attempts] == [False, True] and "randint" not in model.prompts[1]
+    assert model.temperatures == [None, ESCAPE_TEMPERATURE]  # the same prompt as round 1
+
+
+def test_scripted_resent_code_is_followed_by_a_restart_when_asked(pool, handler_file, tmp_path) -> None:
+    report, model, _ = run_author(pool, handler_file, tmp_path, [fenced(GOOD), fenced(GOOD), fenced(AVERAGE)],
+                                  titles=["Highest level"], verifiers=[wants_the_average([])], restart_broken=True)
+    slot = report.slots[0]
+    assert [a.status for a in slot.attempts] == ["verify_rejected", "repeated", "ok"]
+    assert [a.restarted for a in slot.attempts] == [False, False, True]
+    assert "average level instead" in model.prompts[1]  # the content rejection is refined
+    # the resent code is not refined again: round 3 starts from the brief, without the example
+    assert "average level instead" not in model.prompts[2] and "## The working template" not in model.prompts[2]
+    assert model.temperatures == [None, None, None]  # another prompt than round 1's: no need to sample hotter
 
 
 @pytest.mark.parametrize(("spec", "configured", "expected"), [

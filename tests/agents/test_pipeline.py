@@ -49,8 +49,8 @@ def test_default_pipeline_with_every_local_model_installed(monkeypatch, defaults
         ("structure", "on"), ("audit", "on"), ("judges", "on"), ("students", "on"), ("capability", "on")]
     assert stage(resolved, "students").models == LADDER and not stage(resolved, "students").left_out
     lines = run_header(config(), defaults, resolved)
-    assert lines[0] == ("generator: local:qwen2.5-coder-1.5b; a slot whose code does not run restarts once without "
-                        "the curated example")
+    assert lines[0] == ("generator: local:qwen2.5-coder-1.5b; code that does not run is not refined: the next "
+                        "round restarts without the curated example")
     assert run_header(config(generator="openai:gpt-4o"), defaults, resolved)[0] == "generator: openai:gpt-4o"
     assert run_header(config(restart_broken=False), defaults, resolved)[0] == "generator: local:qwen2.5-coder-1.5b"
     assert "  judge panel       on: local:qwen2.5-coder-1.5b; default panel; local judges read their score " \

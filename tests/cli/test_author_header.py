@@ -40,7 +40,8 @@ def test_header_shows_the_default_local_pipeline_before_any_work(monkeypatch, tm
     assert "generator: openai:gpt-4o" in lines
     assert any(line.startswith("  structure         on: in the sandbox, 2 worker(s)") for line in lines)
     _, _, restarting = invoke(tmp_path, "--restart-broken")  # the flag reaches the run (default: local only)
-    assert ("generator: openai:gpt-4o; a slot whose code does not run restarts once without the curated example"
+    assert ("generator: openai:gpt-4o; code that does not run is not refined: the next round restarts without the "
+            "curated example"
             in restarting.splitlines())
     assert "  item audit        on: blind solvers and item checks, no model" in lines
     assert any(line.startswith("  judge panel       on: local:qwen2.5-coder-1.5b; default panel") for line in lines)

@@ -371,3 +371,34 @@ def test_null_false_positive_rate_is_bounded() -> None:
     for name, zs in z_scores.items():
         assert abs(float(np.mean(zs))) < 0.3, (name, np.mean(zs))
         assert 0.6 < float(np.var(zs)) < 1.4, (name, np.var(zs))
+
+
+def _peak(keyed_with: str, question: str = "These are daily precipitation totals. When did precipitation reach its "
+          "maximum?") -> Callable[[np.random.Generator, int], dict]:
+    """A daily-precipitation stretch keyed with the day of its maximum, or with the maximum itself
+    (written with decimals, or rounded to a whole number with its unit)."""
+    def make(rng: np.random.Generator, i: int) -> dict:
+        values = np.round(np.clip(rng.normal(1.0, 3.0, int(rng.integers(20, 41))), 0, None), 2)
+        dates = [str(np.datetime64("2013-01-01") + int(rng.integers(0, 900)) + d) for d in range(len(values))]
+        if keyed_with == "day":
+            i_max = int(np.argmax(values))
+            key, wrong = date_options(dates[i_max], spread_days=4, low=dates[0], high=dates[-1], rng=rng)
+        else:
+            whole = keyed_with == "max, rounded"
+            key, wrong = numeric_options(float(values.max()), spread=1.0, decimals=0 if whole else 2, low=0,
+                                         unit="mm" if whole else "mm/day", rng=rng)
+        return mc_item(question, key, wrong, rng=rng, series=[series(values, name="precipitation", timestamps=dates)])
+    return make
+
+
+def test_a_time_question_keyed_with_an_amount_is_caught() -> None:
+    # the quick start's candidate: "When did precipitation reach its maximum?" keyed with "12.35 mm/day"
+    for keyed_with in ("max", "max, rounded"):  # the cheapest way around: round the amount to a whole number
+        report = audit_items(draws(_peak(keyed_with)))
+        assert "contradicted_option" in report.failed_checks and "asks for a time" in report.feedback
+    assert "contradicted_option" in audit_items(draws(_peak("max", "On which day of the stretch was it wettest?"))
+                                                ).failed_checks
+    assert audit_items(draws(_peak("day"))).passed
+    # "when" inside a clause does not make a question about a time
+    amount = "These are daily precipitation totals. How much fell on the day when it rained most?"
+    assert "contradicted_option" not in audit_items(draws(_peak("max", amount))).failed_checks

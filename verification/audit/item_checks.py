@@ -162,12 +162,29 @@ _COUNTED = (r"(?:days?|hours?|minutes?|weeks?|months?|years?|times?|samples?|rea
 _ASKS_COUNT = re.compile(rf"^(?!.*\b(?:average|averaged|mean|per|rate)\b).*(?:\bhow many (?:of (?:these|the|those) )?"
                          rf"(?:\w+ )?{_COUNTED}\b|\bnumber of (?:\w+ )?{_COUNTED}\b)", re.I | re.S)  # an average count may be a fraction
 
+# A time ("when", "on which day") is a date, a clock time or a position ("day 12"), never an amount.
+# Seen in a real run: "When did precipitation reach its maximum?" keyed with the maximum, "12.35 mm/day".
+_ASKS_TIME = re.compile(r"(?:^|[.?!:]\s+)when (?:did|was|were|is|are|does|do)\b|\b(?:on|at|in|during|between) which "
+                        r"(?:\w+ )?(?:days?|dates?|times?|hours?|minutes?|weeks?|years?)\b|\bwhat (?:date|time|day)\b",
+                        re.I)
+_AMOUNT_UNIT = re.compile(r"\d\s*(?:mm|cm|km|m|°\w?|deg(?:rees?)?(?: ?[CF])?|%|kg|g|mg|l|ml|bpm|mph|"
+                          r"m/s|km/h|hpa|mmhg|kwh|kw|w|usd|eur)(?:/\w+)?(?:\s|$)", re.I)
+
+
+def _an_amount(option: str) -> bool:
+    """A number written with decimals or with a unit of measure: an amount, not a time."""
+    number = plain_number(option)
+    return number is not None and (number[1] > 0 or bool(_AMOUNT_UNIT.search(option.strip() + " ")))
+
+
 CONTRADICTIONS: tuple[Contradiction, ...] = (
     Contradiction(re.compile(r"\b(with|after|at) an? (delay|lag)\b|\bdelayed\b|\blagged\b|\bnon-?zero lag\b", re.I),
                   _is_zero, "offers a zero lag under a question that says there is a delay"),
     Contradiction(re.compile(r"\bnon-?zero\b", re.I), _is_zero, "offers zero under a question that says non-zero"),
     Contradiction(_ASKS_COUNT, _is_fraction, "offers a fractional number under a question that asks for a count (a "
                   "count is a whole number: compute the count the question asks for, e.g. int((values > 0).sum()))"),
+    Contradiction(_ASKS_TIME, _an_amount, "offers an amount under a question that asks for a time (answer with the "
+                  "time itself: dates[int(np.argmax(values))], with date_options for the distractors)"),
 )
 
 
