@@ -183,6 +183,7 @@ class RunReport(BaseModel):
                                                  if accepted else None),
             "runaway_rounds": sum(a.status == "runaway" for s in self.slots for a in s.attempts),
             "repeated_rounds": sum(a.status == "repeated" for s in self.slots for a in s.attempts),
+            "restarted_rounds": sum(a.restarted for s in self.slots for a in s.attempts),
             "wall_s_per_accepted": round(self.wall_s / len(accepted), 1) if accepted else None,
             "verification": review,
             "diversity": self.diversity.model_dump(mode="json") if self.diversity is not None else None,

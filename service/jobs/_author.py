@@ -72,7 +72,8 @@ def author_config(request: AuthorJobRequest, context: JobContext) -> AuthorConfi
         handler=request.handler, task=request.task, templates=request.templates, generator=request.generator,
         planner=request.planner, max_rounds=request.rounds, slots=request.slots,
         sandbox_workers=request.sandbox_workers, num_samples=request.num_samples, seed=request.seed,
-        examples=request.examples, judges=request.judges, students=request.students,
+        examples=request.examples, restart_broken=request.restart_broken, judges=request.judges,
+        students=request.students,
         out_dir=context.settings.uploads_dir.parent / "job_runs",
         checkpoint=checkpoint_url(context.settings.database_url), checkpoint_setup=False, run_id=context.job_id)
 

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from itemsmith.agents.model_factory import StudentSpec
+from itemsmith.agents.run import AuthorConfig
 from itemsmith.templates_bank.adaptive import AdaptiveConfig
 from itemsmith.templates_bank.items.rendering import TextFormat
 
@@ -84,6 +85,7 @@ class AuthorJobRequest(VerificationSpecs):
     seed: int | None = Field(None, ge=0, description="structure-check seed; default: drawn per check")
     examples: int = Field(1, ge=0, le=6, description="curated examples per slot in the generator prompt (those nearest "
                           "its brief)")
+    restart_broken: bool | None = Field(None, description=AuthorConfig.model_fields["restart_broken"].description)
 
 
 class RecheckJobRequest(VerificationSpecs):

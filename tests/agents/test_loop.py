@@ -178,7 +178,7 @@ def test_scripted_code_that_does_not_run_restarts_without_the_example_and_hotter
                                   restart_broken=True)
     slot = report.slots[0]
     assert slot.status == "accepted" and [a.status for a in slot.attempts] == ["error", "error", "ok"]
-    assert [a.restarted for a in slot.attempts] == [False, True, True]
+    assert [a.restarted for a in slot.attempts] == [False, True, True] and report.summary()["restarted_rounds"] == 2
     example = "## The working template closest to your brief"
     assert example in model.prompts[0]
     # rounds 2 and 3: the brief again, without the example and without the broken code or its error

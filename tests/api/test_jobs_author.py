@@ -324,6 +324,18 @@ def test_author_job_result_names_the_handler_by_name_and_hash(
     assert _job(engine, job_id).result["summary"]["handler"]["name"] == "synthetic"
 
 
+@pytest.mark.parametrize("restart_broken", [None, True])
+def test_author_job_request_sets_whether_code_that_did_not_run_restarts(
+        engine: Engine, settings: ApiSettings, bank_id: int, author_scripts, restart_broken: bool | None) -> None:
+    """Second's first reply fails in the sandbox: with `restart_broken` its next round starts afresh
+    (the default for a scripted generator is to refine it)."""
+    scripts: AuthorScripts = author_scripts(("Second",))
+    job_id = _queue(engine, "author", scripts.request(bank_id, restart_broken=restart_broken), bank_id)
+    assert execute_job(engine, job_id, worker="w1", settings=settings) == "succeeded"
+    summary = _job(engine, job_id).result["summary"]
+    assert summary["accepted"] == 1 and summary["restarted_rounds"] == (1 if restart_broken else 0)
+
+
 def test_scripted_author_job_runs_the_default_panel_and_reports_its_stages(
         engine: Engine, settings: ApiSettings, bank_id: int, author_scripts, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
