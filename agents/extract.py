@@ -1,8 +1,9 @@
 """Getting template source out of an LLM reply, fenced or not, and cheap checks before the sandbox.
 
 `extract_code` raises `ExtractionError` with a message meant as feedback to the model, and drops
-imports the code never uses (`drop_unused_imports`). A syntax error is not raised here: the sandbox reports it with its line, like any other failure. `runaway`
-tells a reply that ran into the output limit or repeats itself (a listing instead of code).
+imports the code never uses (`drop_unused_imports`). A syntax error is not raised here: the
+sandbox reports it with its line, like any other failure. `runaway` tells a reply that ran into
+the output limit or repeats itself (a listing instead of code).
 """
 
 from __future__ import annotations
