@@ -133,14 +133,17 @@ def _place(rng: np.random.Generator, key: int, n: int, spread: float, low: float
 
 def numeric_options(correct: float, *, rng: np.random.Generator, spread: float | None = None, n: int = 4,
                     decimals: int | None = None, unit: str = "", low: float | None = None,
-                    high: float | None = None) -> tuple[str, list[str]]:
+                    high: float | None = None, step: float | None = None) -> tuple[str, list[str]]:
     """Options for a numeric answer: `(key_text, distractor_texts)` for mc_item.
 
     The key's rank among the n sorted values is uniform (it is not always the middle one),
     neighbouring options are about `spread` apart (unevenly), and every option is rounded to
     `decimals` and written with the same `unit`, so format gives nothing away. `low`/`high`
     bound every option (e.g. low=0 for counts); a key too close to a bound for the drawn rank
-    raises ValueError (catch it and `continue`: narrowing the rank would give the key away). Example:
+    raises ValueError (catch it and `continue`: narrowing the rank would give the key away). Data
+    that moves in fixed steps (whole counts, Fahrenheit read in Celsius: steps of 5/9) puts keys
+    such as a range on those steps: pass `step` and the distractors are the key plus whole
+    multiples of it, else only the key would lie on the data's grid. Example:
     `key, wrong = numeric_options(mean_temp, spread=1.5, decimals=1, unit="°C")`, then
     `mc_item(question, key, wrong, series=[...])`.
     """
@@ -151,22 +154,26 @@ def numeric_options(correct: float, *, rng: np.random.Generator, spread: float |
         raise ValueError(f"numeric_options needs a finite correct value, got {correct!r}")
     if decimals is None:
         decimals = 0 if isinstance(correct, (int, np.integer)) or value.is_integer() else 1
-    step = 10.0 ** -decimals
+    resolution = 10.0 ** -decimals
     if spread is None:
-        spread = max(abs(value) * 0.15, 2 * step)
-    if spread <= 0:
-        raise ValueError("numeric_options needs spread > 0")
-    key = int(round(value / step))
-    lo = -math.inf if low is None else math.ceil(low / step - 1e-9)
-    hi = math.inf if high is None else math.floor(high / step + 1e-9)
+        spread = max(abs(value) * 0.15, 2 * resolution)
+    if spread <= 0 or (step is not None and not step > 0):
+        raise ValueError("numeric_options needs spread > 0 and step > 0")
+    # options are origin + k * grid for whole k: the rounding grid, or the key plus multiples of `step`
+    origin, grid, key = (value, float(step), 0) if step is not None else (0.0, resolution, int(round(value / resolution)))
+    lo = -math.inf if low is None else math.ceil((low - origin) / grid - 1e-9)
+    hi = math.inf if high is None else math.floor((high - origin) / grid + 1e-9)
     if not lo <= key <= hi:
         raise ValueError(f"the correct value {value} lies outside [low, high]")
-    steps = _place(rng, key, n, max(spread / step, 1.0), lo, hi)
+    steps = _place(rng, key, n, max(spread / grid, 1.0), lo, hi)
     suffix = "" if not unit else (unit if unit[0] in "%°'\"" else " " + unit)
 
     def text(k: int) -> str:
-        return f"{k * step:.{decimals}f}{suffix}"
+        return f"{origin + k * grid:.{decimals}f}{suffix}"
 
+    texts = [text(k) for k in steps]
+    if len(set(texts)) < len(texts):
+        raise ValueError(f"numeric_options: step {step} is finer than {decimals} decimals can write; use more decimals")
     return text(key), [text(k) for k in steps if k != key]
 
 

@@ -402,3 +402,25 @@ def test_a_time_question_keyed_with_an_amount_is_caught() -> None:
     # "when" inside a clause does not make a question about a time
     amount = "These are daily precipitation totals. How much fell on the day when it rained most?"
     assert "contradicted_option" not in audit_items(draws(_peak("max", amount))).failed_checks
+
+
+def _fahrenheit_range(step: float | None) -> Callable[[np.random.Generator, int], dict]:
+    """Daily lows read in whole degrees Fahrenheit and written in Celsius (steps of 5/9, as the
+    Seattle data), keyed with their range; distractors on the 0.1 grid, or on the data's steps."""
+    def make(rng: np.random.Generator, i: int) -> dict:
+        fahrenheit = rng.integers(28, 60) + np.cumsum(rng.integers(-4, 5, int(rng.integers(10, 40))))
+        values = np.round((fahrenheit - 32) * 5 / 9, 1)
+        answer = float(values.max() - values.min())
+        key, wrong = numeric_options(answer, spread=1.0, decimals=1, low=0, step=step, rng=rng)
+        return mc_item("These are the daily lows (deg C) of a stretch. What is their range?", key, wrong, rng=rng,
+                       series=[series(values, name="temp_min")])
+    return make
+
+
+def test_keys_on_the_datas_steps_among_distractors_off_them_are_memorized_and_step_fixes_it() -> None:
+    # seen in a run: the range of Seattle's temp_min keyed 5.0, 6.1, 7.2 ... (multiples of 5/9) among
+    # distractors on the 0.1 grid; a blind solver that remembers keys answered 74 % of the items
+    off_grid = audit_items(draws(_fahrenheit_range(None)))
+    assert "memorization" in off_grid.shortcuts and "step=" in off_grid.feedback
+    on_grid = audit_items(draws(_fahrenheit_range(5 / 9)))
+    assert on_grid.passed, on_grid.feedback

@@ -194,7 +194,9 @@ SOLVERS: tuple[Solver, ...] = (
            "word distractors like the key: reuse the question's terms in every option, or in none"),
     Solver("memorization", _fit_memorization,
            "the same answer texts keep coming back as keys across seeds (a small record pool or a fixed answer set)",
-           "draw from a larger pool (more records, windows or dates), or declare the pool and cap num_samples by it"),
+           "draw from a larger pool (more records, windows or dates), or declare the pool and cap num_samples by it; "
+           "when the data moves in fixed steps (whole counts, converted units), keys lie on those steps: put the "
+           "distractors there too, numeric_options(..., step=the data's step)"),
     Solver("odd_format", _fit_odd_format,
            "the key is the one option formatted differently (e.g. an unrounded key among rounded distractors)",
            "format the key and the distractors identically: numeric_options(correct, decimals=...) rounds all of them"),

@@ -157,3 +157,21 @@ def test_date_options() -> None:
                               fmt="%Y-%m-%d %H:%M", rng=rng)
     assert key == "2024-01-01 06:00" and all(re.fullmatch(r"2024-01-01 \d\d:00|2023-12-31 \d\d:00", w)
                                                for w in wrong)
+
+
+def test_numeric_options_on_the_datas_steps() -> None:
+    rng = np.random.default_rng(3)
+    ranks = []
+    for _ in range(2000):
+        key, wrong = numeric_options(6.1, spread=1.0, decimals=2, low=0, step=5 / 9, rng=rng)
+        assert key == "6.10"
+        # every distractor is the key plus a whole, non-zero number of steps
+        multiples = [(float(o) - 6.1) / (5 / 9) for o in wrong]
+        assert all(abs(m - round(m)) < 0.02 and round(m) != 0 for m in multiples), wrong
+        assert all(float(o) >= 0 for o in wrong)
+        ranks.append(_rank(key, wrong))
+    assert chisquare(np.bincount(ranks, minlength=4)).pvalue > 0.001  # the key's rank stays uniform
+    with pytest.raises(ValueError, match="finer than"):
+        numeric_options(5.0, spread=0.2, decimals=0, step=0.1, rng=rng)
+    with pytest.raises(ValueError, match="step > 0"):
+        numeric_options(5.0, step=0, rng=rng)
