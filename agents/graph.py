@@ -12,7 +12,7 @@ hundred fresh-seed items, see `agents.verification_stages.ItemAuditVerifier`), t
 stages, which read the audit's fresh-seed items, never the structure check's. `generate` ends
 the slot as `failed` when the provider fails for good (a permanent error, or retries exhausted).
 A reply with no code, a runaway reply (cut at the output limit or repeating itself: never run), code
-that already failed (never run again; the next round samples at a higher temperature), a lint
+that already failed (never run again; the next refinement samples at a higher temperature), a lint
 problem, a failed structure check and a verifier's rejection all become feedback for the next
 round; after `max_rounds` rounds the slot is discarded. With `GeneratorPrompt.restart_broken` (the
 default for a local generator) a round after code that did not run, or was resent, starts afresh
