@@ -171,10 +171,10 @@ def numeric_options(correct: float, *, rng: np.random.Generator, spread: float |
     def text(k: int) -> str:
         return f"{origin + k * grid:.{decimals}f}{suffix}"
 
-    texts = [text(k) for k in steps]
-    if len(set(texts)) < len(texts):
+    texts = {k: text(k) for k in steps}
+    if len(set(texts.values())) < len(texts):
         raise ValueError(f"numeric_options: step {step} is finer than {decimals} decimals can write; use more decimals")
-    return text(key), [text(k) for k in steps if k != key]
+    return texts[key], [t for k, t in texts.items() if k != key]
 
 
 def _as_datetime(value: Any) -> _dt.datetime:

@@ -55,9 +55,9 @@ def plain_number(text: str) -> tuple[float, int] | None:
     numbers = _NUMBER.findall(text)
     if len(numbers) != 1:
         return None
-    mantissa = numbers[0].replace(",", "").replace("\u2212", "-").lower().partition("e")[0]
+    number = numbers[0].replace(",", "").replace("\u2212", "-")
     try:
-        return float(numbers[0].replace(",", "").replace("\u2212", "-")), len(mantissa.partition(".")[2])
+        return float(number), len(number.lower().partition("e")[0].partition(".")[2])
     except ValueError:
         return None
 

@@ -174,7 +174,7 @@ _AMOUNT_UNIT = re.compile(r"\d\s*(?:mm|cm|km|m|°\w?|deg(?:rees?)?(?: ?[CF])?|%|
 def _an_amount(option: str) -> bool:
     """A number written with decimals or with a unit of measure: an amount, not a time."""
     number = plain_number(option)
-    return number is not None and (number[1] > 0 or bool(_AMOUNT_UNIT.search(option.strip() + " ")))
+    return number is not None and (number[1] > 0 or bool(_AMOUNT_UNIT.search(option)))
 
 
 CONTRADICTIONS: tuple[Contradiction, ...] = (
