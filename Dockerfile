@@ -30,6 +30,7 @@ COPY agents ./agents
 COPY api ./api
 COPY cli ./cli
 COPY handlers ./handlers
+COPY items ./items
 COPY sandbox ./sandbox
 COPY service ./service
 COPY templates_bank ./templates_bank

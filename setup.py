@@ -4,7 +4,7 @@ Metadata and dependencies live in pyproject.toml."""
 
 from setuptools import find_packages, setup
 
-SUBPACKAGES = ("agents", "api", "cli", "handlers", "sandbox", "service", "templates_bank", "verification")
+SUBPACKAGES = ("agents", "api", "cli", "handlers", "items", "sandbox", "service", "templates_bank", "verification")
 
 packages = ["itemsmith"]
 package_dir = {"itemsmith": "itemsmith"}

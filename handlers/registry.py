@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from itemsmith.handlers.base import DatasetHandler
 from itemsmith.handlers.loader import HandlerSourceError, load_handler_source
+from itemsmith.registry import LazyTarget, MissingExtraError, Registry
 
 
 @dataclass(frozen=True)
@@ -20,37 +20,31 @@ class BuiltinHandler:
     extra: str | None = None
 
     def load_class(self) -> type[DatasetHandler]:
-        module_name, class_name = self.target.split(":")
         try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            hint = f"; install it with: pip install 'itemsmith[{self.extra}]'" if self.extra else ""
-            raise HandlerSourceError(f"handler {self.name!r} needs a missing package ({exc.name}){hint}") from None
-        return getattr(module, class_name)
+            cls: type[DatasetHandler] = LazyTarget(self.target, self.extra).load()
+        except MissingExtraError as exc:
+            raise HandlerSourceError(f"handler {self.name!r}: {exc}") from None
+        return cls
 
 
-BUILTIN_HANDLERS: dict[str, BuiltinHandler] = {
-    h.name: h
-    for h in (
-        BuiltinHandler("synthetic", "itemsmith.handlers.synthetic_handler:SyntheticHandler"),
-        BuiltinHandler("ecg", "itemsmith.handlers.datasets.ecg:ToyECGHandler", "examples"),
-        BuiltinHandler("mitdb", "itemsmith.handlers.datasets.ecg:MITBIHBeatsHandler", "examples"),
-        BuiltinHandler("glucose", "itemsmith.handlers.datasets.glucose:GlucoseHandler", "examples"),
-        BuiltinHandler("stocks", "itemsmith.handlers.datasets.stocks:StocksHandler", "examples"),
-        BuiltinHandler("weather", "itemsmith.handlers.datasets.weather:SeattleWeatherHandler", "examples"),
-        BuiltinHandler("italy_power", "itemsmith.handlers.datasets.ucr:ItalyPowerDemandHandler", "examples"),
-        BuiltinHandler("basic_motions", "itemsmith.handlers.datasets.ucr:BasicMotionsHandler", "examples"),
-    )
-}
+BUILTIN_HANDLERS: Registry[BuiltinHandler] = Registry("handler", unknown_error=HandlerSourceError)
+for _handler in (
+    BuiltinHandler("synthetic", "itemsmith.handlers.synthetic_handler:SyntheticHandler"),
+    BuiltinHandler("ecg", "itemsmith.handlers.datasets.ecg:ToyECGHandler", "examples"),
+    BuiltinHandler("mitdb", "itemsmith.handlers.datasets.ecg:MITBIHBeatsHandler", "examples"),
+    BuiltinHandler("glucose", "itemsmith.handlers.datasets.glucose:GlucoseHandler", "examples"),
+    BuiltinHandler("stocks", "itemsmith.handlers.datasets.stocks:StocksHandler", "examples"),
+    BuiltinHandler("weather", "itemsmith.handlers.datasets.weather:SeattleWeatherHandler", "examples"),
+    BuiltinHandler("italy_power", "itemsmith.handlers.datasets.ucr:ItalyPowerDemandHandler", "examples"),
+    BuiltinHandler("basic_motions", "itemsmith.handlers.datasets.ucr:BasicMotionsHandler", "examples"),
+):
+    BUILTIN_HANDLERS.add(_handler.name, _handler)
 
 
 @cache
 def get_builtin(name: str) -> DatasetHandler:
     """The (cached) instance of a built-in handler."""
-    if name not in BUILTIN_HANDLERS:
-        known = ", ".join(sorted(BUILTIN_HANDLERS))
-        raise HandlerSourceError(f"unknown handler {name!r}; built-in handlers: {known}")
-    return BUILTIN_HANDLERS[name].load_class()()
+    return BUILTIN_HANDLERS.resolve(name).load_class()()
 
 
 def resolve_handler(name_or_path: str) -> DatasetHandler:

@@ -22,12 +22,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from itemsmith.items.schema import RunStatus
 from itemsmith.sandbox.layers import ALL_LAYERS, IsolationUnavailable
 from itemsmith.sandbox.models import RunRequest, RunResult
 from itemsmith.sandbox.protocol import ProtocolError, read_frame, write_frame
 from itemsmith.sandbox.results import build_result
 from itemsmith.sandbox.settings import SandboxLimits
-from itemsmith.templates_bank.items.schema import RunStatus
 
 logger = logging.getLogger(__name__)
 
@@ -100,8 +100,7 @@ class HandlerSpec:
             st = resolved.stat()
             return cls(kind="file", path=str(resolved), version=(st.st_mtime_ns, st.st_size))
         if name_or_path not in BUILTIN_HANDLERS:
-            known = ", ".join(sorted(BUILTIN_HANDLERS))
-            raise SandboxError(f"unknown handler {name_or_path!r}; built-in handlers: {known}")
+            raise SandboxError(BUILTIN_HANDLERS.unknown_message(name_or_path))
         return cls(kind="builtin", name=name_or_path)
 
     def to_config(self) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from itemsmith.registry import Registry
 from itemsmith.sandbox.dispatch import guard_aggfunc
 
 
@@ -338,6 +339,8 @@ def synth_proxy() -> ModuleProxy:
     names = getattr(synthetic, "__all__", ())
     members = {n: getattr(synthetic, n) for n in names
                if hasattr(synthetic, n) and not isinstance(getattr(synthetic, n), types.ModuleType)}
+    # registries reach templates as plain dicts: the copy is theirs, the Registry's methods are not
+    members = {n: dict(m) if isinstance(m, Registry) else m for n, m in members.items()}
     return ModuleProxy("synth", members)
 
 

@@ -38,7 +38,7 @@ import numpy as np  # preloaded for the children
 import pandas as pd  # preloaded for the children
 import RestrictedPython  # noqa: F401 - preloaded for the children
 
-from itemsmith import handlers, sandbox, templates_bank
+from itemsmith import handlers, items, sandbox
 from itemsmith.sandbox import isolation, landlock, namespaces, proxies
 from itemsmith.sandbox.handler_data import HandlerView, SnapshotError, decode_snapshot, encode_snapshot
 from itemsmith.sandbox.isolation import IsolationError
@@ -154,7 +154,7 @@ def _read_paths() -> list[str]:
     for entry in sys.path:
         if entry.endswith(("site-packages", "dist-packages", "lib-dynload")):
             paths.add(entry)
-    for package in (sandbox, handlers, templates_bank):
+    for package in (sandbox, handlers, items):
         paths.add(str(Path(package.__file__).parent))
     try:
         from itemsmith import verification  # optional sibling package

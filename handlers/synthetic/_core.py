@@ -11,10 +11,12 @@ from typing import Any, TypeVar
 import numpy as np
 from scipy.signal import lfilter
 
+from itemsmith.registry import Registry
+
 T = TypeVar("T")
 SeedLike = np.random.Generator | int
 
-GENERATORS: dict[str, Callable[..., Synthetic]] = {}
+GENERATORS: Registry[Callable[..., Synthetic]] = Registry("synthetic generator")
 """Every generator by name (the function's own name)."""
 
 KINDS: dict[str, tuple[str, ...]] = {}
@@ -141,7 +143,7 @@ def register(*, min_length: int = 2, kinds: tuple[str, ...] = (), kind_param: st
             assert check is not None  # registered only with a check
             return _redraw(fn, check, prepare(rng, args, kwargs))
 
-        GENERATORS[fn.__name__] = unchecked if check is None else checked
+        GENERATORS.add(fn.__name__, unchecked if check is None else checked)
         UNCHECKED[fn.__name__] = unchecked
         MIN_LENGTH[fn.__name__] = min_length
         if kinds:

@@ -77,9 +77,9 @@ def submit_job(engine: Engine, *, kind: JobKind, owner: str, request: dict[str, 
                runner: JobRunner) -> JobPublic:
     """Queue a job (committed in its own transaction) and dispatch it. The request is validated
     against the kind's model (`pydantic.ValidationError`); an author job's bank must be `bank_id`."""
-    spec = JOB_KINDS.get(kind)
-    if spec is None:
-        raise ValueError(f"unknown job kind {kind!r}; known: {', '.join(sorted(JOB_KINDS))}")
+    if kind not in JOB_KINDS:
+        raise ValueError(JOB_KINDS.unknown_message(kind))
+    spec = JOB_KINDS[kind]
     validated = spec.request_model.model_validate(request)
     named = getattr(validated, "bank_id", bank_id)
     if named != bank_id:

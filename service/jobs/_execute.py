@@ -64,9 +64,9 @@ def _run(context: JobContext) -> JobStatus | None:
     claim = context.claim
     try:
         context.raise_if_interrupted()
-        spec = JOB_KINDS.get(claim.kind)
-        if spec is None:
-            raise ValueError(f"unknown job kind {claim.kind!r}; known: {', '.join(sorted(JOB_KINDS))}")
+        if claim.kind not in JOB_KINDS:
+            raise ValueError(JOB_KINDS.unknown_message(claim.kind))
+        spec = JOB_KINDS[claim.kind]
         result = spec.run(spec.request_model.model_validate(claim.request), context)
     except JobInterrupted as exc:
         return _stop(context, exc.reason)

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from itemsmith.registry import Registry
+
 if TYPE_CHECKING:
     from itemsmith.service.jobs._context import JobContext
 
@@ -28,12 +30,9 @@ class JobKindSpec:
     run: JobFunction
 
 
-JOB_KINDS: dict[str, JobKindSpec] = {}
+JOB_KINDS: Registry[JobKindSpec] = Registry("job kind")
 
 
 def job_kind(name: str, request_model: type[BaseModel]) -> Callable[[JobFunction], JobFunction]:
     """Register the decorated function as the runner of job kind `name`."""
-    def register(run: JobFunction) -> JobFunction:
-        JOB_KINDS[name] = JobKindSpec(name, request_model, run)
-        return run
-    return register
+    return JOB_KINDS.register(name, lambda run: JobKindSpec(name, request_model, run))

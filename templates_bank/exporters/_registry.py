@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from itemsmith.registry import Registry
 from itemsmith.templates_bank.exporters._options import ExportOptions
 from itemsmith.templates_bank.exporters._rows import ExportRow
 from itemsmith.templates_bank.releases import ReleaseManifest
@@ -28,16 +29,10 @@ class ExporterSpec:
     description: str
 
 
-EXPORTERS: dict[str, ExporterSpec] = {}
+EXPORTERS: Registry[ExporterSpec] = Registry("export format")
 
 
 def exporter(name: str, *, plots: bool, description: str) -> Callable[[Exporter], Exporter]:
     """Register ``name``; ``plots`` says whether the format can carry PNG plots."""
-
-    def register(write: Exporter) -> Exporter:
-        if name in EXPORTERS:
-            raise ValueError(f"exporter {name!r} is registered twice")
-        EXPORTERS[name] = ExporterSpec(name=name, write=write, plots=plots, description=description)
-        return write
-
-    return register
+    return EXPORTERS.register(name, lambda write: ExporterSpec(name=name, write=write, plots=plots,
+                                                               description=description))

@@ -133,7 +133,7 @@ class FromFile:
 
 
 def test_resolve_unknown_name_lists_builtins():
-    with pytest.raises(HandlerSourceError, match="built-in handlers: .*synthetic"):
+    with pytest.raises(HandlerSourceError, match=r"unknown handler 'nope' \(known: .*synthetic"):
         resolve_handler("nope")
     with pytest.raises(HandlerSourceError, match="does not exist"):
         resolve_handler("missing_handler.py")
