@@ -10,7 +10,8 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from pydantic import BaseModel
@@ -21,8 +22,54 @@ if TYPE_CHECKING:
     from itemsmith.agents.model_factory import StudentSpec
     from itemsmith.templates_bank.releases import Release
 
-__all__ = ["DbOpt", "HandlerOpt", "JsonOpt", "ReleaseArg", "SamplesOpt", "SeedOpt", "StudentOpt", "WorkersOpt",
-           "bank_session", "fail", "load_release", "parse_students", "print_json", "usage_error"]
+__all__ = ["DbOpt", "HandlerOpt", "JsonOpt", "ReleaseArg", "SamplesOpt", "SeedOpt", "StudentOpt",
+           "WorkersOpt", "bank_session", "check_handler", "check_model_spec", "check_model_specs", "fail", "load_release", "parse_students",
+           "print_json", "usage_error"]
+
+SpecValue = TypeVar("SpecValue", str, list[str], None)
+
+
+def usage_error(message: str) -> typer.BadParameter:
+    """Report a wrong command line (exit code 2, with the usage line); ``raise usage_error(...)``."""
+    return typer.BadParameter(message)
+
+
+def check_handler(value: str) -> str:
+    """A built-in handler's name or an existing handler file, checked before any work starts (the file
+    itself is loaded only in the sandbox)."""
+    from itemsmith.handlers.registry import BUILTIN_HANDLERS
+
+    if value.endswith(".py") or Path(value).is_file():
+        if not Path(value).is_file():
+            raise usage_error(f"handler file {value!r} does not exist")
+        return value
+    if value not in BUILTIN_HANDLERS:
+        raise usage_error(f"{BUILTIN_HANDLERS.unknown_message(value)}, or a handler .py file")
+    return value
+
+
+def check_model_spec(value: str) -> str:
+    """A model spec whose provider (and, for local models, the model) exists, checked before any work
+    starts; a missing key or an uninstalled model is found later, as a failed operation."""
+    from itemsmith.agents.errors import ProviderConfigError
+    from itemsmith.agents.local_models import LOCAL_MODELS
+    from itemsmith.agents.providers import SpecPolicy, check_spec
+
+    try:
+        parsed = check_spec(value, SpecPolicy.operator())
+    except ProviderConfigError as exc:
+        raise usage_error(str(exc)) from None
+    if parsed.provider == "local" and parsed.model not in LOCAL_MODELS:
+        raise usage_error(f"unknown local model {parsed.model!r}; known: {', '.join(sorted(LOCAL_MODELS))}")
+    return value
+
+
+def check_model_specs(value: SpecValue) -> SpecValue:
+    """`check_model_spec` as an option callback: one spec, repeated specs, or none."""
+    if isinstance(value, list):
+        return [check_model_spec(v) for v in value]
+    return None if value is None else check_model_spec(value)
+
 
 SamplesOpt = Annotated[int, typer.Option("-n", "--samples", min=1, max=1000, help="Items to sample.")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the run; same seed, same items.")]
@@ -30,7 +77,9 @@ DbOpt = Annotated[str | None, typer.Option(
     "--db", help="Database URL (default: ITEMSMITH_DATABASE_URL, else ITEMSMITH_DATA_DIR/itemsmith.sqlite).")]
 WorkersOpt = Annotated[int, typer.Option("--workers", min=1, max=64, help="Sandbox workers regenerating items.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON (one object or array).")]
-HandlerOpt = Annotated[str, typer.Option("--handler", help="Built-in handler name or a handler .py file.")]
+HandlerOpt = Annotated[str, typer.Option("--handler", help="Built-in handler name or a handler .py file.",
+                                         callback=check_handler)]
+
 ReleaseArg = Annotated[str, typer.Argument(help="BANK@NUMBER or BANK@latest.")]
 StudentOpt = Annotated[list[str] | None, typer.Option(
     "--student", help="Student as SPEC@RANK, larger rank = more capable (repeat for a pool); local models "
@@ -44,11 +93,6 @@ def fail(message: str) -> typer.Exit:
 
     typer.secho(f"error: {terminal_safe(message)}", err=True, fg=typer.colors.RED)
     return typer.Exit(code=1)
-
-
-def usage_error(message: str) -> typer.BadParameter:
-    """Report a wrong command line (exit code 2, with the usage line); ``raise usage_error(...)``."""
-    return typer.BadParameter(message)
 
 
 def print_json(payload: BaseModel | dict[str, Any] | list[Any]) -> None:
@@ -89,7 +133,7 @@ def load_release(ref: str, db: str | None) -> Release:
 
 
 def parse_students(specs: list[str] | None) -> list[StudentSpec]:
-    """``--student SPEC@RANK`` (the one rule of `agents.model_factory.StudentSpec`)."""
+    """``--student SPEC@RANK`` (the one rule of `agents.model_factory.StudentSpec`), each spec checked."""
     from pydantic import ValidationError
 
     from itemsmith.agents.model_factory import StudentSpec
@@ -97,8 +141,10 @@ def parse_students(specs: list[str] | None) -> list[StudentSpec]:
     parsed = []
     for text in specs or []:
         try:
-            parsed.append(StudentSpec.model_validate(text))
+            student = StudentSpec.model_validate(text)
         except ValidationError:
             raise usage_error(f"--student {text!r}: write SPEC@RANK, e.g. openai:gpt-4o-mini@1 "
                               "(larger rank: more capable)") from None
+        check_model_spec(student.spec)
+        parsed.append(student)
     return parsed

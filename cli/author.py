@@ -9,7 +9,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from itemsmith.cli._common import DbOpt, HandlerOpt, SeedOpt, bank_session, fail, print_json, usage_error
+from itemsmith.cli._common import (
+    DbOpt,
+    HandlerOpt,
+    SeedOpt,
+    bank_session,
+    check_model_specs,
+    fail,
+    parse_students,
+    print_json,
+    usage_error,
+)
 
 if TYPE_CHECKING:
     from itemsmith.agents.models import RunReport
@@ -26,8 +36,9 @@ def author(
     generator: Annotated[str | None, typer.Option(
         "--generator", help="Model spec, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, "
                             "openai_compatible:NAME@URL, local:qwen2.5-coder-1.5b. Default: a hosted model when "
-                            "its API key is set, else the local model.")] = None,
-    planner: Annotated[str | None, typer.Option("--planner", help="Model spec of the planner (default: the generator).")] = None,
+                            "its API key is set, else the local model.", callback=check_model_specs)] = None,
+    planner: Annotated[str | None, typer.Option("--planner", help="Model spec of the planner (default: the generator).",
+                                                callback=check_model_specs)] = None,
     rounds: Annotated[int, typer.Option("--rounds", min=1, max=20, help="Generate/refine rounds per slot.")] = 3,
     restart_broken: Annotated[bool | None, typer.Option(
         "--restart-broken/--no-restart-broken",
@@ -43,7 +54,7 @@ def author(
     seed: SeedOpt = 0,
     judge: Annotated[list[str] | None, typer.Option(
         "--judge", help="Judge model spec (repeat for a panel). Default: ITEMSMITH_DEFAULT_JUDGES (the local "
-                        "qwen2.5-coder-1.5b when installed).")] = None,
+                        "qwen2.5-coder-1.5b when installed).", callback=check_model_specs)] = None,
     no_judges: Annotated[bool, typer.Option("--no-judges", help="Run no judge panel.")] = False,
     student: Annotated[list[str] | None, typer.Option(
         "--student", help="Student as SPEC@RANK, larger rank = more capable (repeat for a pool); local models "
@@ -93,7 +104,8 @@ def author(
                               max_rounds=rounds, restart_broken=restart_broken, slots=slots,
                               sandbox_workers=sandbox_workers, out_dir=out,
                               checkpoint=checkpoint, run_id=run_id, seed=seed,
-                              judges=[] if no_judges else judge or None, students=[] if no_students else student or None)
+                              judges=[] if no_judges else judge or None,
+                              students=[] if no_students else parse_students(student) or None)
     except ValidationError as exc:
         raise usage_error("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
     settings = get_settings()

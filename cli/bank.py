@@ -36,7 +36,8 @@ def bank_list(db: DbOpt = None, as_json: JsonOpt = False) -> None:
 
 @app.command("show")
 def bank_show(name: BankArg, db: DbOpt = None, as_json: JsonOpt = False) -> None:
-    """List a bank's template versions with their status (approved, rejected, accepted, declined, pending)."""
+    """List a bank's template versions with their status (approved, rejected, accepted, declined, pending) and the
+    handler each one runs on (curated templates keep their own)."""
     from itemsmith.templates_bank.storage import StorageError, get_bank, list_versions, version_statuses
 
     try:
@@ -51,9 +52,11 @@ def bank_show(name: BankArg, db: DbOpt = None, as_json: JsonOpt = False) -> None
                     "versions": [{**v.model_dump(mode="json", exclude={"source"}), "status": statuses[v.id]}
                                  for v in versions]})
         return
+    handlers = sorted({v.handler or bank.handler for v in versions})
+    typer.echo(f"bank {bank.name} (handler {bank.handler}; its templates use {', '.join(handlers) or 'none yet'})")
     for version in versions:
         typer.echo(f"{version.template_key:40} {version.content_hash[:12]} {statuses[version.id]:9} "
-                   f"{version.created_at:%Y-%m-%d} {version.created_by}")
+                   f"{version.handler or bank.handler:14} {version.created_at:%Y-%m-%d} {version.created_by}")
 
 
 @app.command("create")

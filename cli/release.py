@@ -17,6 +17,7 @@ from itemsmith.cli._common import (
     StudentOpt,
     WorkersOpt,
     bank_session,
+    check_model_specs,
     fail,
     load_release,
     parse_students,
@@ -141,7 +142,7 @@ def release_evaluate(
     release: ReleaseArg,
     model: Annotated[str, typer.Option(
         "--model", "-m", help="Model under test: openai:gpt-4o, anthropic:..., openai_compatible:NAME@URL, "
-                              "local:qwen2.5-coder-1.5b, scripted:FILE.")],
+                              "local:qwen2.5-coder-1.5b, scripted:FILE.", callback=check_model_specs)],
     text_formats: TextFormatsOpt = None,
     decimals: DecimalsOpt = 2,
     fresh_seed: Annotated[bool, typer.Option(
@@ -226,7 +227,8 @@ def release_evaluate(
 def release_reverify(
     release: ReleaseArg,
     judge: Annotated[list[str], typer.Option(
-        "--judge", help="Judge model spec of the new panel (repeatable), e.g. openai:gpt-4o, scripted:FILE.")],
+        "--judge", help="Judge model spec of the new panel (repeatable), e.g. openai:gpt-4o, scripted:FILE.",
+        callback=check_model_specs)],
     student: StudentOpt = None,
     workers: WorkersOpt = 1,
     db: DbOpt = None,

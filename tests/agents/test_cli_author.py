@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import pytest
+from click.testing import Result
 from typer.testing import CliRunner
 
 from itemsmith.cli.app import app
@@ -41,18 +44,45 @@ def test_scripted_author_command_writes_templates_and_report(handler_file: Path,
     assert (run_dir / "report.json").read_bytes() == written
 
 
-def test_author_command_reports_bad_specs(handler_file: Path, tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["author", "--handler", str(handler_file), "--task", "x y z", "--generator",
-                                      "nosuch:model", "--out", str(tmp_path), "--no-live"])
-    assert result.exit_code == 1 and "unknown provider" in result.output
+def _plain(output: str) -> str:
+    """Typer's error box without its frame and line breaks."""
+    return " ".join(re.sub("[│╭╮╰╯─]", " ", output).split())
 
 
-def test_author_command_reports_unknown_handlers(tmp_path: Path) -> None:
+def _started(result: Result, tmp_path: Path) -> bool:
+    """Whether the run got as far as a run id, a resume hint, the stage banner or a checkpoint."""
+    return ("resume with --run-id" in result.output or "stages" in result.output.lower()
+            or (tmp_path / "checkpoints.sqlite").exists())
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--generator", "nosuch:model"], "unknown provider"),
+    (["--planner", "gpt-4o"], "is not 'provider:model'"),
+    (["--judge", "local:qwen-99b"], "unknown local model 'qwen-99b'"),
+    (["--student", "nosuch:m@1"], "unknown provider"),
+    (["--student", "local:smollm2-135m"], "write SPEC@RANK"),
+], ids=["provider", "malformed", "local-model", "student-provider", "student-rank"])
+def test_a_bad_model_spec_is_a_wrong_command_line_reported_before_the_run_starts(
+        handler_file: Path, tmp_path: Path, flags: list[str], message: str) -> None:
+    result = CliRunner().invoke(app, ["author", "--handler", str(handler_file), "--task", "x y z",
+                                      "--out", str(tmp_path), "--no-live", *flags])
+    assert result.exit_code == 2 and message in _plain(result.output), result.output
+    assert not _started(result, tmp_path)
+
+
+@pytest.mark.parametrize(("handler", "message"), [
+    ("no_such_handler", "unknown handler 'no_such_handler'"),
+    ("wether", "did you mean 'weather'"),
+    ("missing/handler.py", "handler file 'missing/handler.py' does not exist"),
+], ids=["unknown", "typo", "missing-file"])
+def test_a_bad_handler_is_a_wrong_command_line_reported_before_the_run_starts(
+        tmp_path: Path, handler: str, message: str) -> None:
     script = tmp_path / "gen.json"
     script.write_text(json.dumps([fenced(GOOD)]))
-    result = CliRunner().invoke(app, ["author", "--handler", "no_such_handler", "--task", "x y z", "--generator",
+    result = CliRunner().invoke(app, ["author", "--handler", handler, "--task", "x y z", "--generator",
                                       f"scripted:{script}", "--out", str(tmp_path), "--no-live"])
-    assert result.exit_code == 1 and "unknown handler" in result.output
+    assert result.exit_code == 2 and message in _plain(result.output), result.output
+    assert not _started(result, tmp_path)
 
 
 def test_author_command_fails_fast_without_a_key(handler_file: Path, tmp_path: Path) -> None:

@@ -80,3 +80,13 @@ def test_json_output_of_the_bank_and_release_commands(run, tmp_path: Path) -> No
     assert json.loads(run("release", "show", "trends@1", "--json")) == manifest
     exported = json.loads(run("release", "export", "trends@1", "-f", "jsonl", "-o", str(tmp_path / "e"), "--json"))
     assert exported == {"release": "trends@1", "format": "jsonl", "out": str(tmp_path / "e"), "items": 2}
+
+
+def test_bank_show_says_which_handler_each_template_runs_on(run) -> None:
+    run("db", "upgrade")
+    run("bank", "create", "wx", "--handler", "weather", "--owner", "alice")
+    run("bank", "import-curated", "wx", "--reviewer", "alice", "-t", "feat_trend_detect_tf")
+    shown = run("bank", "show", "wx")
+    assert "bank wx (handler weather; its templates use synthetic)" in shown
+    (line,) = [line for line in shown.splitlines() if line.startswith("feat_trend_detect_tf")]
+    assert " synthetic " in line
