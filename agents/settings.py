@@ -82,9 +82,11 @@ class AgentSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ITEMSMITH_", extra="ignore", populate_by_name=True)
 
     openai_api_key: SecretStr | None = Field(
-        None, validation_alias=AliasChoices("ITEMSMITH_OPENAI_API_KEY", "OPENAI_API_KEY", "openai_api_key"))
+        None, validation_alias=AliasChoices("ITEMSMITH_OPENAI_API_KEY", "OPENAI_API_KEY", "openai_api_key"),
+        description="OpenAI's API key; set, the default generator is OpenAI's")
     anthropic_api_key: SecretStr | None = Field(
-        None, validation_alias=AliasChoices("ITEMSMITH_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY", "anthropic_api_key"))
+        None, validation_alias=AliasChoices("ITEMSMITH_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY", "anthropic_api_key"),
+        description="Anthropic's API key; set (and no OpenAI key), the default generator is Anthropic's")
     endpoints: dict[EndpointName, ModelEndpoint] = Field(
         default_factory=dict, validation_alias=AliasChoices("ITEMSMITH_API_ENDPOINTS", "endpoints"),
         description="named OpenAI-compatible endpoints (JSON: name -> {base_url, api_key_env, timeout_s, "
@@ -110,11 +112,11 @@ class AgentSettings(BaseSettings):
     request_timeout_s: float = Field(120.0, gt=0, le=3600, description="per LLM call, API providers")
     local_timeout_s: float = Field(900.0, gt=0, le=7200, description="per LLM call, in-process models")
     max_retries: int = Field(3, ge=0, le=10, description="retries of a transient provider error (429, 5xx, timeout)")
-    backoff_initial_s: float = Field(1.0, ge=0, le=60)
-    backoff_max_s: float = Field(30.0, ge=0, le=600)
+    backoff_initial_s: float = Field(1.0, ge=0, le=60, description="first wait before a retry")
+    backoff_max_s: float = Field(30.0, ge=0, le=600, description="longest wait between retries")
 
-    temperature: float = Field(0.2, ge=0, le=2)
-    max_output_tokens: int = Field(1500, ge=16, le=32000)
+    temperature: float = Field(0.2, ge=0, le=2, description="sampling temperature of the generator and planner")
+    max_output_tokens: int = Field(1500, ge=16, le=32000, description="reply cap of hosted models")
 
     model_cache_dir: Path = Field(Path("~/.cache/itemsmith/models").expanduser(),
                                   description="where split GGUF parts are assembled and verified")

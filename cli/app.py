@@ -9,6 +9,7 @@
     itemsmith db upgrade|downgrade|current   the schema (cli.db)
     itemsmith keys create|list|revoke        API keys (cli.keys)
     itemsmith serve | worker                 the service (cli.server)
+    itemsmith settings                       every environment variable (cli.settings)
 
 Conventions (cli._common): ``--format`` is an output format, ``--text-format`` the series text
 format; ``--out`` is a folder, ``--out-file`` one file; ``--json`` prints the result as JSON;
@@ -24,6 +25,7 @@ import typer
 from itemsmith.cli import bank, curated, db, handlers, keys, release
 from itemsmith.cli.author import author
 from itemsmith.cli.server import serve, worker
+from itemsmith.cli.settings import settings
 from itemsmith.cli.templates import check_template, sample
 
 __all__ = ["app"]
@@ -41,6 +43,7 @@ app.add_typer(db.app, name="db")
 app.add_typer(keys.app, name="keys")
 app.command("serve")(serve)
 app.command("worker")(worker)
+app.command("settings")(settings)
 
 SERVICE_COMMANDS = ("serve", "worker")
 

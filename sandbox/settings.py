@@ -29,10 +29,11 @@ class SandboxLimits(BaseSettings):
     max_processes: int = Field(64, ge=1, le=4096, description="RLIMIT_NPROC (counted for the sandbox uid)")
     max_samples: int = Field(1000, ge=1, le=100000, description="largest num_samples a run may ask for")
     # Loading a user's handler file: runs once per handler, in its own hardened child.
-    handler_load_s: float = Field(120.0, gt=0, le=3600)
-    handler_memory_mb: int = Field(4096, ge=256, le=262144)
-    handler_snapshot_bytes: int = Field(512 * MIB, ge=MIB, le=16 * 1024 * MIB)
-    handler_max_records: int = Field(100_000, ge=1)
+    handler_load_s: float = Field(120.0, gt=0, le=3600, description="how long loading a handler file may take")
+    handler_memory_mb: int = Field(4096, ge=256, le=262144, description="memory of the child that loads a handler")
+    handler_snapshot_bytes: int = Field(512 * MIB, ge=MIB, le=16 * 1024 * MIB,
+                                        description="cap on the snapshot of a handler's data served to templates")
+    handler_max_records: int = Field(100_000, ge=1, description="most records a handler may have")
     # OS isolation layers (see sandbox.layers): a worker refuses to start unless every required
     # layer is active, except with allow_degraded (local development only: the missing layers
     # are reported, never silently skipped).
@@ -42,8 +43,8 @@ class SandboxLimits(BaseSettings):
                                                     "(local development only)")
     # Each run drops to uid_base + (its host pid % uid_count): runs alive at the same time never
     # share a uid when uid_count >= /proc/sys/kernel/pid_max (and no file is owned by these uids).
-    uid_base: int = Field(1_000_000, ge=1, le=2**31)
-    uid_count: int = Field(4_194_304, ge=1, le=2**30)
+    uid_base: int = Field(1_000_000, ge=1, le=2**31, description="first uid of template runs")
+    uid_count: int = Field(4_194_304, ge=1, le=2**30, description="how many uids runs are spread over")
     startup_s: float = Field(180.0, gt=0, description="how long a worker may take to start")
     spare_warmup: bool = Field(True, description="pre-run trusted warm-up code in each waiting spare child "
                                                  "(fewer copy-on-write faults on the request path)")

@@ -43,7 +43,8 @@ class DiversitySettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="ITEMSMITH_DIVERSITY_", extra="ignore")
 
-    embedder: Literal["minilm", "off"] = "minilm"
+    embedder: Literal["minilm", "off"] = Field(
+        "minilm", description="sentence embedder of the diversity summaries (minilm needs the diversity extra)")
 
 
 class TemplateDiversity(BaseModel):

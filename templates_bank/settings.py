@@ -27,7 +27,9 @@ class StorageSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ITEMSMITH_", extra="ignore")
 
     database_url: str | None = Field(None, description="SQLAlchemy URL; default: a SQLite file in data_dir")
-    data_dir: Path = Field(default_factory=_default_data_dir)
+    data_dir: Path = Field(default_factory=_default_data_dir,
+                           description="the SQLite file and uploads live here; default $XDG_DATA_HOME/itemsmith "
+                                       "(~/.local/share/itemsmith)")
     pool_size: int = Field(10, ge=1, le=1000, description="connections the engine keeps open (not SQLite in memory)")
     max_overflow: int = Field(10, ge=0, le=1000, description="connections opened beyond pool_size under load")
     pool_timeout_s: float = Field(10.0, gt=0, description="how long a request waits for a free connection before "
