@@ -17,7 +17,9 @@ that rejected them, and for good templates the false rejections per stage.
 `--check-corpus` uses only what exists without the new checks: `itemsmith check-template` on every
 entry (it must run and yield items), then items sampled in the sandbox on fresh seeds, each gaming
 entry's blind rule scored on them against chance, and every rule scored on the good templates'
-items as a control (a rule that also answers good items measures nothing).
+items as a control (a rule that also answers good items measures nothing). Flawed entries with a
+`fix` in the manifest run next to their fixed twin on the same seeds, at 5 and 60 items: the share
+of items that differ is how often the flaw shows (a size-dependent flaw shows more at 60).
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ GAMING_CLASSES = ("round_number", "digit_pattern", "ratio_distractors", "paraphr
                   "memorizable_key", "middle_value", "option_in_context")
 CLASSES_BY_KIND: dict[str, tuple[str, ...]] = {"good": ("good",), "flawed": FLAW_CLASSES, "gaming": GAMING_CLASSES}
 
+REALIZATION_SIZES = (5, 60)  # num_samples at which a flaw's share of affected items is measured
+
 Item = dict[str, Any]
 Answerer = Callable[[Item], int | None]  # the option index a rule picks, None when it abstains
 
@@ -67,6 +71,9 @@ class CorpusEntry(BaseModel):
     handler: str
     flaw: str
     blind_rule: str | None = None
+    # flawed only: (old, new) source edits that remove the flaw and change nothing else, so the flawed
+    # template and its fixed twin draw the same items on a seed and differ only where the flaw shows
+    fix: list[tuple[str, str]] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _consistent(self) -> CorpusEntry:
@@ -79,11 +86,22 @@ class CorpusEntry(BaseModel):
             raise ValueError(f"{self.file}: blind_rule {self.blind_rule!r} is not one of {sorted(BLIND_RULES)}")
         if self.kind != "gaming" and self.blind_rule is not None:
             raise ValueError(f"{self.file}: only gaming templates have a blind_rule")
+        if self.kind != "flawed" and self.fix:
+            raise ValueError(f"{self.file}: only flawed templates have a fix")
         return self
 
     @property
     def path(self) -> Path:
         return CORPUS / self.file
+
+    def fixed_source(self) -> str:
+        """The template with `fix` applied; each old text must occur exactly once."""
+        source = self.path.read_text()
+        for old, new in self.fix:
+            if source.count(old) != 1:
+                raise ValueError(f"{self.file}: fix text {old!r} occurs {source.count(old)} times, not once")
+            source = source.replace(old, new)
+        return source
 
 
 def load_manifest(path: Path = MANIFEST) -> list[CorpusEntry]:
@@ -490,12 +508,14 @@ def check_template_run(entry: CorpusEntry, *, samples: int, timeout: float) -> R
                     error=payload.get("error"))
 
 
-def sample_items(entry: CorpusEntry, seeds: Sequence[int], samples: int, pools: dict[str, Any]) -> list[Item]:
-    """Items of `entry` on each seed, run in the sandbox (one warm pool per handler)."""
+def sample_items(entry: CorpusEntry, seeds: Sequence[int], samples: int, pools: dict[str, Any],
+                 source: str | None = None) -> list[Item]:
+    """Items of `entry` (or of `source` on its handler) on each seed, run in the sandbox (one warm pool
+    per handler)."""
     from itemsmith.sandbox import SandboxPool
 
     pool = pools.get(entry.handler) or pools.setdefault(entry.handler, SandboxPool(entry.handler))
-    source = entry.path.read_text()
+    source = entry.path.read_text() if source is None else source
     items: list[Item] = []
     for seed in seeds:
         result = pool.run(source, num_samples=samples, seed=seed)
@@ -505,36 +525,93 @@ def sample_items(entry: CorpusEntry, seeds: Sequence[int], samples: int, pools: 
     return items
 
 
+def item_identity(item: Item) -> str:
+    """What an item is about (records, where and how long its first series is), not what it keys."""
+    first = item["series"][0] if item["series"] else {}
+    stamps = first.get("timestamps") or [""]
+    return json.dumps([item.get("metadata", {}).get("record_ids"), stamps[0], len(first.get("values", []))])
+
+
+def item_content(item: Item) -> str:
+    """Everything a solver sees plus the key."""
+    return json.dumps([item["question"], item.get("context"), item["options"][item["answer_index"]],
+                       [(s["name"], s.get("unit"), s["values"]) for s in item["series"]]])
+
+
+class Realization(BaseModel):
+    """How often a flaw shows: items of the flawed template that differ from its fixed twin's item about
+    the same data on the same seed (a twin's run can drift from the flawed one where a changed key makes
+    one of them skip a draw, so items are matched by what they are about, not by position)."""
+
+    num_samples: int
+    matched: int
+    differ: int
+
+    @property
+    def share(self) -> float | None:
+        return self.differ / self.matched if self.matched else None
+
+
+def realization(entry: CorpusEntry, seeds: Sequence[int], num_samples: int, pools: dict[str, Any]) -> Realization:
+    matched = differ = 0
+    for seed in seeds:
+        flawed = sample_items(entry, [seed], num_samples, pools)
+        fixed = sample_items(entry, [seed], num_samples, pools, source=entry.fixed_source())
+        twins: dict[str, Item] = {}
+        for item in fixed:
+            twins.setdefault(item_identity(item), item)
+        for item in flawed:
+            twin = twins.get(item_identity(item))
+            if twin is not None:
+                matched += 1
+                differ += item_content(item) != item_content(twin)
+    return Realization(num_samples=num_samples, matched=matched, differ=differ)
+
+
 def fresh_seeds(count: int, salt: int) -> list[int]:
     base = int(time.time_ns() // 1000) % 1_000_000_007
     return [(base + 7919 * (i + 1) + 104729 * salt) % 2**31 for i in range(count)]
 
 
 def run_check_corpus(entries: Sequence[CorpusEntry], *, samples: int, train_seeds: int, test_seeds: int,
-                     timeout: float) -> dict[str, Any]:
+                     timeout: float, check_runs: bool = True) -> dict[str, Any]:
     runs = []
-    for entry in entries:
+    for entry in entries if check_runs else []:
         check = check_template_run(entry, samples=5, timeout=timeout)
         runs.append(check)
         print(f"check-template {entry.file}: {check.status}, {check.items} items"
               + (f": {check.error}" if check.error else ""), file=sys.stderr)
     ok = [r for r in runs if r.status == "ok" and r.items > 0]
-    print(f"check-template: {len(ok)} of {len(runs)} templates run and yield items")
+    if check_runs:
+        print(f"check-template: {len(ok)} of {len(runs)} templates run and yield items")
     for r in runs:
         if r not in ok:
             print(f"  FAILED {r.file}: {r.status} {r.error}")
 
     pools: dict[str, Any] = {}
     sampled: dict[str, tuple[list[Item], list[Item]]] = {}
+    realized: dict[str, list[Realization]] = {}
     wanted = [e for e in entries if e.kind in ("gaming", "good")]
     try:
         for n, entry in enumerate(wanted):
             train = sample_items(entry, fresh_seeds(train_seeds, 2 * n), samples, pools)
             test = sample_items(entry, fresh_seeds(test_seeds, 2 * n + 1), samples, pools)
             sampled[entry.file] = (train, test)
+        for n, entry in enumerate(e for e in entries if e.fix):
+            seeds = fresh_seeds(test_seeds, 1000 + n)
+            realized[entry.file] = [realization(entry, seeds, size, pools) for size in REALIZATION_SIZES]
     finally:
         for pool in pools.values():
             pool.close()
+
+    if realized:
+        sizes = " | ".join(f"n={size}: differ / matched" for size in REALIZATION_SIZES)
+        print(f"\n| flawed template (vs its fixed twin, same seeds) | class | {sizes} |")
+        print("|---|---|" + "---|" * len(REALIZATION_SIZES))
+        for entry in (e for e in entries if e.file in realized):
+            cells = " | ".join(f"{r.differ}/{r.matched}" + (f" ({r.share:.0%})" if r.share is not None else "")
+                               for r in realized[entry.file])
+            print(f"| {entry.file} | {entry.klass} | {cells} |")
 
     gaming_scores = []
     print("\n| gaming template | class | blind rule | answered | accuracy (abstain = guess) | chance |")
@@ -564,6 +641,7 @@ def run_check_corpus(entries: Sequence[CorpusEntry], *, samples: int, train_seed
         print(f"| {rule} | {pooled.answered}/{pooled.items} | {pooled.expected_accuracy:.2f} | {pooled.chance:.2f} |")
     return {"mode": "check-corpus", "runs": [r.model_dump() for r in runs],
             "gaming": gaming_scores, "good_controls": controls,
+            "flaw_realization": {f: [{**r.model_dump(), "share": r.share} for r in rs] for f, rs in realized.items()},
             "samples_per_seed": samples, "train_seeds": train_seeds, "test_seeds": test_seeds}
 
 
@@ -594,11 +672,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--samples", type=int, default=30, help="--check-corpus: items per seed (default 30)")
     parser.add_argument("--train-seeds", type=int, default=3, help="--check-corpus: seeds a rule may learn from")
     parser.add_argument("--test-seeds", type=int, default=2, help="--check-corpus: seeds a rule is scored on")
+    parser.add_argument("--skip-check-template", action="store_true",
+                        help="--check-corpus: skip the check-template runs (sandbox sampling only)")
     args = parser.parse_args(argv)
     entries = select(load_manifest(), args.only)
     if args.check_corpus:
         result = run_check_corpus(entries, samples=args.samples, train_seeds=args.train_seeds,
-                                  test_seeds=args.test_seeds, timeout=args.timeout)
+                                  test_seeds=args.test_seeds, timeout=args.timeout,
+                                  check_runs=not args.skip_check_template)
     else:
         result = run_verify(entries, with_models=args.with_models, timeout=args.timeout)
     if args.json_out is not None:

@@ -67,6 +67,14 @@ def test_template_parses_and_defines_question(entry: Any) -> None:
     assert not [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
 
 
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.fix], ids=lambda e: e.file)
+def test_fix_applies_once_and_leaves_a_template(entry: Any) -> None:
+    fixed = entry.fixed_source()
+    assert fixed != entry.path.read_text()
+    tree = ast.parse(fixed)
+    assert any(isinstance(n, ast.FunctionDef) and n.name == "question" for n in tree.body)
+
+
 def test_counts_and_classes_are_as_the_issue_asks() -> None:
     kinds = Counter(e.kind for e in ENTRIES)
     assert kinds["good"] >= 10 and kinds["flawed"] >= 30
@@ -85,10 +93,18 @@ def test_manifest_entries_are_validated() -> None:
         {**good, "kind": "flawed", "class": "precedence", "flaw": "none"},  # a flawed one without
         {**good, "kind": "gaming", "class": "middle_value", "flaw": "x", "blind_rule": "psychic"},
         {**good, "kind": "flawed", "class": "precedence", "flaw": "x", "blind_rule": "middle_value"},
+        {**good, "fix": [["a", "b"]]},  # only flawed templates have a fixed twin
     ]
     for raw in bad_entries:
         with pytest.raises(ValueError):
             runner.CorpusEntry.model_validate(raw)
+
+
+def test_fix_whose_text_is_not_in_the_template_is_refused() -> None:
+    entry = next(e for e in ENTRIES if e.fix)
+    broken = entry.model_copy(update={"fix": [("text that is nowhere in the template", "x")]})
+    with pytest.raises(ValueError, match="occurs 0 times"):
+        broken.fixed_source()
 
 
 def test_manifest_with_a_missing_file_is_refused(tmp_path: Path) -> None:

@@ -1,9 +1,9 @@
-"""Highest CGM reading in a 3-8 hour stretch."""
+"""Highest CGM reading in a 3-8 hour stretch of one of the last 30 well-covered days."""
 
 
 def question(num_samples):
-    rec = handler.records()
-    days = rec[rec["coverage"] >= 0.85]["record_id"].tolist()
+    rec = handler.records().sort_values("record_id")
+    days = rec[rec["coverage"] >= 0.85]["record_id"].tolist()[-30:]
     items = []
     peaks = {}
     tries = 0
