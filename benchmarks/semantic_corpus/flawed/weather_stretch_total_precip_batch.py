@@ -1,4 +1,4 @@
-"""Total precipitation of stretches of 20 to 40 days within one calendar year."""
+"""Total precipitation of stretches of 12 to 25 days within one calendar year."""
 
 
 def question(num_samples):
@@ -8,7 +8,7 @@ def question(num_samples):
     dates = list(whole.index.strftime("%Y-%m-%d"))
     candidates = []
     for _ in range(num_samples * 3):
-        size = int(rng.integers(20, 41))
+        size = int(rng.integers(12, 26))
         start = int(rng.integers(0, len(rain) - size))
         candidates.append((start, size))
     totals = [float(rain[s:s + k].sum()) for s, k in candidates]
