@@ -23,6 +23,6 @@ class SlotState(TypedDict, total=False):
     attempts: Annotated[list[dict[str, Any]], operator.add]  # finished attempts, appended by nodes
     status: str  # running | accepted | discarded | failed
     structure_passed_round: int | None
-    decision: dict[str, Any] | None  # templates_bank.items.schema.Decision
+    decision: dict[str, Any] | None  # items.schema.Decision
     error: str | None
     elapsed_s: Annotated[float, operator.add]

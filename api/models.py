@@ -16,12 +16,12 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from itemsmith.agents.errors import ProviderConfigError
 from itemsmith.agents.providers import check_spec
+from itemsmith.items.rendering import TextFormat
+from itemsmith.items.schema import IRTParameters, Item
 from itemsmith.service.jobs import JobPublic
 from itemsmith.service.review import DecisionStage, TemplatePage, TemplateSummary
 from itemsmith.service.settings import request_policy
 from itemsmith.templates_bank.handler_identity import HandlerRef, handler_ref
-from itemsmith.templates_bank.items.rendering import TextFormat
-from itemsmith.templates_bank.items.schema import IRTParameters, Item
 from itemsmith.templates_bank.releases import ReleaseManifest
 from itemsmith.templates_bank.storage import (
     BankPublic,

@@ -46,8 +46,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
+from itemsmith.items.schema import IRTParameters
 from itemsmith.templates_bank.adaptive import AdaptiveConfig, Administered, CalibratedItem, run_adaptive
-from itemsmith.templates_bank.items.schema import IRTParameters
 from itemsmith.verification.irt import IRTConfig, estimate_ability, fisher_information, fit_2pl
 
 

@@ -45,11 +45,11 @@ from scipy.stats import spearmanr
 
 from itemsmith.agents.model_factory import StudentSpec, make_letter_scorer
 from itemsmith.agents.settings import DEFAULT_LOCAL_STUDENTS, get_settings
+from itemsmith.items.rendering import TextFormat
 from itemsmith.service.release_operations import evaluate, evaluate_adaptive
 from itemsmith.templates_bank.adaptive import AdaptiveConfig
 from itemsmith.templates_bank.calibration import CalibrationOptions, calibrate_release, current_parameters
 from itemsmith.templates_bank.evaluation import EvaluationStore, release_items
-from itemsmith.templates_bank.items.rendering import TextFormat
 from itemsmith.templates_bank.releases import Release, get_release
 from itemsmith.templates_bank.storage import open_session
 from itemsmith.verification.irt import estimate_ability

@@ -24,8 +24,8 @@ from itemsmith.agents.context import SlotEvent
 from itemsmith.agents.inference import ModelHandle
 from itemsmith.agents.run import AuthorConfig, author
 from itemsmith.agents.scripted import ScriptedChatModel
+from itemsmith.items.schema import RunStatus, StructureReport
 from itemsmith.sandbox import SandboxPool
-from itemsmith.templates_bank.items.schema import RunStatus, StructureReport
 
 HANDLER = '''
 import numpy as np

@@ -31,7 +31,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before llama.cpp's OpenMP
 from itemsmith.agents.context import SlotEvent
 from itemsmith.agents.models import RunReport
 from itemsmith.agents.run import AuthorConfig, author
-from itemsmith.templates_bank.items.rendering import TextFormat
+from itemsmith.items.rendering import TextFormat
 from itemsmith.verification.diversity import diversity
 from itemsmith.verification.judges import CRITERIA, PanelConfig
 from itemsmith.verification.structure import check_structure

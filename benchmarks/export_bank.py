@@ -35,10 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from itemsmith.items.schema import Item
 from itemsmith.templates_bank.curated import load_curated
 from itemsmith.templates_bank.exporters import EXPORTERS, ExportOptions, export_release
 from itemsmith.templates_bank.exporters._rows import ExportRow
-from itemsmith.templates_bank.items.schema import Item
 from itemsmith.templates_bank.releases import ReleaseCreate, create_release, get_release
 from itemsmith.templates_bank.storage import BankCreate, create_bank, import_curated, open_session, upgrade
 

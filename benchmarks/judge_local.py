@@ -26,9 +26,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before llama.cpp's OpenMP
 from itemsmith.agents.llamacpp import LlamaCppChatModel, LlamaCppScoreReader, _chat_prompt, _load
 from itemsmith.agents.local_models import model_path
 from itemsmith.agents.settings import get_settings
+from itemsmith.items.rendering import TextFormat
 from itemsmith.sandbox import run_template
 from itemsmith.templates_bank.curated import get_curated
-from itemsmith.templates_bank.items.rendering import TextFormat
 from itemsmith.verification.judges import Judge, JudgeConfig, PanelConfig, ajudge_template, judge_prompt
 from itemsmith.verification.samples import TemplateSample
 

@@ -53,8 +53,7 @@ import httpx
 import psycopg
 from sqlalchemy.engine import make_url
 
-from itemsmith.service.auth import create_key
-from itemsmith.templates_bank.items.schema import (
+from itemsmith.items.schema import (
     Decision,
     IRTParameters,
     JudgeScore,
@@ -63,6 +62,7 @@ from itemsmith.templates_bank.items.schema import (
     StructureReport,
     content_hash,
 )
+from itemsmith.service.auth import create_key
 from itemsmith.templates_bank.storage import BankCreate, create_bank, get_engine, open_session, upgrade
 
 CATEGORIES = ["pattern_recognition", "noise_understanding", "causality", "temporal_relation", "anomaly_detection",

@@ -26,9 +26,9 @@ from itemsmith.agents.model_factory import build_students
 from itemsmith.agents.pipeline import resolve_pipeline
 from itemsmith.agents.run import AuthorConfig
 from itemsmith.agents.settings import get_settings
+from itemsmith.items.rendering import TextFormat
 from itemsmith.sandbox import run_template
 from itemsmith.templates_bank.curated import get_curated
-from itemsmith.templates_bank.items.rendering import TextFormat
 from itemsmith.verification.samples import TemplateSample
 from itemsmith.verification.students import PoolConfig, Student, aanswer_template, student_prompt
 

@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 
 from itemsmith.cli._common import JsonOpt, SamplesOpt, SeedOpt, fail, print_json, usage_error
+from itemsmith.items.schema import Item, RunStatus
 from itemsmith.templates_bank.curated import CuratedTemplateError, get_curated, load_curated
-from itemsmith.templates_bank.items.schema import Item, RunStatus
 
 __all__ = ["app"]
 

@@ -8,9 +8,9 @@ from typing import Annotated, Any
 import typer
 
 from itemsmith.cli._common import HandlerOpt, JsonOpt, SamplesOpt, SeedOpt, fail, print_json, usage_error
+from itemsmith.items.rendering import TextFormat, render_item, terminal_safe
+from itemsmith.items.schema import Item, RunStatus
 from itemsmith.templates_bank.curated import CuratedTemplateError, get_curated
-from itemsmith.templates_bank.items.rendering import TextFormat, render_item, terminal_safe
-from itemsmith.templates_bank.items.schema import Item, RunStatus
 
 __all__ = ["check_template", "sample"]
 

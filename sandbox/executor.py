@@ -22,12 +22,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from itemsmith.items.schema import RunStatus
 from itemsmith.sandbox.layers import ALL_LAYERS, IsolationUnavailable
 from itemsmith.sandbox.models import RunRequest, RunResult
 from itemsmith.sandbox.protocol import ProtocolError, read_frame, write_frame
 from itemsmith.sandbox.results import build_result
 from itemsmith.sandbox.settings import SandboxLimits
-from itemsmith.templates_bank.items.schema import RunStatus
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from itemsmith.templates_bank.items.schema import RunStatus
+from itemsmith.items.schema import RunStatus
 
 
 class RunResult(BaseModel):

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from itemsmith.templates_bank.items.schema import CONTROL_CHARACTERS
+from itemsmith.items.schema import CONTROL_CHARACTERS
 
 MAX_DEPTH = 32
 MIN_INT = -(2**63)

@@ -28,8 +28,8 @@ from typing import Any
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from itemsmith.items.schema import Item
 from itemsmith.sandbox.protocol import ProtocolError, read_frame, write_frame
-from itemsmith.templates_bank.items.schema import Item
 
 __all__ = ["RenderError", "RenderLimits", "render_item_png", "shutdown_renderer"]
 
@@ -118,7 +118,7 @@ _worker: _Worker | None = None
 
 
 def render_item_png(item: Item | dict[str, Any], dpi: int = 100, limits: RenderLimits | None = None) -> bytes:
-    """The item's series as a PNG (`templates_bank.items.plotting.plot_item(item, "png", dpi)`),
+    """The item's series as a PNG (`items.plotting.plot_item(item, "png", dpi)`),
     drawn in the limited worker. Raises RenderError with a one-line reason: the item fails the
     schema (too many channels, points or label characters; no series), a limit was hit, or
     the worker failed."""

@@ -30,10 +30,10 @@ def main() -> None:
     os.dup2(2, 1)  # stray writes to stdout go to stderr
     from pydantic import ValidationError
 
+    from itemsmith.items.plotting import plot_item
+    from itemsmith.items.schema import Item, Series
     from itemsmith.sandbox.protocol import ProtocolError, read_frame, write_frame
     from itemsmith.sandbox.results import validation_message
-    from itemsmith.templates_bank.items.plotting import plot_item
-    from itemsmith.templates_bank.items.schema import Item, Series
 
     plot_item(Item(question="warm-up", options=["a", "b"], answer_index=0,
                    series=[Series(name="warm-up", values=[0.0, 1.0], unit="u")]))

@@ -1,7 +1,7 @@
 """Turning what a worker reports about a child into a `RunResult`, on the host.
 
 The payload is untrusted: it is parsed with a size cap, checked for exact plain-JSON types,
-validated as a `ChildEnvelope`, and its items validated with `templates_bank.items.schema.Item`.
+validated as a `ChildEnvelope`, and its items validated with `items.schema.Item`.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from itemsmith.items.schema import Item, RunStatus
 from itemsmith.sandbox.models import ChildEnvelope, RunRequest, RunResult
 from itemsmith.sandbox.output import OutputError, parse_plain_json
-from itemsmith.templates_bank.items.schema import Item, RunStatus
 
 _CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT, signal.SIGTRAP}
 

@@ -14,9 +14,9 @@ import traceback
 import types
 from typing import Any
 
+from itemsmith.items.helpers import bind_helpers
 from itemsmith.sandbox import policy, proxies
 from itemsmith.sandbox.output import OutputError, clean_text, to_plain_json
-from itemsmith.templates_bank.items.helpers import bind_helpers
 
 MAX_ERROR_CHARS = 400
 MAX_TRACEBACK_FRAMES = 6

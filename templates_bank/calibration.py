@@ -30,8 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from itemsmith.items.schema import IRTParameters
 from itemsmith.templates_bank.evaluation import release_versions
-from itemsmith.templates_bank.items.schema import IRTParameters
 from itemsmith.templates_bank.releases import Release
 from itemsmith.templates_bank.storage import (
     EvaluationResponseRow,

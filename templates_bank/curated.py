@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from itemsmith.templates_bank.items.schema import Provenance, Template
+from itemsmith.items.schema import Provenance, Template
 
 CURATED_DIR = Path(__file__).parent / "curated"
 

@@ -20,7 +20,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from itemsmith.templates_bank.items.schema import Item, StructureReport
+from itemsmith.items.schema import Item, StructureReport
 from itemsmith.templates_bank.storage import VerdictRow, releasable_versions
 from itemsmith.verification.diversity import (
     DiversityReport,

@@ -32,11 +32,11 @@ from typer.testing import CliRunner
 from itemsmith.api.app import create_app
 from itemsmith.api.settings import ApiSettings
 from itemsmith.cli.app import app as cli_app
+from itemsmith.items.hashing import item_hash
+from itemsmith.items.rendering import TextFormat, render_item
+from itemsmith.items.schema import Item
 from itemsmith.templates_bank.curated import get_curated
 from itemsmith.templates_bank.evaluation import fresh_seeds
-from itemsmith.templates_bank.items.hashing import item_hash
-from itemsmith.templates_bank.items.rendering import TextFormat, render_item
-from itemsmith.templates_bank.items.schema import Item
 from itemsmith.templates_bank.regeneration import TemplateRun, regenerate
 from itemsmith.templates_bank.storage import (
     StudentResponseRow,

@@ -29,7 +29,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from scipy.stats import binomtest, rankdata
 
-from itemsmith.templates_bank.items.schema import CapabilityVerdict, Decision
+from itemsmith.items.schema import CapabilityVerdict, Decision
 from itemsmith.verification.students import StudentReport
 
 __all__ = ["CapabilityConfig", "CapabilityReport", "Outcome", "assess", "assess_all", "rank_correlation"]

@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 from rapidfuzz.distance import Levenshtein
 from rapidfuzz.process import cdist
 
-from itemsmith.templates_bank.items.schema import Item
+from itemsmith.items.schema import Item
 
 __all__ = ["DiversityReport", "Embedder", "NearDuplicate", "diversity", "item_text", "minilm_embedder",
            "near_duplicates"]

@@ -56,7 +56,7 @@ from numpy.polynomial.hermite_e import hermegauss
 from pydantic import BaseModel, ConfigDict, Field
 from scipy.special import logsumexp
 
-from itemsmith.templates_bank.items.schema import IRTParameters
+from itemsmith.items.schema import IRTParameters
 
 __all__ = ["AbilityPosterior", "Calibration", "IRTConfig", "calibrate", "estimate_ability", "expected_accuracy",
            "fisher_information", "fit_2pl", "to_parameters"]

@@ -14,8 +14,8 @@ import json
 import time
 from typing import Any
 
+from itemsmith.items.schema import Item, RunStatus, StructureReport
 from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool, run_template
-from itemsmith.templates_bank.items.schema import Item, RunStatus, StructureReport
 from itemsmith.verification.seeds import fresh_seed, fresh_size
 
 # num_samples drawn per check when none is given

@@ -8,8 +8,8 @@ from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
 from itemsmith.api.models import TemplateSummary
+from itemsmith.items.schema import Decision, IRTParameters
 from itemsmith.service.review import TemplateFilters, bank_categories, list_templates
-from itemsmith.templates_bank.items.schema import Decision, IRTParameters
 
 __all__ = ["ReviewListing", "ReviewRow", "review_listing"]
 

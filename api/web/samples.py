@@ -9,10 +9,10 @@ from functools import lru_cache
 
 from pydantic import BaseModel
 
+from itemsmith.items.schema import Item
 from itemsmith.sandbox import SandboxError, get_pool
 from itemsmith.sandbox.render import RenderError, render_item_png
 from itemsmith.templates_bank.handler_identity import redact_handler_paths
-from itemsmith.templates_bank.items.schema import Item
 
 __all__ = ["SAMPLE_COUNT", "SAMPLE_SEED", "RenderError", "Samples", "plot_png", "sample_items"]
 

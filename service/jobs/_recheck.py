@@ -20,6 +20,7 @@ from itemsmith.agents.verification_stages import (
     verification_stages,
 )
 from itemsmith.agents.verify import VerificationResult, run_stages
+from itemsmith.items.schema import AuditReport, Decision, StructureReport
 from itemsmith.sandbox import SandboxPool
 from itemsmith.service.jobs._context import JobContext
 from itemsmith.service.jobs._kinds import job_kind
@@ -27,7 +28,6 @@ from itemsmith.service.jobs._schemas import RecheckJobRequest
 from itemsmith.service.jobs._store import append_event
 from itemsmith.service.jobs._verdicts import record_verification, recorded_by
 from itemsmith.service.settings import request_policy
-from itemsmith.templates_bank.items.schema import AuditReport, Decision, StructureReport
 from itemsmith.templates_bank.storage import BankRow, NotFoundError, get_version, list_verdicts, open_session
 from itemsmith.verification.structure import check_structure
 

@@ -9,8 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from itemsmith.agents.model_factory import StudentSpec
 from itemsmith.agents.run import AuthorConfig
+from itemsmith.items.rendering import TextFormat
 from itemsmith.templates_bank.adaptive import AdaptiveConfig
-from itemsmith.templates_bank.items.rendering import TextFormat
 
 __all__ = [
     "FINAL_STATUSES", "AuthorJobRequest", "EvaluateJobRequest", "ExportJobRequest", "ReleaseJobRequest", "JobEventPublic", "JobKind", "JobPublic",

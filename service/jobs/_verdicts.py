@@ -11,8 +11,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from itemsmith.agents.verify import VerificationResult
-from itemsmith.templates_bank.items.hashing import item_hash
-from itemsmith.templates_bank.items.schema import Decision, StructureReport, Template
+from itemsmith.items.hashing import item_hash
+from itemsmith.items.schema import Decision, StructureReport, Template
 from itemsmith.templates_bank.storage import (
     TemplateVersionPublic,
     VerdictRow,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from itemsmith.templates_bank.items.rendering import TextFormat
+from itemsmith.items.rendering import TextFormat
 
 __all__ = ["ExportOptions"]
 

@@ -8,11 +8,11 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+from itemsmith.items.rendering import option_letter
 from itemsmith.templates_bank.exporters._options import ExportOptions
 from itemsmith.templates_bank.exporters._registry import exporter
 from itemsmith.templates_bank.exporters._rows import ExportRow, stem
 from itemsmith.templates_bank.exporters.lm_eval import task_name
-from itemsmith.templates_bank.items.rendering import option_letter
 from itemsmith.templates_bank.releases import ReleaseManifest
 
 TASK_FILE = '''"""Inspect AI task for itemsmith release {ref} ({items} items, checksum {checksum_short}).

@@ -18,11 +18,11 @@ from typing import Any
 
 import yaml
 
+from itemsmith.items.schema import MAX_OPTIONS
 from itemsmith.templates_bank.exporters._options import ExportOptions
 from itemsmith.templates_bank.exporters._parquet import write_parquet
 from itemsmith.templates_bank.exporters._registry import exporter
 from itemsmith.templates_bank.exporters._rows import ExportRow
-from itemsmith.templates_bank.items.schema import MAX_OPTIONS
 from itemsmith.templates_bank.releases import ReleaseManifest
 
 __all__ = ["ANSWER_PATTERN", "task_configs", "task_name"]

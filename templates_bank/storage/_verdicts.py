@@ -8,7 +8,7 @@ from typing import Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from itemsmith.templates_bank.items.schema import JudgeScore, StudentResponse
+from itemsmith.items.schema import JudgeScore, StudentResponse
 from itemsmith.templates_bank.storage._errors import NotFoundError
 from itemsmith.templates_bank.storage._models import (
     ReviewDecisionRow,

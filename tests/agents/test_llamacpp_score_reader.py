@@ -10,7 +10,7 @@ import pytest
 from itemsmith.agents.errors import ProviderConfigError
 from itemsmith.agents.model_factory import CallLog, build_judges, make_score_reader, retry_policy
 from itemsmith.agents.settings import AgentSettings
-from itemsmith.templates_bank.items.schema import Item
+from itemsmith.items.schema import Item
 from itemsmith.verification.judges import PanelConfig, judge_prompt, judge_template
 from itemsmith.verification.samples import TemplateSample
 

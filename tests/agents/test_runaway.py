@@ -13,9 +13,9 @@ from itemsmith.agents.extract import repetition, runaway
 from itemsmith.agents.generator import Generated, shown_reply
 from itemsmith.agents.run import AuthorConfig, author
 from itemsmith.agents.usage import CallUsage
+from itemsmith.items.schema import StructureReport
 from itemsmith.sandbox import SandboxPool
 from itemsmith.templates_bank.curated import load_curated
-from itemsmith.templates_bank.items.schema import StructureReport
 from itemsmith.verification.structure import check_structure
 
 from .conftest import BAD_COLUMN, GOOD, fenced, plan_reply, scripted

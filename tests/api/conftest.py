@@ -21,10 +21,7 @@ from sqlalchemy import Engine
 
 from itemsmith.api.app import create_app
 from itemsmith.api.settings import ApiSettings
-from itemsmith.service.auth import create_key
-from itemsmith.service.jobs import upgrade_database
-from itemsmith.templates_bank.curated import get_curated
-from itemsmith.templates_bank.items.schema import (
+from itemsmith.items.schema import (
     Decision,
     IRTParameters,
     JudgeScore,
@@ -32,6 +29,9 @@ from itemsmith.templates_bank.items.schema import (
     StudentResponse,
     Template,
 )
+from itemsmith.service.auth import create_key
+from itemsmith.service.jobs import upgrade_database
+from itemsmith.templates_bank.curated import get_curated
 from itemsmith.templates_bank.storage import (
     BankCreate,
     ReviewCreate,

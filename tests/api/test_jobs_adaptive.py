@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 
 from itemsmith.api.settings import ApiSettings
 from itemsmith.cli.app import app
+from itemsmith.items.schema import IRTParameters
 from itemsmith.service.jobs import execute_job, get_job
 from itemsmith.service.jobs._store import create_job
 from itemsmith.service.tables import JobRow
-from itemsmith.templates_bank.items.schema import IRTParameters
 from itemsmith.templates_bank.releases import ReleaseCreate, create_release
 from itemsmith.templates_bank.storage import (
     BankCreate,

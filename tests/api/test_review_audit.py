@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
-from itemsmith.templates_bank.items.schema import AuditFinding, AuditReport, AuditSolverResult
+from itemsmith.items.schema import AuditFinding, AuditReport, AuditSolverResult
 from itemsmith.templates_bank.storage import list_verdicts, open_session, record_verdict
 
 from .test_review_page import _login

@@ -19,7 +19,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from itemsmith.api.web.login import COOKIE_NAME
-from itemsmith.templates_bank.items.schema import IRTParameters
+from itemsmith.items.schema import IRTParameters
 from itemsmith.templates_bank.storage import (
     BankCreate,
     create_bank,
@@ -200,7 +200,7 @@ def test_item_plot_is_a_png_of_the_sample_item(client: TestClient, api_key: str,
 
 def test_a_template_that_fails_in_the_sandbox_shows_its_error(client: TestClient, engine: Engine, api_key: str,
                                                              seeded) -> None:
-    from itemsmith.templates_bank.items.schema import Provenance, Template
+    from itemsmith.items.schema import Provenance, Template
     from itemsmith.templates_bank.storage import add_template_version
 
     broken = Template(id="broken", source="def question(num_samples):\n    return 1 / 0\n", title="broken",

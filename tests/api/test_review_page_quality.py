@@ -8,7 +8,7 @@ import re
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
-from itemsmith.templates_bank.items.schema import IRTParameters, Item, RunStatus, StructureReport
+from itemsmith.items.schema import IRTParameters, Item, RunStatus, StructureReport
 from itemsmith.templates_bank.storage import open_session, record_verdict
 
 

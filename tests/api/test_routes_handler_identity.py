@@ -16,11 +16,11 @@ from sqlalchemy import select
 
 from itemsmith.api.app import create_app
 from itemsmith.api.settings import ApiSettings
+from itemsmith.items.schema import Decision, Provenance, Template
 from itemsmith.service.auth import create_key
 from itemsmith.service.jobs import execute_job
 from itemsmith.templates_bank import releases
 from itemsmith.templates_bank.handler_identity import handler_ref
-from itemsmith.templates_bank.items.schema import Decision, Provenance, Template
 from itemsmith.templates_bank.storage import (
     BankRow,
     add_template_version,

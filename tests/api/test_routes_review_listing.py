@@ -7,7 +7,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, delete, text
 
-from itemsmith.templates_bank.items.schema import Decision, JudgeScore, Provenance, Template
+from itemsmith.items.schema import Decision, JudgeScore, Provenance, Template
 from itemsmith.templates_bank.storage import (
     ReviewCreate,
     TemplateSummaryCountRow,

@@ -16,10 +16,10 @@ import pytest
 from typer.testing import CliRunner
 
 from itemsmith.cli.app import app
+from itemsmith.items.hashing import item_hash
+from itemsmith.items.rendering import TextFormat, render_item
+from itemsmith.items.schema import Item
 from itemsmith.templates_bank.evaluation import fresh_seeds, release_items
-from itemsmith.templates_bank.items.hashing import item_hash
-from itemsmith.templates_bank.items.rendering import TextFormat, render_item
-from itemsmith.templates_bank.items.schema import Item
 from itemsmith.templates_bank.regeneration import TemplateRun, regenerate
 from itemsmith.templates_bank.releases import get_release
 from itemsmith.templates_bank.storage import list_evaluation_responses, open_session

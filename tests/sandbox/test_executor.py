@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from itemsmith.items.schema import RunStatus
 from itemsmith.sandbox import SandboxError, SandboxLimits, SandboxPool, run_template
 from itemsmith.sandbox.executor import make_request
 from itemsmith.sandbox.results import build_result
-from itemsmith.templates_bank.items.schema import RunStatus
 
 SIMPLE = "def question(n):\n    return [tf_item(f'value {rng.integers(1000)}', True) for _ in range(n)]\n"
 

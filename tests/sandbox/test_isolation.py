@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
+from itemsmith.items.schema import RunStatus
 from itemsmith.sandbox import ALL_LAYERS, SandboxError, SandboxLimits, SandboxPool, isolation, landlock
 from itemsmith.sandbox.executor import WORKER_ENV
 from itemsmith.sandbox.zygote import SPARES, _read_paths
-from itemsmith.templates_bank.items.schema import RunStatus
 
 ROOT = os.geteuid() == 0
 UID = GID = SandboxLimits().run_uid(os.getpid())

@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from itemsmith.templates_bank.items.schema import Item, RunStatus
+from itemsmith.items.schema import Item, RunStatus
 
 PRELUDE = '''
 def load(k=0):

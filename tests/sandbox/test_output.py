@@ -11,14 +11,14 @@ import textwrap
 import numpy as np
 import pytest
 
+from itemsmith.items.rendering import terminal_safe
+from itemsmith.items.schema import Item, RunStatus
 from itemsmith.sandbox import proxies
 from itemsmith.sandbox.handler_data import HandlerView
 from itemsmith.sandbox.models import RunRequest
 from itemsmith.sandbox.output import OutputError, clean_text, parse_plain_json, to_plain_json
 from itemsmith.sandbox.results import build_result
 from itemsmith.sandbox.runner import run_template_here
-from itemsmith.templates_bank.items.rendering import terminal_safe
-from itemsmith.templates_bank.items.schema import Item, RunStatus
 
 from .test_policy import TinySource
 
@@ -118,7 +118,7 @@ def test_cli_prints_error_text_terminal_safe(tmp_path, monkeypatch) -> None:
     from typer.testing import CliRunner
 
     from itemsmith.cli.app import app
-    from itemsmith.templates_bank.items.schema import StructureReport
+    from itemsmith.items.schema import StructureReport
     from itemsmith.verification import structure
 
     painted = "\x1b[1A\x1b[2K\x1b[32mok: 5 items\x1b[0m\r\u202e"

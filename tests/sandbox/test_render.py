@@ -9,9 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from itemsmith.items.schema import Item, Series
 from itemsmith.sandbox import render
 from itemsmith.sandbox.render import RenderError, RenderLimits, render_item_png, shutdown_renderer
-from itemsmith.templates_bank.items.schema import Item, Series
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 ITEM = Item(question="Which way?", options=["up", "down"], answer_index=0,
@@ -28,7 +28,7 @@ def _stop_worker_at_the_end() -> Iterator[None]:
 
 
 def test_worker_draws_the_same_png_as_plot_item() -> None:
-    from itemsmith.templates_bank.items.plotting import plot_item
+    from itemsmith.items.plotting import plot_item
 
     png = render_item_png(ITEM)
     assert png.startswith(PNG_SIGNATURE)
@@ -44,7 +44,7 @@ def test_the_service_process_never_renders_or_imports_matplotlib() -> None:
         from itemsmith.api.web.samples import Samples, plot_png
         from itemsmith.api.routes import templates
         import itemsmith.verification.students, itemsmith.templates_bank.exporters
-        from itemsmith.templates_bank.items.schema import Item
+        from itemsmith.items.schema import Item
         item = Item.model_validate_json(sys.argv[1])
         png = plot_png(Samples(items=[item]), 0)
         assert png.startswith(b"\\x89PNG"), png[:8]

@@ -13,9 +13,9 @@ import pytest
 
 from itemsmith.agents.models import Attempt, Brief, PlanInfo, RunReport, SlotResult
 from itemsmith.agents.verify import VerificationResult
+from itemsmith.items.schema import Decision, StudentResponse
 from itemsmith.service.bank_import import import_run
 from itemsmith.templates_bank.curated import get_curated
-from itemsmith.templates_bank.items.schema import Decision, StudentResponse
 from itemsmith.templates_bank.storage import (
     BankCreate,
     create_bank,

@@ -15,6 +15,8 @@ from typer.testing import CliRunner
 
 from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.cli.app import app
+from itemsmith.items.rendering import TextFormat, render_item
+from itemsmith.items.schema import IRTParameters
 from itemsmith.templates_bank.adaptive import (
     AdaptiveConfig,
     Administered,
@@ -26,8 +28,6 @@ from itemsmith.templates_bank.adaptive import (
 )
 from itemsmith.templates_bank.calibration import current_parameters
 from itemsmith.templates_bank.evaluation import EvaluationStore, fresh_seeds
-from itemsmith.templates_bank.items.rendering import TextFormat, render_item
-from itemsmith.templates_bank.items.schema import IRTParameters
 from itemsmith.templates_bank.regeneration import TemplateRun, regenerate
 from itemsmith.templates_bank.releases import Release, ReleaseCreate, create_release
 from itemsmith.templates_bank.storage import (

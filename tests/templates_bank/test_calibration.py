@@ -18,6 +18,9 @@ from typer.testing import CliRunner
 
 from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.cli.app import app
+from itemsmith.items.hashing import item_hash
+from itemsmith.items.rendering import TextFormat, render_item
+from itemsmith.items.schema import Item, StudentResponse
 from itemsmith.templates_bank.calibration import (
     CALIBRATION_MODEL,
     CalibrationOptions,
@@ -28,9 +31,6 @@ from itemsmith.templates_bank.calibration import (
     stored_responses,
 )
 from itemsmith.templates_bank.evaluation import EvaluationStore, ReleaseItems, evaluate, release_items, release_versions
-from itemsmith.templates_bank.items.hashing import item_hash
-from itemsmith.templates_bank.items.rendering import TextFormat, render_item
-from itemsmith.templates_bank.items.schema import Item, StudentResponse
 from itemsmith.templates_bank.releases import Release, ReleaseCreate, create_release
 from itemsmith.templates_bank.storage import (
     BankCreate,

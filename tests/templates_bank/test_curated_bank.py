@@ -6,9 +6,9 @@ from collections import Counter, defaultdict
 import pytest
 from scipy.stats import binomtest, chisquare
 
+from itemsmith.items.schema import Item, ItemKind, RunStatus
 from itemsmith.sandbox import run_template
 from itemsmith.templates_bank.curated import load_curated
-from itemsmith.templates_bank.items.schema import Item, ItemKind, RunStatus
 
 SEEDS = (0, 1, 2)
 SAMPLES = 5

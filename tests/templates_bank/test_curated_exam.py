@@ -24,8 +24,8 @@ from statsmodels.stats.diagnostic import acorr_ljungbox
 from statsmodels.tsa.stattools import acf, adfuller, grangercausalitytests
 
 from itemsmith.agents.taxonomy import CONCEPTS, TASK_KINDS
+from itemsmith.items.schema import Item
 from itemsmith.templates_bank.curated import CURATED_DIR, load_curated
-from itemsmith.templates_bank.items.schema import Item
 
 try:
     from itemsmith.sandbox import run_template

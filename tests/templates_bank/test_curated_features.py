@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 from scipy import optimize, signal, stats
 
+from itemsmith.items.schema import Item
 from itemsmith.templates_bank.curated import CURATED_DIR, load_curated
-from itemsmith.templates_bank.items.schema import Item
 
 try:  # the ADF test comes from statsmodels (the 'dev' extra); only the stationarity checks need it
     from statsmodels.tsa.stattools import adfuller

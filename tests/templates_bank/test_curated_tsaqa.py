@@ -22,8 +22,8 @@ import pytest
 import pywt
 from scipy import stats
 
+from itemsmith.items.schema import Item
 from itemsmith.templates_bank.curated import CURATED_DIR, load_curated
-from itemsmith.templates_bank.items.schema import Item
 
 try:
     from itemsmith.sandbox import run_template

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from itemsmith.items.schema import Item
 from itemsmith.templates_bank.diversity import configured_embedder, items_diversity
-from itemsmith.templates_bank.items.schema import Item
 
 
 def bag_of_words(texts):

@@ -15,6 +15,9 @@ from typer.testing import CliRunner
 
 from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.cli.app import app
+from itemsmith.items.hashing import canonical_json
+from itemsmith.items.rendering import TextFormat, render_item
+from itemsmith.items.schema import Decision, IRTParameters, Item, Template
 from itemsmith.templates_bank.evaluation import (
     NOT_APPLICABLE,
     ReleaseItems,
@@ -25,9 +28,6 @@ from itemsmith.templates_bank.evaluation import (
     report_table,
     series_length,
 )
-from itemsmith.templates_bank.items.hashing import canonical_json
-from itemsmith.templates_bank.items.rendering import TextFormat, render_item
-from itemsmith.templates_bank.items.schema import Decision, IRTParameters, Item, Template
 from itemsmith.templates_bank.releases import Release, ReleaseCreate, create_release
 from itemsmith.templates_bank.storage import (
     BankCreate,

@@ -16,11 +16,11 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from itemsmith.items.rendering import TextFormat, render_item
+from itemsmith.items.schema import Item
 from itemsmith.templates_bank.exporters import EXPORTERS, ExportError, ExportOptions, export_release
 from itemsmith.templates_bank.exporters._rows import stem
 from itemsmith.templates_bank.exporters.lm_eval import ANSWER_PATTERN, task_name
-from itemsmith.templates_bank.items.rendering import TextFormat, render_item
-from itemsmith.templates_bank.items.schema import Item
 from itemsmith.templates_bank.releases import Release, ReleaseIntegrityError, ReleaseManifest
 
 if TYPE_CHECKING:

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from itemsmith.items.hashing import canonical_json
+from itemsmith.items.schema import Decision, IRTParameters, Item, JudgeScore, StudentResponse, Template
 from itemsmith.sandbox import run_template
 from itemsmith.templates_bank.curated import get_curated
-from itemsmith.templates_bank.items.hashing import canonical_json
-from itemsmith.templates_bank.items.schema import Decision, IRTParameters, Item, JudgeScore, StudentResponse, Template
 from itemsmith.templates_bank.regeneration import RegenerationError
 from itemsmith.templates_bank.releases import (
     Release,

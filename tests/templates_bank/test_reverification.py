@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.cli.app import app
+from itemsmith.items.schema import JudgeScore, StudentResponse, Template
 from itemsmith.templates_bank.evaluation import EvaluationStore, evaluate_release
-from itemsmith.templates_bank.items.schema import JudgeScore, StudentResponse, Template
 from itemsmith.templates_bank.releases import Release, ReleaseCreate, create_release
 from itemsmith.templates_bank.reverification import CallCounts, reverify_release
 from itemsmith.templates_bank.storage import (

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from itemsmith.items.helpers import mc_item, numeric_options, series
+from itemsmith.items.schema import Item, RunStatus
 from itemsmith.sandbox import RunResult, SandboxPool
 from itemsmith.templates_bank.curated import get_curated
-from itemsmith.templates_bank.items.helpers import mc_item, numeric_options, series
-from itemsmith.templates_bank.items.schema import Item, RunStatus
 from itemsmith.verification.audit import AuditConfig, audit_template
 
 HANDLER = "synthetic"

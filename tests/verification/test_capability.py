@@ -7,7 +7,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from scipy.stats import spearmanr
 
-from itemsmith.templates_bank.items.schema import Item, StudentResponse
+from itemsmith.items.schema import Item, StudentResponse
 from itemsmith.verification.capability import CapabilityConfig, Outcome, assess, assess_all, rank_correlation
 from itemsmith.verification.samples import TemplateSample
 from itemsmith.verification.students import (

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from rapidfuzz.distance import Levenshtein
 
-from itemsmith.templates_bank.items.schema import Item
+from itemsmith.items.schema import Item
 from itemsmith.verification.diversity import diversity, item_text, minilm_embedder, near_duplicates
 
 

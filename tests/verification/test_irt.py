@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from itemsmith.templates_bank.items.schema import IRTParameters
+from itemsmith.items.schema import IRTParameters
 from itemsmith.verification.irt import IRTConfig, calibrate, estimate_ability, fit_2pl, to_parameters
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from itemsmith.items.schema import Item, RunStatus
 from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool
-from itemsmith.templates_bank.items.schema import Item, RunStatus
 from itemsmith.verification.structure import check_structure
 
 HANDLER = '''

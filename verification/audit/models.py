@@ -1,13 +1,13 @@
 """What the audit reads (draws of items); the report types live with the other verdicts in
-`templates_bank.items.schema` and are re-exported here."""
+`items.schema` and are re-exported here."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from itemsmith.templates_bank.items.schema import AuditFinding as Finding
-from itemsmith.templates_bank.items.schema import AuditReport, Item
-from itemsmith.templates_bank.items.schema import AuditSolverResult as SolverResult
+from itemsmith.items.schema import AuditFinding as Finding
+from itemsmith.items.schema import AuditReport, Item
+from itemsmith.items.schema import AuditSolverResult as SolverResult
 
 __all__ = ["AuditReport", "Finding", "ItemDraw", "SolverResult"]
 

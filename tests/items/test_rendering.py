@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from itemsmith.templates_bank.items.rendering import TextFormat, render_item, render_series
-from itemsmith.templates_bank.items.schema import Item, Series
+from itemsmith.items.rendering import TextFormat, render_item, render_series
+from itemsmith.items.schema import Item, Series
 
 DATES = ["2024-01-01", "2024-01-02", "2024-01-03", "2024-01-04"]
 SERIES = Series(name="load", values=[1.0, 2.5, 2.5, 0.75], timestamps=DATES, unit="kW")
@@ -216,7 +216,7 @@ def test_render_item_unknown_format() -> None:
 
 
 def test_downsample_keeps_ends_and_extremes_evenly_spaced_with_their_times():
-    from itemsmith.templates_bank.items.rendering import downsample_item
+    from itemsmith.items.rendering import downsample_item
 
     values = [float(i % 7) for i in range(300)]
     values[137], values[211] = 50.0, -50.0  # extremes between the evenly spaced positions
@@ -238,7 +238,7 @@ def test_downsample_keeps_ends_and_extremes_evenly_spaced_with_their_times():
 
 
 def test_downsample_leaves_short_series_and_numbers_positions_without_timestamps():
-    from itemsmith.templates_bank.items.rendering import downsample_item
+    from itemsmith.items.rendering import downsample_item
 
     short = Item(question="q?", options=["a", "b"], answer_index=0, series=[Series(values=[1.0, 2.0, 3.0])])
     assert downsample_item(short, 3) == (short, "")

@@ -3,7 +3,7 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from itemsmith.templates_bank.items.schema import Item, ItemKind, Series, Template, content_hash
+from itemsmith.items.schema import Item, ItemKind, Series, Template, content_hash
 
 
 def _item(**overrides):

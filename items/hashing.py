@@ -12,7 +12,7 @@ import hashlib
 import json
 from typing import Any
 
-from itemsmith.templates_bank.items.schema import Item
+from itemsmith.items.schema import Item
 
 __all__ = ["canonical_json", "item_hash", "prompt_hash", "sha256_hex"]
 

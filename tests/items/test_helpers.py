@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from itemsmith.templates_bank.items.helpers import (
+from itemsmith.items.helpers import (
     bind_helpers,
     date_options,
     mc_item,
@@ -14,7 +14,7 @@ from itemsmith.templates_bank.items.helpers import (
     series,
     tf_item,
 )
-from itemsmith.templates_bank.items.schema import Item
+from itemsmith.items.schema import Item
 
 
 def test_mc_item_is_a_valid_item_whose_answer_is_the_correct_option():

@@ -8,8 +8,8 @@ import xml.etree.ElementTree as ET
 import matplotlib.image as mpimg
 import pytest
 
-from itemsmith.templates_bank.items.plotting import plot_item, plot_series
-from itemsmith.templates_bank.items.schema import Item, Series
+from itemsmith.items.plotting import plot_item, plot_series
+from itemsmith.items.schema import Item, Series
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 DATES = ["2024-01-01", "2024-01-02", "2024-01-03", "2024-01-04"]
