@@ -143,7 +143,7 @@ def resolve_pipeline(config: AuthorConfig, settings: AgentSettings, *, custom: S
     """The stages `config` runs on this machine. `custom` names verifiers a caller passes instead of
     the judges and students (then `config` must name none)."""
     stages = [StageInfo(name="structure", status="on",
-                        reason=f"in the sandbox, {config.sandbox_workers} worker(s), up to {config.max_rounds} "
+                        reason=f"in the sandbox, {config.sandbox_workers} worker(s), up to {config.rounds} "
                                "round(s) per slot"),
               StageInfo(name="audit", status="on", reason="blind solvers and item checks, no model")]
     if custom:

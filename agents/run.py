@@ -34,16 +34,17 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from typing_extensions import TypedDict
 
 from itemsmith.agents.checkpoint import open_checkpointer
+from itemsmith.agents.config import AuthoringRequest
 from itemsmith.agents.context import Activity, SlotContext, SlotEvent
 from itemsmith.agents.errors import AgentError, ProviderConfigError
 from itemsmith.agents.generator import build_prompt, restarts_broken
 from itemsmith.agents.graph import build_slot_graph
 from itemsmith.agents.inference import ModelHandle, stream_tokens
-from itemsmith.agents.model_factory import StudentSpec, retry_policy
+from itemsmith.agents.model_factory import retry_policy
 from itemsmith.agents.models import Attempt, Brief, PlanInfo, RunReport, SlotResult, StageInfo
 from itemsmith.agents.pipeline import Pipeline, resolve_pipeline
 from itemsmith.agents.planner import plan_briefs
@@ -70,28 +71,10 @@ from itemsmith.verification.students import PoolConfig
 FINAL = ("accepted", "discarded", "failed")
 
 
-class AuthorConfig(BaseModel):
-    """One authoring request."""
+class AuthorConfig(AuthoringRequest):
+    """One authoring run as `author` executes it: the request, where it writes and checkpoints, and the
+    verification stages' finer settings."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    handler: str = Field(description="built-in handler name or a handler .py file")
-    task: str = Field(min_length=3)
-    templates: int = Field(5, ge=1, le=1000)
-    generator: str | None = Field(None, description="model spec; default from settings (local when no keys)")
-    planner: str | None = Field(None, description="model spec; default: the generator")
-    max_rounds: int = Field(3, ge=1, le=20)
-    slots: int = Field(4, ge=1, le=256, description="template slots run concurrently")
-    sandbox_workers: int = Field(2, ge=1, le=64)
-    num_samples: int | None = Field(None, ge=1, le=100,
-                                    description="items per structure-check run; None: drawn per check")
-    seed: int | None = Field(None, ge=0, description="structure-check seed; None: drawn per check (unpredictable)")
-    examples: int = Field(1, ge=0, le=6, description="curated examples per slot in the generator prompt (those nearest "
-                          "its brief)")
-    restart_broken: bool | None = Field(
-        None, description="after a round whose code did not run (or was resent), start the next one afresh "
-                          "from the brief without the curated example instead of refining that code; None: for a "
-                          "local generator")
     out_dir: Path = Path("out")
     checkpoint: str | None = Field(None, description="SQLite path, postgresql:// URL or 'memory'")
     checkpoint_setup: bool = Field(True, description="create the checkpoint tables if missing; False: they must "
@@ -100,13 +83,9 @@ class AuthorConfig(BaseModel):
     allow_fallback_briefs: bool = True
     generator_max_tokens: int | None = None
     planner_max_tokens: int | None = None
-    judges: list[str] | None = Field(None, description="judge model specs; None: the default panel of the settings "
-                                                       "(its installed models); []: no judge panel")
     judge_samples: int = Field(1, ge=1, le=20, description="sampled scores per judge and criterion")
     judge_retries: int = Field(2, ge=0, le=5, description="re-asks after a judge reply without a parseable score")
     panel: PanelConfig = Field(default_factory=PanelConfig, description="criteria, thresholds, item rendering")
-    students: list[StudentSpec] | None = Field(None, description="SPEC@RANK; None: the default ladder of the settings "
-                                                                 "(its installed models); []: no student pool")
     student_format: TextFormat = Field(TextFormat.compact, description="how students are shown items (compact: "
                                        "every value, each channel on one line, as the judges read them)")
     pool: PoolConfig = Field(default_factory=PoolConfig, description="the blind condition")
@@ -249,7 +228,7 @@ class _Run:
             values = plan.checkpoint["channel_values"] if plan is not None else {}
             if not values.get("briefs") or values.get("request") != self.request:
                 return None
-            slot_graph = build_slot_graph(max_rounds=config.max_rounds, checkpointer=saver)
+            slot_graph = build_slot_graph(max_rounds=config.rounds, checkpointer=saver)
             for i in range(len(values["briefs"])):
                 state = await slot_graph.aget_state(_thread(self.run_id, f"slot:{i}"))
                 if state.values.get("status") not in FINAL or state.next:
@@ -307,7 +286,7 @@ class _Run:
                         context: Callable[[], SlotContext]) -> list[SlotResult]:
         """Every slot's result: finished slots from the checkpointer, the others run now (at most
         `config.slots` and the model's own concurrency at once)."""
-        slot_graph = build_slot_graph(max_rounds=self.config.max_rounds, checkpointer=saver)
+        slot_graph = build_slot_graph(max_rounds=self.config.rounds, checkpointer=saver)
         states = [await slot_graph.aget_state(_thread(self.run_id, f"slot:{i}")) for i in range(len(briefs))]
         pending: list[int] = []
         for i, (brief, state) in enumerate(zip(briefs, states, strict=True)):
@@ -340,7 +319,7 @@ class _Run:
         reviewed = _reviewed_items(slots)
         diversity = items_diversity(reviewed, *configured_embedder()) if reviewed else None
         return RunReport(run_id=self.run_id, handler=config.handler, task=config.task, generator=self.generator_spec,
-                         planner=self.planner_spec, max_rounds=config.max_rounds, num_samples=config.num_samples,
+                         planner=self.planner_spec, max_rounds=config.rounds, num_samples=config.num_samples,
                          seed=config.seed, slots=slots, plan=plan_info, started_at=self.started_at,
                          finished_at=datetime.now(UTC), wall_s=self.work_s, resumed=resumed, usage=usage,
                          stages=stages, diversity=diversity)
@@ -439,7 +418,7 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
                 model=generator_model, prompt=build_prompt(profile, config.task, examples=config.examples,
                                                            restart_broken=restarts_broken(config.restart_broken, generator_spec)),
                 check=checker or sandbox_check, profile=profile, verifiers=tuple(stages), retry=run.retry,
-                max_rounds=config.max_rounds, ledger=UsageLedger(), accepted_titles=lambda: list(run.accepted_titles),
+                max_rounds=config.rounds, ledger=UsageLedger(), accepted_titles=lambda: list(run.accepted_titles),
                 on_event=run.emit, on_activity=on_activity)
 
         async with open_checkpointer(config.checkpoint or settings.checkpoint_url,

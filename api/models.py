@@ -12,9 +12,11 @@ from datetime import datetime
 from typing import Annotated, Literal
 
 from fastapi import Path
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from itemsmith.agents.config import RunSettings
 from itemsmith.agents.errors import ProviderConfigError
+from itemsmith.agents.model_factory import StudentSpec
 from itemsmith.agents.providers import check_spec
 from itemsmith.items.rendering import TextFormat
 from itemsmith.items.schema import IRTParameters, Item
@@ -75,18 +77,20 @@ def validation_message(exc: ValidationError) -> str:
     return "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'value'}: {err['msg']}" for err in exc.errors())
 
 
-class BankSettings(BaseModel):
-    """Run settings of a bank's authoring job (the ``settings`` JSON field of ``POST /banks``)."""
+class BankSettings(RunSettings):
+    """Run settings of a bank's authoring job (the ``settings`` JSON field of ``POST /banks``): the
+    authoring request's `RunSettings`, with every model spec checked against what this server allows."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    templates: int = Field(5, ge=1, le=1000, description="template slots to fill")
     generator: ModelSpecText | None = Field(None, description="default: the server's default generator")
+    planner: ModelSpecText | None = Field(None, description="default: the generator")
     judges: Panel | None = Field(None, description="default: the server's default panel (those installed); []: none")
-    students: StudentPool | None = Field(None, description="default: the server's default student ladder (those "
-                                                           "installed); []: none")
-    rounds: int = Field(3, ge=1, le=20, description="generate/refine rounds per slot")
-    seed: int = Field(0, ge=0, le=2**31 - 1)
+
+    @field_validator("students")
+    @classmethod
+    def _allowed_students(cls, students: list[StudentSpec] | None) -> list[StudentSpec] | None:
+        for student in students or []:
+            check_model_spec(student.spec)
+        return students
 
 
 class BankView(BankPublic):

@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
                   + (f" | {event.message[:120]}" if event.message else ""), flush=True)
 
         config = AuthorConfig(handler=handler, task=args.task, templates=args.templates, generator=args.generator,
-                              planner=args.planner, max_rounds=args.rounds, slots=args.slots, out_dir=args.out,
+                              planner=args.planner, rounds=args.rounds, slots=args.slots, out_dir=args.out,
                               run_id=f"bench-{handler}-{time.strftime('%Y%m%d-%H%M%S')}",
                               judges=[], students=[])  # no judge or student models: the generator's own numbers
         report = asyncio.run(author(config, on_event=show))

@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
                         max_series_points=args.max_series_points, text_format=TextFormat(args.format))
     run_id = args.run_id or f"verified-{args.handler}-{time.strftime('%Y%m%d-%H%M%S')}"
     config = AuthorConfig(handler=args.handler, task=args.task, templates=args.templates, generator=args.generator,
-                          max_rounds=args.rounds, slots=1, num_samples=args.num_samples, seed=args.seed,
+                          rounds=args.rounds, slots=1, num_samples=args.num_samples, seed=args.seed,
                           out_dir=args.out, run_id=run_id, judges=args.judges, judge_samples=args.judge_samples,
                           judge_retries=args.judge_retries, panel=panel, students=args.students,
                           student_format=TextFormat(args.format), review_max_tokens=args.review_max_tokens)

@@ -59,7 +59,7 @@ def planner(briefs: list[dict[str, object]]) -> ModelHandle:
 async def measure(examples: int, briefs: list[dict[str, object]], rounds: int, out: Path,
                   generator: str) -> dict[str, object]:
     config = AuthorConfig(handler="weather", task=TASK, templates=len(briefs), generator=generator,
-                          max_rounds=rounds, slots=1, examples=examples, judges=[], students=[],
+                          rounds=rounds, slots=1, examples=examples, judges=[], students=[],
                           out_dir=out, run_id=f"examples-{examples}-{time.strftime('%H%M%S')}")
     started = time.monotonic()
     report = await author(config, planner_model=planner(briefs))

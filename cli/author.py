@@ -12,7 +12,6 @@ import typer
 from itemsmith.cli._common import (
     DbOpt,
     HandlerOpt,
-    SeedOpt,
     bank_session,
     check_model_specs,
     fail,
@@ -46,12 +45,19 @@ def author(
              "without the curated example instead of refining that code. Default: on for a local generator.")] = None,
     slots: Annotated[int, typer.Option("--slots", min=1, max=256, help="Slots authored concurrently.")] = 4,
     sandbox_workers: Annotated[int, typer.Option("--sandbox-workers", min=1, max=64)] = 2,
+    num_samples: Annotated[int | None, typer.Option(
+        "--num-samples", min=1, max=100, help="Items per structure-check run (default: drawn per check).")] = None,
+    examples: Annotated[int, typer.Option(
+        "--examples", min=0, max=6, help="Curated examples per slot in the generator prompt (those nearest its "
+                                         "brief).")] = 1,
     out: Annotated[Path, typer.Option("--out", help="Output folder (a run writes OUT/RUN_ID/).", file_okay=False)]
         = Path("out"),
     checkpoint: Annotated[str | None, typer.Option(
         "--checkpoint", help="SQLite file or postgresql:// URL (default OUT/checkpoints.sqlite).")] = None,
     run_id: Annotated[str | None, typer.Option("--run-id", help="Resume this run (or name a new one).")] = None,
-    seed: SeedOpt = 0,
+    seed: Annotated[int | None, typer.Option(
+        "--seed", min=0, help="Structure-check seed (default: drawn per check, so a template cannot fingerprint "
+                              "it).")] = None,
     judge: Annotated[list[str] | None, typer.Option(
         "--judge", help="Judge model spec (repeat for a panel). Default: ITEMSMITH_DEFAULT_JUDGES (the local "
                         "qwen2.5-coder-1.5b when installed).", callback=check_model_specs)] = None,
@@ -101,8 +107,8 @@ def author(
         _require_bank(bank, db)
     try:
         config = AuthorConfig(handler=handler, task=task, templates=templates, generator=generator, planner=planner,
-                              max_rounds=rounds, restart_broken=restart_broken, slots=slots,
-                              sandbox_workers=sandbox_workers, out_dir=out,
+                              rounds=rounds, restart_broken=restart_broken, slots=slots,
+                              sandbox_workers=sandbox_workers, num_samples=num_samples, examples=examples, out_dir=out,
                               checkpoint=checkpoint, run_id=run_id, seed=seed,
                               judges=[] if no_judges else judge or None,
                               students=[] if no_students else parse_students(student) or None)

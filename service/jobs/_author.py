@@ -69,11 +69,7 @@ def setup_job_checkpoints(database_url: str) -> None:
 
 def author_config(request: AuthorJobRequest, context: JobContext) -> AuthorConfig:
     return AuthorConfig(
-        handler=request.handler, task=request.task, templates=request.templates, generator=request.generator,
-        planner=request.planner, max_rounds=request.rounds, slots=request.slots,
-        sandbox_workers=request.sandbox_workers, num_samples=request.num_samples, seed=request.seed,
-        examples=request.examples, restart_broken=request.restart_broken, judges=request.judges,
-        students=request.students,
+        **request.model_dump(exclude={"bank_id"}),
         out_dir=context.settings.uploads_dir.parent / "job_runs",
         checkpoint=checkpoint_url(context.settings.database_url), checkpoint_setup=False, run_id=context.job_id)
 
@@ -128,7 +124,7 @@ async def _finished_slots(config: AuthorConfig) -> list[SlotResult]:
                                  setup=False) as saver:
         plan = await saver.aget_tuple({"configurable": {"thread_id": f"{run_id}:plan", "checkpoint_ns": ""}})
         briefs = (plan.checkpoint["channel_values"].get("briefs") or []) if plan is not None else []
-        graph = build_slot_graph(max_rounds=config.max_rounds, checkpointer=saver)
+        graph = build_slot_graph(max_rounds=config.rounds, checkpointer=saver)
         results = []
         for i, raw in enumerate(briefs):
             state = await graph.aget_state({"configurable": {"thread_id": f"{run_id}:slot:{i}"}})

@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from itemsmith.agents.config import AuthoringRequest, JudgeSpecs, StudentSpecs
 from itemsmith.agents.model_factory import StudentSpec
-from itemsmith.agents.run import AuthorConfig
 from itemsmith.items.rendering import TextFormat
 from itemsmith.templates_bank.adaptive import AdaptiveConfig
 
@@ -58,34 +58,15 @@ class VerificationSpecs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    judges: list[str] | None = Field(None, max_length=10,
-                                     description="judge model specs of the panel, e.g. openai:gpt-4o; default: the "
-                                                 "server's default panel (ITEMSMITH_DEFAULT_JUDGES); []: no panel")
-    students: list[StudentSpec] | None = Field(
-        None, max_length=10, description="students as SPEC@RANK (larger rank: more capable); default: the server's "
-                                         "default ladder (ITEMSMITH_DEFAULT_STUDENTS); []: no student pool")
+    judges: JudgeSpecs = None
+    students: StudentSpecs = None
 
 
-class AuthorJobRequest(VerificationSpecs):
+class AuthorJobRequest(AuthoringRequest):
     """Author templates for a bank: plan, generate, check in the sandbox, verify, refine; every
     accepted template is stored in the bank with its verdicts."""
 
     bank_id: int
-    handler: str = Field(min_length=1, max_length=500,
-                         description="built-in handler name or the path of an uploaded handler file")
-    task: str = Field(min_length=3, max_length=4000)
-    templates: int = Field(5, ge=1, le=1000)
-    generator: str | None = Field(None, max_length=500, description="model spec; default from the settings")
-    planner: str | None = Field(None, max_length=500, description="model spec; default: the generator")
-    rounds: int = Field(3, ge=1, le=20, description="generate/refine rounds per template")
-    slots: int = Field(4, ge=1, le=256, description="templates authored concurrently")
-    sandbox_workers: int = Field(2, ge=1, le=64)
-    num_samples: int | None = Field(None, ge=1, le=100,
-                                    description="items per structure-check run; default: drawn per check")
-    seed: int | None = Field(None, ge=0, description="structure-check seed; default: drawn per check")
-    examples: int = Field(1, ge=0, le=6, description="curated examples per slot in the generator prompt (those nearest "
-                          "its brief)")
-    restart_broken: bool | None = Field(None, description=AuthorConfig.model_fields["restart_broken"].description)
 
 
 class RecheckJobRequest(VerificationSpecs):

@@ -65,7 +65,7 @@ def test_local_model_replies_with_usage() -> None:
 def test_local_model_authoring_loop_runs_offline(pool, handler_file, tmp_path) -> None:
     name = _model_name()
     config = AuthorConfig(handler=str(handler_file), task="water levels", templates=1, generator=f"local:{name}",
-                          max_rounds=1, slots=1, out_dir=tmp_path / "out", checkpoint=str(tmp_path / "ck.sqlite"),
+                          rounds=1, slots=1, out_dir=tmp_path / "out", checkpoint=str(tmp_path / "ck.sqlite"),
                           run_id="local", generator_max_tokens=16, planner_max_tokens=16, examples=0)
     report = asyncio.run(author(config, pool=pool))
     slot = report.slots[0]

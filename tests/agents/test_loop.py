@@ -59,7 +59,7 @@ def test_scripted_template_fails_then_passes_after_feedback(pool, handler_file, 
 
 def test_scripted_template_discarded_after_round_limit(pool, handler_file, tmp_path) -> None:
     report, model, _ = run_author(pool, handler_file, tmp_path, [fenced(BAD_COLUMN)], titles=["Broken"],
-                                  max_rounds=3)
+                                  rounds=3)
     slot = report.slots[0]
     # rounds 2 and 3 resend the failed code: one call each, not run again
     assert slot.status == "discarded" and slot.rounds == 3 and model.calls == 3
@@ -72,7 +72,7 @@ def test_scripted_template_discarded_after_round_limit(pool, handler_file, tmp_p
 
 def test_round_limit_is_configurable(pool, handler_file, tmp_path) -> None:
     report, model, _ = run_author(pool, handler_file, tmp_path, [fenced(BAD_COLUMN)], titles=["Broken"],
-                                  max_rounds=1)
+                                  rounds=1)
     assert report.slots[0].status == "discarded" and model.calls == 1
 
 
@@ -89,7 +89,7 @@ def test_scripted_garbage_replies_become_feedback(pool, handler_file, tmp_path) 
     garbage = ["I'm sorry, I can't write code.", "```python\ndef question(num_samples):\n    return [\n```",
                fenced("rng = np.random.default_rng(1)\n" + GOOD)]
     report, model, _ = run_author(pool, handler_file, tmp_path, [*garbage, fenced(GOOD)], titles=["Garbage"],
-                                  max_rounds=4)
+                                  rounds=4)
     slot = report.slots[0]
     assert slot.status == "accepted" and slot.rounds == 4
     assert [a.status for a in slot.attempts] == ["extraction_error", "refused", "lint", "ok"]
