@@ -167,7 +167,7 @@ def test_jsonl_with_a_column_mapping_and_a_local_hf_dataset(bank_url: str, tmp_p
         parse_mapping("prompt=question")
 
 
-def static_release(url: str, tmp_path: Path):  # noqa: ANN201 - a Release
+def static_release(url: str, tmp_path: Path):
     source = write_tse(tmp_path / "qa_dataset.json")
     with open_session(url) as session:
         import_items(session, "tse", str(source), "tse", owner="tests", created_by="tests")
