@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, cast
+from typing import Annotated
 
 import typer
 
@@ -158,7 +158,7 @@ def bank_import_items(
     """Store an existing benchmark's items as static groups (one version per template or group id), with the
     file's hash and an audit verdict per group; a bad row stores nothing. Idempotent."""
     from itemsmith.cli.author import cli_user
-    from itemsmith.templates_bank.static_items import ImportFormat, ItemImportError, import_items, parse_mapping
+    from itemsmith.templates_bank.static_items import ItemImportError, import_items, parse_mapping
     from itemsmith.templates_bank.static_items.formats import FORMATS
     from itemsmith.templates_bank.storage import StorageError
 
@@ -172,7 +172,7 @@ def bank_import_items(
         raise usage_error(f"{file}: no such file")
     try:
         with bank_session(db) as session:
-            report, _ = import_items(session, name, file, cast("ImportFormat", fmt), owner=owner,
+            report, _ = import_items(session, name, file, fmt, owner=owner,
                                      created_by=cli_user(), mapping=columns, task=task)
     except (ItemImportError, StorageError) as exc:
         raise fail(str(exc)) from None

@@ -133,9 +133,9 @@ def _option_texts(options: Any) -> tuple[list[str], list[float] | None]:
     """Options as texts, and as numbers when they were given as bare numbers."""
     if not isinstance(options, list) or not options:
         raise RowError(f"options must be a non-empty list, got {options!r}")
-    numbers = [_number(o) for o in options]
-    if all(n is not None for n in numbers):
-        return [json.dumps(o) if isinstance(o, float) else str(o) for o in options], numbers  # type: ignore[misc]
+    numbers = [n for o in options if (n := _number(o)) is not None]
+    if len(numbers) == len(options):
+        return [json.dumps(o) if isinstance(o, float) else str(o) for o in options], numbers
     if all(isinstance(o, str) for o in options):
         return list(options), None
     raise RowError(f"options mix text and numbers or hold other values ({options!r}); give every option as "
