@@ -35,9 +35,14 @@ def test_keys_balanced_within_each_group_are_caught_by_the_least_keyed_solver() 
     balanced = [list(rng.permutation([0, 1, 2, 3, 0, 1, 2, 3])) for _ in range(30)]
     report = audit_static(groups_of(balanced, rng))
     least = solver(report.overall, "least_keyed")
-    assert least.shortcut and least.p_corrected is not None and least.p_corrected < 1e-6
-    assert least.accuracy is not None and least.accuracy > 0.4
+    assert least.shortcut and least.accuracy == 1.0  # leave one out: the left-out position is the one short
+    assert least.p_value is not None and least.p_value < 1e-3  # at the simulation's floor, 1 / 4001
     assert solver(report.categories[0], "least_keyed").shortcut
+    # one group of 8 cannot tell: a random 2-2-2-2 split (p = 2520 / 4**8 = 0.038) scores 8 of 8 too
+    group = solver(report.groups[0].report, "least_keyed")
+    assert group.correct == 8 and not group.shortcut and group.p_value == pytest.approx(0.038, abs=0.01)
+    assert group.detectable_accuracy is None and group.power == 0.0
+    assert not solver(report.overall, "position").shortcut
 
 
 def test_random_keys_pass_as_a_control() -> None:
@@ -54,8 +59,8 @@ def test_a_group_of_8_gets_a_verdict_with_its_power_stated() -> None:
     audit = report.groups[0].report
     assert audit.n_items == 8 and "enough_items" not in audit.failed_checks
     position = solver(audit, "position")
-    assert position.tested and position.applicable == 7  # the first item only trains it
-    assert position.correct == 7 and position.shortcut
+    assert position.tested and position.applicable == 8  # leave one out: every item is answered
+    assert position.correct == 8 and position.shortcut
     assert position.detectable_accuracy is not None and 0.25 < position.detectable_accuracy <= 1
     assert position.power is not None and 0 < position.power < 1
     small = audit_static(groups_of([[0, 1]], rng)).groups[0].report
@@ -124,3 +129,25 @@ def test_scopes_are_named() -> None:
     report = audit_static(groups_of([[0, 1, 2, 3]], rng, "x") + groups_of([[1, 2, 3, 0]], rng, "y"))
     assert [c.scope for c in report.categories] == ["x", "y"] and report.overall.scope == ALL_SCOPE
     assert report.overall.groups == 2 and report.overall.items == 8
+
+
+@pytest.mark.parametrize("pick", ["most", "least"])
+def test_position_priors_answer_as_a_plain_leave_one_out_with_the_solvers_tie_break(pick: str) -> None:
+    """The vectorized prior recomputed item by item with `features.tie_break`."""
+    from collections import Counter
+
+    from itemsmith.verification.audit.features import tie_break
+    from itemsmith.verification.audit.position_prior import POSITION_PRIORS, answer_prior
+
+    rng = np.random.default_rng(8)
+    items = [item(rng, int(k)) for k in rng.integers(0, 4, 25)]
+    prior = next(p for p in POSITION_PRIORS if p.pick == pick)
+    right = 0
+    for i, it in enumerate(items):
+        seen = Counter(o.answer_index for j, o in enumerate(items) if j != i)
+        counts = [seen[p] for p in range(4)]
+        target = min(counts) if pick == "least" else max(counts)
+        right += tie_break(it, [p for p in range(4) if counts[p] == target]) == it.answer_index
+    outcome = answer_prior(prior, items, "g")
+    assert (outcome.applicable, outcome.correct) == (25, right)
+    assert abs(outcome.null.mean() - 25 / 4) < 0.3  # each answer right 1 time in 4 under the null

@@ -206,23 +206,6 @@ SOLVERS: tuple[Solver, ...] = (
 )
 
 
-def _fit_least_keyed(train: Sequence[Item]) -> tuple[Predict, str]:
-    """Keys balanced by hand (each position keyed equally often in a set) make the position keyed
-    least often so far the likely key of the next item."""
-    counts: dict[int, Counter[int]] = defaultdict(Counter)
-    for item in train:
-        counts[len(item.options)][item.answer_index] += 1
-
-    def predict(item: Item) -> int | None:
-        seen = counts.get(len(item.options))
-        if not seen:
-            return None
-        low = min(seen[i] for i in range(len(item.options)))
-        return tie_break(item, [i for i in range(len(item.options)) if seen[i] == low])
-
-    return predict, "answers the position keyed least often in the group's other items"
-
-
 def _fit_key_in_question(train: Sequence[Item]) -> tuple[Predict, str]:
     def predict(item: Item) -> int | None:
         asked = " ".join(item.question.casefold().split())
@@ -232,13 +215,9 @@ def _fit_key_in_question(train: Sequence[Item]) -> tuple[Predict, str]:
     return predict, "answers the one option whose text the question contains"
 
 
-# Solvers for a fixed set of items (an imported benchmark, `audit.static`): the prior of a group's
-# other items, and the key written into the question.
+# Solvers for a fixed set of items (an imported benchmark, `audit.static`; the position priors of a
+# group's other items are in `audit.position_prior`): the key written into the question.
 STATIC_SOLVERS: tuple[Solver, ...] = (
-    Solver("least_keyed", _fit_least_keyed,
-           "the keys are balanced over positions within the group, so the position keyed least often in its "
-           "other items is the likely key",
-           "draw each item's key position at random (independently), not from a balanced schedule"),
     Solver("key_in_question", _fit_key_in_question,
            "the question spells out the key's text (and no other option's)",
            "word the question without the answer, or mention every option in it"),

@@ -3,13 +3,17 @@
 Each group (the benchmark's template or group id) is audited on exactly the items it holds, and
 pooled per category and over the whole set:
 
-- Blind solvers (`SOLVERS` and `STATIC_SOLVERS`) answer each item of a group from its question
-  and options only, fitted on the group's items before it (file order; the first item is answered
-  by the solvers that need no training). Given what came before, each answer is right with
-  probability 1/options when the key carries no cue, so the count right is tested exactly
-  (Poisson-binomial) and Holm-corrected over the solvers, per group and pooled. Every result
-  states what it could detect: the accuracy it needs to be significant at ``alpha`` with the items
-  it answered, and its power against a cue worth ``power_effect`` over chance.
+- Position priors (`position_prior`): the position keyed most (``position``) or least
+  (``least_keyed``: hand-balanced keys) often among the group's other items, leave one out,
+  tested against a simulated null.
+- The other blind solvers (`SOLVERS` but position, and `STATIC_SOLVERS`) answer each item of a
+  group from its question and options only, fitted on the group's items before it (file order;
+  the first item is answered by the solvers that need no training). Given what came before, each
+  answer is right with probability 1/options when the key carries no cue, so the count right is
+  tested exactly (Poisson-binomial).
+- Holm's correction runs over all of them, per group and pooled (per category, overall). Every
+  result states what it could detect: the accuracy it needs to be significant at ``alpha`` with
+  the items it answered, and its power against a cue worth ``power_effect`` over chance.
 - Item checks: exact duplicates (within the group and across the set), items of a group showing
   the same series (identical or correlated at ``near_duplicate_correlation``), and the item checks
   that mean the same without regeneration (option counts, distinct options, identical items keyed
@@ -32,13 +36,16 @@ from itemsmith.verification.audit.config import AuditConfig
 from itemsmith.verification.audit.features import content_key
 from itemsmith.verification.audit.item_checks import STATIC_ITEM_CHECKS, Drawn
 from itemsmith.verification.audit.models import AuditReport, Finding, ItemDraw, SolverResult
+from itemsmith.verification.audit.position_prior import POSITION_PRIORS, PriorOutcome, answer_prior
 from itemsmith.verification.audit.solvers import SOLVERS, STATIC_SOLVERS, Solver
 from itemsmith.verification.audit.stats import holm, poisson_binomial_sf
 
 __all__ = ["ALL_SCOPE", "GroupAudit", "PooledAudit", "StaticAuditReport", "StaticGroup", "audit_static"]
 
 ALL_SCOPE = "all"
-_SOLVERS: tuple[Solver, ...] = SOLVERS + STATIC_SOLVERS
+# the position priors replace the sequential position solver: leave one out sees every other item
+_SOLVERS: tuple[Solver, ...] = tuple(s for s in SOLVERS if s.name != "position") + STATIC_SOLVERS
+_TEXTS = {**{s.name: (s.shortcut, s.fix) for s in _SOLVERS}, **{p.name: (p.shortcut, p.fix) for p in POSITION_PRIORS}}
 
 
 @dataclass(frozen=True)
@@ -120,19 +127,37 @@ def _detectable(chances: Sequence[float], alpha: float) -> int | None:
     return None
 
 
-def _results(outcomes: dict[str, _Outcomes], total: int, config: AuditConfig) -> list[SolverResult]:
-    """Exact test of each solver against chance, Holm over the solvers that answered anything."""
+@dataclass
+class _Answers:
+    """What one scope's answers of one group of solvers are: sequential outcomes, or a prior's."""
+
+    sequential: dict[str, _Outcomes]
+    priors: dict[str, PriorOutcome]
+
+
+def _row(name: str, n: int, right: int, expected: float, p_value: float | None, needed: int | None,
+         power: float | None, total: int, note: str) -> dict:
+    return {"solver": name, "applicable": n, "correct": right, "accuracy": right / n if n else None,
+            "chance": expected / n if n else None, "p_value": p_value if n else None,
+            "gain": (right - expected) / total if total else None, "tested": n > 0, "detail": note,
+            "detectable_accuracy": None if needed is None or not n else needed / n, "power": power if n else None}
+
+
+def _results(answers: _Answers, total: int, config: AuditConfig) -> list[SolverResult]:
+    """Each solver against chance (exact, or simulated for the priors), Holm over those that answered."""
     rows: list[dict] = []
-    for name, o in outcomes.items():
+    notes = {p.name: p.note for p in POSITION_PRIORS}
+    for name, prior in answers.priors.items():
+        rows.append(_row(name, prior.applicable, prior.correct, prior.expected, prior.p_value,
+                         prior.detectable(config.alpha), prior.power(config.alpha, config.power_effect), total,
+                         notes[name]))
+    for name, o in answers.sequential.items():
         n, right, expected = len(o.correct), sum(o.correct), sum(o.chances)
         needed = _detectable(o.chances, config.alpha) if n else None
         power = (poisson_binomial_sf(needed, [min(1.0, c + config.power_effect) for c in o.chances])
                  if needed is not None else 0.0)
-        rows.append({"solver": name, "applicable": n, "correct": right, "accuracy": right / n if n else None,
-                     "chance": expected / n if n else None,
-                     "p_value": poisson_binomial_sf(right, o.chances) if n else None,
-                     "gain": (right - expected) / total if total else None, "tested": n > 0, "detail": o.note,
-                     "detectable_accuracy": None if needed is None else needed / n, "power": power if n else None})
+        rows.append(_row(name, n, right, expected, poisson_binomial_sf(right, o.chances) if n else None, needed,
+                         power, total, o.note))
     tested = [r for r in rows if r["tested"]]
     for row, adjusted in zip(tested, holm([r["p_value"] for r in tested]), strict=True):
         row["p_corrected"] = adjusted
@@ -202,18 +227,19 @@ def _duplicates(keys: Sequence[str], earlier: dict[str, str], group: str) -> Fin
 
 
 def _feedback(solvers: Sequence[SolverResult], findings: Sequence[Finding]) -> str | None:
-    by_name = {s.name: s for s in _SOLVERS}
-    lines = [f"- shortcut '{r.solver}': {by_name[r.solver].shortcut} ({r.correct} of {r.applicable} right, "
-             f"{r.accuracy:.0%} where chance is {r.chance:.0%}). Fix: {by_name[r.solver].fix}."
+    lines = [f"- shortcut '{r.solver}': {_TEXTS[r.solver][0]} ({r.correct} of {r.applicable} right, "
+             f"{r.accuracy:.0%} where chance is {r.chance:.0%}). Fix: {_TEXTS[r.solver][1]}."
              for r in solvers if r.shortcut and r.accuracy is not None and r.chance is not None]
     lines += [f"- {f.check}: {f.message}" for f in findings if not f.passed]
     return "The audit of the stored items found:\n" + "\n".join(lines) if lines else None
 
 
-def _pooled(scope: str, audits: Sequence[GroupAudit], outcomes: Sequence[dict[str, _Outcomes]],
+def _pooled(scope: str, audits: Sequence[GroupAudit], answers: Sequence[_Answers],
             duplicates: int, config: AuditConfig) -> PooledAudit:
-    merged = {s.name: _Outcomes([c for o in outcomes for c in o[s.name].correct],
-                                [c for o in outcomes for c in o[s.name].chances]) for s in _SOLVERS}
+    merged = _Answers(
+        sequential={s.name: _Outcomes([c for a in answers for c in a.sequential[s.name].correct],
+                                      [c for a in answers for c in a.sequential[s.name].chances]) for s in _SOLVERS},
+        priors={p.name: sum((a.priors[p.name] for a in answers), PriorOutcome.empty()) for p in POSITION_PRIORS})
     items = sum(a.report.n_items for a in audits)
     failed: Counter[str] = Counter(check for a in audits for check in a.report.failed_checks)
     return PooledAudit(scope=scope, groups=len(audits), items=items,
@@ -227,13 +253,14 @@ def audit_static(groups: Sequence[StaticGroup], config: AuditConfig | None = Non
     started = time.monotonic()
     config = config or AuditConfig()
     audits: list[GroupAudit] = []
-    answers: list[dict[str, _Outcomes]] = []
+    answers: list[_Answers] = []
     first_group: dict[str, str] = {}
     repeats: list[int] = []
     for group in groups:
         items = list(group.items)
         keys = [content_key(item) for item in items]
-        outcomes = {s.name: _answer(s, items) for s in _SOLVERS}
+        outcomes = _Answers(sequential={s.name: _answer(s, items) for s in _SOLVERS},
+                            priors={p.name: answer_prior(p, items, group.group) for p in POSITION_PRIORS})
         solvers = _results(outcomes, len(items), config)
         drawn = Drawn.of([ItemDraw(seed=0, num_samples=len(items), items=items)])
         findings = [_duplicates(keys, first_group, group.group), _same_series(items, config),
