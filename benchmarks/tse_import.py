@@ -6,7 +6,7 @@ Builds a `qa_dataset.json` in TimeSeriesExam's format (``question``, ``options``
 floats, ``answer`` the key's text, ``question_type``, ``ts`` or ``ts1``/``ts2`` without timestamps
 or units, ``tid``, ``category``, ``subcategory``, ``difficulty``, ``relevant_concepts``) from the
 synthetic generators (`handlers.synthetic`: every key is true of its series by construction), with
-two flaws planted for the audit to find: in every third template the key positions follow a
+two flaws planted for the audit to find: in two templates of three the key positions follow a
 balanced schedule (each position keyed equally often, as hand-balanced benchmarks do), and 31
 Anomaly Detection questions are exact copies of others. Then, on a fresh SQLite bank: `itemsmith
 bank import-items` (timed, and again to show it stores nothing twice), `release create`, `release
@@ -83,7 +83,7 @@ def build(templates: int, per_template: int, seed: int = 0) -> tuple[list[dict[s
         kinds = list(texts)
         n_options = min(4, len(kinds))
         schedule = None
-        if tid % 3 == 0:  # planted: keys balanced over positions within the template
+        if tid % 3:  # planted: keys balanced over positions within the template (every third one is random)
             balanced.append(tid)
             schedule = [int(p) for p in rng.permutation(np.resize(np.arange(n_options), per_template))]
         binary = tid % 7 == 6  # a few binary templates: "is the key statement true?"
@@ -164,6 +164,11 @@ def main() -> None:
     planted_keys = {f"tse-{t}" for t in planted["balanced_templates"]}
     print(f"\nleast_keyed shortcut per group: {len(flagged & planted_keys)} of {len(planted_keys)} balanced templates, "
           f"{len(flagged - planted_keys)} of {args.templates - len(planted_keys)} others")
+    in_scope = [c.scope for c in [*audit.categories, audit.overall] if "least_keyed" in c.shortcuts]
+    print(f"least_keyed shortcut pooled: {', '.join(in_scope) or 'nowhere'}")
+    duplicates = {g.group for g in audit.groups if "duplicate_items" in g.report.failed_checks}
+    print(f"duplicate_items: {audit.overall.duplicates} items flagged (planted {planted['duplicates']}) in "
+          f"{len(duplicates)} groups")
     if args.json:
         args.json.write_text(audit.model_dump_json(indent=1))
 
