@@ -19,6 +19,7 @@ from itemsmith.templates_bank.evaluation import evaluate_release, release_items
 from itemsmith.templates_bank.exporters import ExportOptions, export_release
 from itemsmith.templates_bank.items.plotting import plot_item
 from itemsmith.templates_bank.items.rendering import TextFormat, render_item
+from itemsmith.templates_bank.items.schema import Item
 from itemsmith.templates_bank.items.static import parse_static_source
 from itemsmith.templates_bank.releases import ReleaseCreate, ReleaseError, create_release
 from itemsmith.templates_bank.reverification import reverify_release
@@ -246,3 +247,34 @@ def test_cli_import_audit_and_fresh_seed_refusal(bank_url: str, tmp_path: Path) 
     assert refused.exit_code == 1 and "no fresh instances" in refused.output
     bad = runner.invoke(app, ["bank", "import-items", "tse", str(source), "--format", "csv", "--db", bank_url])
     assert bad.exit_code == 2
+
+
+def test_scripted_models_of_known_strength_calibrate_a_static_release(bank_url: str, tmp_path: Path) -> None:
+    import re
+
+    from itemsmith.templates_bank.calibration import CalibrationOptions, calibrate_release
+    from itemsmith.templates_bank.evaluation import EvaluationStore, evaluate
+
+    release = static_release(bank_url, tmp_path)
+    items = release_items(release)
+    flat = [item for run in items.runs for item in run.items]
+    for strength in range(6):  # model k is right on k of every 6 items (a different k for each)
+        def letter(j: int, item: Item, strength: int = strength) -> str:
+            right = (7 * j + 3 * strength) % 6 < strength
+            return chr(65 + (item.answer_index if right else (item.answer_index + 1) % len(item.options)))
+
+        rules = [{"match": re.escape(render_item(item, TextFormat.plain)), "replies": [f"Answer: {letter(j, item)}"]}
+                 for j, item in enumerate(flat)]
+        model = ScriptedChatModel.from_source({"rules": rules, "replies": ["no idea"]}, model_name=f"m{strength}")
+        student = Student(StudentConfig(name=f"m{strength}", rank=0, model=f"scripted:m{strength}"), model)
+        with open_session(bank_url) as session:
+            evaluate(items, student, store=EvaluationStore.open(session, release, f"eval-{strength}"))
+    with open_session(bank_url) as session:
+        report = calibrate_release(session, release, CalibrationOptions(min_respondents=5))
+        bank_id = get_bank(session, "tse").id
+        irt = [list_verdicts(session, v.id, "irt") for v in list_versions(session, bank_id)]
+    abilities = {r.respondent: r.ability for r in report.respondents}
+    ordered = [abilities[f"m{k}"] for k in range(6)]  # stored under the student's name
+    assert ordered == sorted(ordered) and ordered[0] < ordered[-1]
+    assert [t.template_id for t in report.templates] == ["tse-1", "tse-2", "tse-3"]
+    assert all(len(v) == 1 for v in irt)
