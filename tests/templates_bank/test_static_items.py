@@ -190,6 +190,9 @@ def test_static_release_exports_evaluates_and_refuses_fresh_seeds(bank_url: str,
     first = json.loads((out / "data.jsonl").read_text().splitlines()[0])
     assert first["question"] == items[0].question and first["answer_index"] == items[0].answer_index
     assert first["image"] and (out / first["image"]).read_bytes()[:4] == b"\x89PNG"
+    card = export_release(release, "hf", tmp_path / "hf", ExportOptions())
+    assert card.rows == 24
+    assert "all of the groups stored items imported from an existing benchmark" in (tmp_path / "hf" / "README.md").read_text()
 
     keys = ScriptedChatModel.from_source({"rules": [
         {"match": json.dumps(item.question)[1:-1].replace("(", r"\(").replace(")", r"\)").replace("?", r"\?"),
