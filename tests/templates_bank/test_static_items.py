@@ -281,3 +281,14 @@ def test_scripted_models_of_known_strength_calibrate_a_static_release(bank_url: 
     assert ordered == sorted(ordered) and ordered[0] < ordered[-1]
     assert [t.template_id for t in report.templates] == ["tse-1", "tse-2", "tse-3"]
     assert all(len(v) == 1 for v in irt)
+
+
+def test_release_audit_of_generated_templates_audits_the_items_the_release_holds(curated_release) -> None:  # noqa: ANN001
+    from itemsmith.templates_bank.static_items import audit_release, audit_table
+
+    report = audit_release(curated_release.release)
+    assert [g.group for g in report.groups] == list(curated_release.templates)
+    assert {g.report.n_items for g in report.groups} == {len(curated_release.seeds) * curated_release.samples}
+    assert report.overall.items == len(curated_release.templates) * 12
+    text = audit_table(report, all_groups=True)
+    assert "== overall" in text and "exam_trend_direction [" in text
