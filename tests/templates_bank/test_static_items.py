@@ -283,7 +283,7 @@ def test_scripted_models_of_known_strength_calibrate_a_static_release(bank_url: 
     assert all(len(v) == 1 for v in irt)
 
 
-def test_release_audit_of_generated_templates_audits_the_items_the_release_holds(curated_release) -> None:  # noqa: ANN001
+def test_release_audit_of_generated_templates_audits_the_items_the_release_holds(curated_release) -> None:
     from itemsmith.templates_bank.static_items import audit_release, audit_table
 
     report = audit_release(curated_release.release)
