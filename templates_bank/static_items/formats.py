@@ -31,7 +31,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from itemsmith.templates_bank.items.schema import Item, ItemKind, Series
 
-__all__ = ["FIELDS", "FORMATS", "ImportFormat", "ImportedRow", "RowError", "normalize", "parse_mapping", "read_rows"]
+__all__ = ["FIELDS", "FORMATS", "ImportFormat", "ImportedRow", "RowError", "local_source", "normalize", "parse_mapping",
+           "read_rows"]
 
 ImportFormat = Literal["tse", "jsonl", "hf"]
 # The fields a row is read into; `--map FIELD=COLUMN` (series may name several columns, joined by +).
@@ -92,13 +93,21 @@ def _json_rows(path: Path) -> Iterator[tuple[int, Any]]:
             yield number, RowError(f"not valid JSON ({exc.msg} at column {exc.colno})")
 
 
+def local_source(source: str, fmt: ImportFormat) -> tuple[Path, str]:
+    """The local file or folder a source names, and the split (``hf``: ``PATH[:split]``)."""
+    if fmt != "hf" or Path(source).exists():
+        return Path(source), ""
+    path, _, split = source.rpartition(":") if ":" in source else (source, "", "")
+    return Path(path), split
+
+
 def _hf_rows(spec: str) -> Iterator[tuple[int, Any]]:
     try:
         import datasets
     except ImportError:
         raise RowError("--format hf needs the `datasets` package: pip install datasets") from None
-    path, _, split = spec.partition(":") if not Path(spec).exists() else (spec, "", "")
-    source = Path(path)
+    source, split = local_source(spec, "hf")
+    path = str(source)
     if not source.exists():
         raise RowError(f"{path}: no such local dataset (a saved dataset folder, or a .parquet/.json/.jsonl file; "
                        "the Hub cannot be reached from here: download the dataset first)")

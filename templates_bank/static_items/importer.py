@@ -26,6 +26,7 @@ from itemsmith.templates_bank.static_items.formats import (
     ImportedRow,
     ImportFormat,
     RowError,
+    local_source,
     normalize,
     read_rows,
 )
@@ -48,13 +49,17 @@ _SHOWN_ERRORS = 20
 
 
 class ItemImportError(ValueError):
-    """The file cannot be imported; ``errors`` lists each bad row (nothing was stored)."""
+    """The file cannot be imported (nothing was stored); ``errors`` lists each bad row, if any."""
 
-    def __init__(self, source: str, errors: list[str]) -> None:
-        self.errors = errors
+    def __init__(self, message: str, errors: list[str] | None = None) -> None:
+        self.errors = errors or []
+        super().__init__(message)
+
+    @classmethod
+    def bad_rows(cls, source: str, errors: list[str]) -> ItemImportError:
         shown = "\n".join(f"  {e}" for e in errors[:_SHOWN_ERRORS])
         more = f"\n  ... and {len(errors) - _SHOWN_ERRORS} more" if len(errors) > _SHOWN_ERRORS else ""
-        super().__init__(f"{source}: {len(errors)} bad row(s), nothing imported:\n{shown}{more}")
+        return cls(f"{source}: {len(errors)} bad row(s), nothing imported:\n{shown}{more}", errors)
 
 
 class ImportReport(BaseModel):
@@ -72,9 +77,8 @@ class ImportReport(BaseModel):
     elapsed_ms: float
 
 
-def _file_sha256(source: str, fmt: ImportFormat) -> str:
+def _file_sha256(path: Path) -> str:
     """sha256 of the file (of every file of a saved dataset folder, by name)."""
-    path = Path(source.partition(":")[0] if fmt == "hf" and not Path(source).exists() else source)
     digest = hashlib.sha256()
     for file in sorted(path.rglob("*")) if path.is_dir() else [path]:
         if file.is_file():
@@ -104,11 +108,11 @@ def read_groups(source: str, fmt: ImportFormat, mapping: dict[str, list[str]]) -
                     continue
                 groups[row.group].append(row)
     except (RowError, OSError, UnicodeDecodeError) as exc:
-        raise ItemImportError(source, [str(exc)]) from None
+        raise ItemImportError.bad_rows(source, [str(exc)]) from None
     if not count:
         errors.append("the file holds no rows")
     if errors:
-        raise ItemImportError(source, errors)
+        raise ItemImportError.bad_rows(source, errors)
     return count, list(groups.values())
 
 
@@ -118,8 +122,8 @@ def _bank(session: Session, name: str, owner: str, task: str) -> BankPublic:
     except NotFoundError:
         return create_bank(session, BankCreate(name=name, handler=static_handler(name), task=task, owner=owner))
     if not is_static_handler(bank.handler):
-        raise ItemImportError(name, [f"bank {name!r} holds generated templates (handler {bank.handler!r}); import "
-                                     "the items into a bank of their own"])
+        raise ItemImportError(f"bank {name!r} holds generated templates (handler {bank.handler!r}); import the "
+                              "items into a bank of their own")
     return bank
 
 
@@ -140,9 +144,10 @@ def import_items(session: Session, bank: str, source: str, fmt: ImportFormat, *,
     with its audit and decision verdicts; nothing is stored when a row is bad (`ItemImportError`)."""
     started = time.monotonic()
     rows, groups = read_groups(source, fmt, mapping or {})
-    sha = _file_sha256(source, fmt)
+    path = local_source(source, fmt)[0]
+    sha = _file_sha256(path)
     audit = audit_static([StaticGroup(g[0].group, g[0].category, [r.item for r in g]) for g in groups], config)
-    name = Path(source.partition(":")[0] if fmt == "hf" and not Path(source).exists() else source).name
+    name = path.name
     target = _bank(session, bank, owner, task or f"items imported from {name}")
     provenance = Provenance(origin="imported", generator=None, source_file=name, source_format=fmt, source_sha256=sha)
     new = unchanged = 0

@@ -292,3 +292,13 @@ def test_release_audit_of_generated_templates_audits_the_items_the_release_holds
     assert report.overall.items == len(curated_release.templates) * 12
     text = audit_table(report, all_groups=True)
     assert "== overall" in text and "exam_trend_direction [" in text
+
+
+def test_items_are_not_imported_into_a_bank_of_generated_templates(bank_url: str, tmp_path: Path) -> None:
+    from itemsmith.templates_bank.storage import BankCreate, create_bank
+
+    with open_session(bank_url) as session:
+        create_bank(session, BankCreate(name="made", handler="synthetic", owner="tests"))
+    with open_session(bank_url) as session, pytest.raises(ItemImportError, match="holds generated templates"):
+        import_items(session, "made", str(write_tse(tmp_path / "qa.json")), "tse", owner="tests", created_by="tests")
+    assert counts(bank_url)[1:] == (0, 0)
