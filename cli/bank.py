@@ -146,7 +146,7 @@ def bank_import_items(
     name: Annotated[str, typer.Argument(help="Bank to store the items in (created when missing).")],
     file: Annotated[str, typer.Argument(help="The benchmark file (tse, jsonl), or a local dataset (hf: a saved "
                                              "dataset folder or a .parquet/.json/.jsonl file, PATH[:split]).")],
-    fmt: Annotated[str, typer.Option("--format", "-f", help="tse (TimeSeriesExam qa_dataset.json), jsonl or hf.")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="Input format: tse (TimeSeriesExam qa_dataset.json), jsonl or hf.")],
     mapping: Annotated[str | None, typer.Option(
         "--map", help="Columns of the fields, e.g. question=prompt,options=choices,answer=label,series=ts1+ts2,"
                       "group=template_id,category=task (jsonl, hf).")] = None,
