@@ -5,7 +5,8 @@ no series, mixed types, a group spread over two categories) is reported with its
 nothing is stored. Then each group becomes a `static` template version (its source: the group's
 items, `items.static`), with the provenance of the file (name, format, sha256), an ``audit``
 verdict (the static audit of `verification.audit.static`, over the whole file so duplicates across
-groups are seen) and an accepting ``decision``: an imported benchmark is audited, not filtered; a
+groups are seen), a ``structure`` verdict (the rows validated; its first items, which the bank's
+diversity view reads) and an accepting ``decision``: an imported benchmark is audited, not filtered; a
 reviewer rejects a group on the review page. Importing the same file again stores nothing new (the
 versions are keyed by the items' hash); a changed group becomes a new version of its key.
 """
@@ -20,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
 
 from itemsmith.templates_bank.handler_identity import is_static_handler, static_handler
-from itemsmith.templates_bank.items.schema import Decision, Provenance, Template
+from itemsmith.templates_bank.items.schema import Decision, Provenance, RunStatus, StructureReport, Template
 from itemsmith.templates_bank.items.static import static_source
 from itemsmith.templates_bank.static_items.formats import (
     ImportedRow,
@@ -46,6 +47,7 @@ from itemsmith.verification.audit.static import StaticAuditReport, StaticGroup, 
 __all__ = ["ImportReport", "ItemImportError", "import_items", "read_groups"]
 
 _SHOWN_ERRORS = 20
+_STRUCTURE_ITEMS = 5
 
 
 class ItemImportError(ValueError):
@@ -159,6 +161,10 @@ def import_items(session: Session, bank: str, source: str, fmt: ImportFormat, *,
             continue
         version = add_template_version(session, target.id, template, created_by=created_by)
         new += 1
+        # the rows' validation is this group's structure check: its first items, as a structure check keeps them
+        record_verdict(session, version.id, StructureReport(
+            status=RunStatus.ok, items=[r.item for r in group_rows[:_STRUCTURE_ITEMS]], deterministic=True,
+            seeds=[0], num_samples=len(group_rows)))
         record_verdict(session, version.id, group_audit.report)
         reasons = [f"imported: {len(group_rows)} items of {name} ({fmt}, sha256 {sha[:12]})",
                    group_audit.report.summary()]

@@ -94,7 +94,9 @@ def test_tse_file_imports_as_static_groups_with_provenance_verdicts_and_idempote
         assert items[0].answer == json.dumps(raw["answer"]) and items[0].metadata["source_row"] == 17
         binary = parse_static_source(versions[1].source)
         assert binary[0].kind.value == "tf"
-        assert {v.stage for v in list_verdicts(session, lag.id)} == {"audit", "decision"}
+        assert [v.stage for v in list_verdicts(session, lag.id)] == ["structure", "audit", "decision"]
+        structure = list_verdicts(session, lag.id, "structure")[0].record
+        assert structure.passed and structure.num_samples == 8 and structure.items == items[:5]
     before = counts(bank_url)
     with open_session(bank_url) as session:
         again, _ = import_items(session, "tse", str(source), "tse", owner="tests", created_by="tests")
