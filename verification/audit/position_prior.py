@@ -30,7 +30,7 @@ from itemsmith.templates_bank.items.schema import Item
 __all__ = ["POSITION_PRIORS", "SIMULATIONS", "PositionPrior", "PriorOutcome", "answer_prior"]
 
 SIMULATIONS = 4000
-_BATCH = 500
+_CELLS = 4_000_000  # draws x items x options simulated at once
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ def _tie_hash(item: Item) -> int:
 
 def _right(keys: np.ndarray, order: np.ndarray, ties: np.ndarray, k: int, pick: str) -> np.ndarray:
     """Right answers per row of `keys` (draws x items): each item answered from the others' keys."""
-    onehot = np.eye(k, dtype=np.int64)[keys]  # (draws, items, k)
+    onehot = np.eye(k, dtype=np.int32)[keys]  # (draws, items, k)
     others = onehot.sum(axis=1, keepdims=True) - onehot
     target = others.min(axis=-1, keepdims=True) if pick == "least" else others.max(axis=-1, keepdims=True)
     tied = np.take_along_axis(others == target, np.broadcast_to(order, others.shape), axis=-1)  # text order
@@ -125,7 +125,8 @@ def answer_prior(prior: PositionPrior, items: Sequence[Item], seed: str) -> Prio
         ties = np.array([_tie_hash(item) for item in members], dtype=np.int64)
         keys = np.array([item.answer_index for item in members])
         correct = int(_right(keys[None], order, ties, k, prior.pick)[0])
-        null = np.concatenate([_right(rng.integers(0, k, (_BATCH, len(members))), order, ties, k, prior.pick)
-                               for _ in range(SIMULATIONS // _BATCH)])
+        batch = max(1, min(SIMULATIONS, _CELLS // (len(members) * k)))
+        null = np.concatenate([_right(rng.integers(0, k, (min(batch, SIMULATIONS - done), len(members))), order, ties,
+                                      k, prior.pick) for done in range(0, SIMULATIONS, batch)])
         outcome = outcome + PriorOutcome(len(members), correct, len(members) / k, null)
     return outcome

@@ -38,7 +38,7 @@ from itemsmith.verification.audit.item_checks import STATIC_ITEM_CHECKS, Drawn
 from itemsmith.verification.audit.models import AuditReport, Finding, ItemDraw, SolverResult
 from itemsmith.verification.audit.position_prior import POSITION_PRIORS, PriorOutcome, answer_prior
 from itemsmith.verification.audit.solvers import SOLVERS, STATIC_SOLVERS, Solver
-from itemsmith.verification.audit.stats import holm, poisson_binomial_sf
+from itemsmith.verification.audit.stats import holm, poisson_binomial_sf, poisson_binomial_tail
 
 __all__ = ["ALL_SCOPE", "GroupAudit", "PooledAudit", "StaticAuditReport", "StaticGroup", "audit_static"]
 
@@ -121,10 +121,8 @@ def _answer(solver: Solver, items: Sequence[Item]) -> _Outcomes:
 
 def _detectable(chances: Sequence[float], alpha: float) -> int | None:
     """The fewest right answers significant at `alpha` (None: none would be)."""
-    for k in range(len(chances) + 1):
-        if poisson_binomial_sf(k, chances) < alpha:
-            return k
-    return None
+    significant = np.nonzero(poisson_binomial_tail(chances) < alpha)[0]
+    return int(significant[0]) if len(significant) else None
 
 
 @dataclass
