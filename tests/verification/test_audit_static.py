@@ -151,3 +151,12 @@ def test_position_priors_answer_as_a_plain_leave_one_out_with_the_solvers_tie_br
     outcome = answer_prior(prior, items, "g")
     assert (outcome.applicable, outcome.correct) == (25, right)
     assert abs(outcome.null.mean() - 25 / 4) < 0.3  # each answer right 1 time in 4 under the null
+
+
+def test_the_one_pass_tail_equals_the_survival_function_at_every_count() -> None:
+    from itemsmith.verification.audit.stats import poisson_binomial_sf, poisson_binomial_tail
+
+    chances = list(np.random.default_rng(9).choice([0.5, 1 / 3, 0.25, 0.2], 40))
+    tail = poisson_binomial_tail(chances)
+    assert len(tail) == 41 and tail[0] == pytest.approx(1.0)
+    assert all(tail[k] == pytest.approx(poisson_binomial_sf(k, chances), abs=1e-12) for k in range(41))
