@@ -17,10 +17,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
 
+from itemsmith.items.hashing import canonical_json
+from itemsmith.items.schema import Item, TemplateKind
+from itemsmith.items.static import StaticSourceError, parse_static_source
 from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool, get_pool
-from itemsmith.templates_bank.items.hashing import canonical_json
-from itemsmith.templates_bank.items.schema import Item, TemplateKind
-from itemsmith.templates_bank.items.static import StaticSourceError, parse_static_source
 
 __all__ = ["RegenerationError", "RunItems", "TemplateRun", "items_digest", "regenerate"]
 

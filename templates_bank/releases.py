@@ -32,11 +32,11 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from itemsmith.handlers import BUILTIN_HANDLERS
+from itemsmith.items.hashing import canonical_json, sha256_hex
+from itemsmith.items.schema import IRTParameters, TemplateKind
+from itemsmith.items.static import parse_static_source
 from itemsmith.sandbox import SandboxLimits
 from itemsmith.templates_bank.handler_identity import HandlerRef, handler_ref
-from itemsmith.templates_bank.items.hashing import canonical_json, sha256_hex
-from itemsmith.templates_bank.items.schema import IRTParameters, TemplateKind
-from itemsmith.templates_bank.items.static import parse_static_source
 from itemsmith.templates_bank.regeneration import RunItems, TemplateRun, items_digest, regenerate
 from itemsmith.templates_bank.storage import (
     NotFoundError,

@@ -9,11 +9,11 @@ from functools import lru_cache
 
 from pydantic import BaseModel
 
+from itemsmith.items.schema import Item
+from itemsmith.items.static import StaticSourceError, parse_static_source
 from itemsmith.sandbox import SandboxError, get_pool
 from itemsmith.sandbox.render import RenderError, render_item_png
 from itemsmith.templates_bank.handler_identity import is_static_handler, redact_handler_paths
-from itemsmith.templates_bank.items.schema import Item
-from itemsmith.templates_bank.items.static import StaticSourceError, parse_static_source
 
 __all__ = ["SAMPLE_COUNT", "SAMPLE_SEED", "RenderError", "Samples", "plot_png", "sample_items"]
 

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from itemsmith.templates_bank.items.hashing import canonical_json
-from itemsmith.templates_bank.items.schema import Item
+from itemsmith.items.hashing import canonical_json
+from itemsmith.items.schema import Item
 
 __all__ = ["STATIC_FORMAT", "StaticSourceError", "parse_static_source", "static_source"]
 

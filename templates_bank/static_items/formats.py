@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from itemsmith.templates_bank.items.schema import Item, ItemKind, Series
+from itemsmith.items.schema import Item, ItemKind, Series
 
 __all__ = ["FIELDS", "FORMATS", "ImportFormat", "ImportedRow", "RowError", "local_source", "normalize", "parse_mapping",
            "read_rows"]

@@ -20,9 +20,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
 
+from itemsmith.items.schema import Decision, Provenance, RunStatus, StructureReport, Template
+from itemsmith.items.static import static_source
 from itemsmith.templates_bank.handler_identity import is_static_handler, static_handler
-from itemsmith.templates_bank.items.schema import Decision, Provenance, RunStatus, StructureReport, Template
-from itemsmith.templates_bank.items.static import static_source
 from itemsmith.templates_bank.static_items.formats import (
     ImportedRow,
     ImportFormat,

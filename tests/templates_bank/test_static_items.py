@@ -15,12 +15,12 @@ from typer.testing import CliRunner
 
 from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.cli.app import app
+from itemsmith.items.plotting import plot_item
+from itemsmith.items.rendering import TextFormat, render_item
+from itemsmith.items.schema import Item
+from itemsmith.items.static import parse_static_source
 from itemsmith.templates_bank.evaluation import evaluate_release, release_items
 from itemsmith.templates_bank.exporters import ExportOptions, export_release
-from itemsmith.templates_bank.items.plotting import plot_item
-from itemsmith.templates_bank.items.rendering import TextFormat, render_item
-from itemsmith.templates_bank.items.schema import Item
-from itemsmith.templates_bank.items.static import parse_static_source
 from itemsmith.templates_bank.releases import ReleaseCreate, ReleaseError, create_release
 from itemsmith.templates_bank.reverification import reverify_release
 from itemsmith.templates_bank.static_items import ItemImportError, import_items, parse_mapping

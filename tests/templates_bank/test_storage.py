@@ -11,9 +11,8 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
-from itemsmith.templates_bank.curated import get_curated
-from itemsmith.templates_bank.items.hashing import item_hash, prompt_hash
-from itemsmith.templates_bank.items.schema import (
+from itemsmith.items.hashing import item_hash, prompt_hash
+from itemsmith.items.schema import (
     CapabilityVerdict,
     Decision,
     IRTParameters,
@@ -25,6 +24,7 @@ from itemsmith.templates_bank.items.schema import (
     StudentResponse,
     Template,
 )
+from itemsmith.templates_bank.curated import get_curated
 from itemsmith.templates_bank.settings import StorageSettings
 from itemsmith.templates_bank.storage import (
     APPEND_ONLY_TABLES,

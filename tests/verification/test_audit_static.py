@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from itemsmith.templates_bank.items.schema import Item, ItemKind, Series
+from itemsmith.items.schema import Item, ItemKind, Series
 from itemsmith.verification.audit import AuditConfig
 from itemsmith.verification.audit.static import ALL_SCOPE, StaticGroup, audit_static
 

@@ -25,7 +25,7 @@ from typing import Literal
 
 import numpy as np
 
-from itemsmith.templates_bank.items.schema import Item
+from itemsmith.items.schema import Item
 
 __all__ = ["POSITION_PRIORS", "SIMULATIONS", "PositionPrior", "PriorOutcome", "answer_prior"]
 

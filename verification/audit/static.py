@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from itemsmith.templates_bank.items.schema import Item
+from itemsmith.items.schema import Item
 from itemsmith.verification.audit.config import AuditConfig
 from itemsmith.verification.audit.features import content_key
 from itemsmith.verification.audit.item_checks import STATIC_ITEM_CHECKS, Drawn
