@@ -1,4 +1,4 @@
-"""`itemsmith release create|list|show|export|evaluate|reverify|calibrate`: frozen, numbered bank
+"""`itemsmith release create|list|show|export|evaluate|reverify|calibrate|audit`: frozen, numbered bank
 states and what is done with them."""
 
 from __future__ import annotations
@@ -186,6 +186,11 @@ def release_evaluate(
     except AgentError as exc:
         raise usage_error(str(exc)) from None
     frozen = load_release(release, db)
+    if fresh_seed or adaptive:
+        try:
+            frozen.refuse_fresh_instances("--adaptive" if adaptive else "--fresh-seed")
+        except ReleaseError as exc:
+            raise fail(str(exc)) from None
     formats = text_formats or [TextFormat.plain]
     drawn = (seed if seed is not None else secrets.randbits(31)) if (fresh_seed or adaptive) else None
     report: EvaluationReport | AdaptiveReport
@@ -321,3 +326,29 @@ def release_calibrate(
     typer.echo("respondents: " + ", ".join(f"{r.respondent} {r.ability:+.2f}+-{r.se:.2f}" for r in report.respondents))
     if report.needs_review:
         typer.echo(f"to review (negative or near-zero discrimination, likely mis-keyed): {', '.join(report.needs_review)}")
+
+
+@app.command("audit")
+def release_audit(
+    release: ReleaseArg,
+    all_groups: Annotated[bool, typer.Option("--all", help="List every group, not only the failing ones.")] = False,
+    workers: WorkersOpt = 1,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Audit a release's items as a fixed set (made for imported benchmarks): blind solvers and item checks on
+    exactly the items each group holds, with each test's power, per group, per category and overall."""
+    from itemsmith.templates_bank.regeneration import RegenerationError
+    from itemsmith.templates_bank.releases import ReleaseError
+    from itemsmith.templates_bank.static_items import audit_release, audit_table
+
+    frozen = load_release(release, db)
+    try:
+        report = audit_release(frozen, workers=workers)
+    except (ReleaseError, RegenerationError) as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        print_json(report)
+        return
+    typer.echo(f"{frozen.manifest.ref}: {frozen.manifest.counts.items} items in {frozen.manifest.counts.templates} groups")
+    typer.echo(audit_table(report, all_groups=all_groups))

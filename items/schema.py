@@ -202,10 +202,14 @@ class Provenance(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    origin: Literal["curated", "generated", "user"] = "curated"
+    origin: Literal["curated", "generated", "user", "imported"] = "curated"
     generator: str | None = None
     parent_hash: str | None = None
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    # an imported (static) group: the file its items came from, by name, format and sha256
+    source_file: str | None = Field(None, exclude_if=lambda v: v is None)
+    source_format: str | None = Field(None, exclude_if=lambda v: v is None)
+    source_sha256: str | None = Field(None, exclude_if=lambda v: v is None)
 
 
 def content_hash(source: str) -> str:
@@ -213,8 +217,13 @@ def content_hash(source: str) -> str:
     return hashlib.sha256(source.replace("\r\n", "\n").encode("utf-8")).hexdigest()
 
 
+TemplateKind = Literal["code", "static"]
+
+
 class Template(BaseModel):
-    """An item template: Python source defining `question(num_samples) -> list[dict]`."""
+    """An item template: Python source defining `question(num_samples) -> list[dict]` (kind
+    ``code``), or a group of stored items imported from an existing benchmark (kind ``static``:
+    the source is the items as JSON, see `items.static`)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -227,6 +236,7 @@ class Template(BaseModel):
     difficulty: Literal["easy", "medium", "hard"] | None = None
     rationale: str | None = None
     provenance: Provenance = Field(default_factory=Provenance)
+    kind: TemplateKind = "code"
 
     @property
     def content_hash(self) -> str:
@@ -278,6 +288,10 @@ class AuditSolverResult(BaseModel):
     tested: bool
     shortcut: bool  # significant after correction and a gain of at least the configured excess
     detail: str = ""  # what the solver learned, e.g. "the key is rank 2 of 4 (from the smallest)"
+    # the static audit states what its items could detect: the accuracy a solver needs to be
+    # significant (before Holm) and the test's power against a cue worth `power_effect` over chance
+    detectable_accuracy: float | None = None
+    power: float | None = None
 
 
 class AuditFinding(BaseModel):

@@ -20,20 +20,22 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from itemsmith.items.schema import Decision, IRTParameters
+from itemsmith.items.schema import AuditReport, Decision, IRTParameters
 from itemsmith.templates_bank.storage import (
     BankPublic,
     BankRow,
     TemplateSummaryCountRow,
     TemplateSummaryRow,
     TemplateVersionRow,
+    VerdictRow,
     VersionStatus,
     judge_panels,
     refresh_summary,
+    releasable_versions,
 )
 
-__all__ = ["DecisionStage", "JudgePanelScore", "TemplateFilters", "TemplatePage", "TemplateSummary", "bank_categories",
-           "banks_with_version_counts", "list_templates", "version_status"]
+__all__ = ["CategoryAudit", "DecisionStage", "JudgePanelScore", "TemplateFilters", "TemplatePage", "TemplateSummary",
+           "audits_by_category", "bank_categories", "banks_with_version_counts", "list_templates", "version_status"]
 
 DecisionStage = Literal["structure", "audit", "judges", "students", "capability", "review"]
 
@@ -165,3 +167,38 @@ def banks_with_version_counts(session: Session, owner: str) -> list[tuple[BankPu
               .outerjoin(TemplateVersionRow, TemplateVersionRow.bank_id == BankRow.id)
               .where(BankRow.owner == owner).group_by(BankRow.id).order_by(BankRow.name))
     return [(BankPublic.model_validate(bank), count) for bank, count in session.execute(counts)]
+
+
+class CategoryAudit(BaseModel):
+    """The item audits of one category's releasable templates (each its newest audit verdict)."""
+
+    category: str
+    templates: int
+    items: int
+    failing: int
+    failed_checks: dict[str, int] = Field(description="check -> templates failing it")
+    shortcuts: dict[str, int] = Field(description="blind solver -> templates it answers without the data")
+
+
+def audits_by_category(session: Session, bank_id: int) -> list[CategoryAudit]:
+    """Per category, what the newest audit of each releasable template found (templates without
+    an audit verdict are left out); an imported benchmark's static audit reads here per category."""
+    versions = {v.id: v.category for v in releasable_versions(session, bank_id)}
+    newest: dict[int, AuditReport] = {}
+    rows = session.execute(select(VerdictRow.template_version_id, VerdictRow.payload)
+                           .where(VerdictRow.template_version_id.in_(list(versions)), VerdictRow.stage == "audit")
+                           .order_by(VerdictRow.id))
+    for version_id, payload in rows:
+        newest[version_id] = AuditReport.model_validate(payload)
+    by_category: dict[str, list[AuditReport]] = {}
+    for version_id, report in newest.items():
+        by_category.setdefault(versions[version_id], []).append(report)
+
+    def tally(names: list[str]) -> dict[str, int]:
+        return {name: names.count(name) for name in sorted(set(names))}
+
+    return [CategoryAudit(category=category, templates=len(reports), items=sum(r.n_items for r in reports),
+                          failing=sum(1 for r in reports if not r.passed),
+                          failed_checks=tally([c for r in reports for c in r.failed_checks]),
+                          shortcuts=tally([s for r in reports for s in r.shortcuts]))
+            for category, reports in sorted(by_category.items())]

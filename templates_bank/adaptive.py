@@ -187,6 +187,7 @@ def adaptive_evaluate_release(release: Release, student: Student, parameters: Ma
     """Evaluate the student adaptively on the release's calibrated templates (``parameters`` by
     template id, e.g. `calibration.current_parameters`), one fresh instance per pick."""
     config = config or AdaptiveConfig()
+    release.refuse_fresh_instances("adaptive evaluation (every pick is a fresh instance)")
     manifest = release.manifest
     entries = {t.template_id: t for t in manifest.templates}
     items = [CalibratedItem(t.template_id, parameters[t.template_id].discrimination,

@@ -166,7 +166,8 @@ def release_items(release: Release, *, fresh_seed: int | None = None, workers: i
                   limits: SandboxLimits | None = None) -> ReleaseItems:
     """The release's items (checked against its manifest), or with ``fresh_seed`` new instances of
     the same templates: each template runs on as many seeds as in the release, drawn by
-    `fresh_seeds` so that none is a release seed. Raises `RegenerationError` on a failed run."""
+    `fresh_seeds` so that none is a release seed. Raises `RegenerationError` on a failed run, and
+    `ReleaseError` when ``fresh_seed`` is asked of a release holding static (imported) items."""
     manifest = release.manifest
     if fresh_seed is None:
         runs = [TemplateItems(entry, run.seed, run.items)
@@ -174,6 +175,7 @@ def release_items(release: Release, *, fresh_seed: int | None = None, workers: i
     else:
         if fresh_seed < 0:
             raise ValueError(f"fresh_seed must be a non-negative integer, got {fresh_seed}")
+        release.refuse_fresh_instances("--fresh-seed")
         used = {s for t in manifest.templates for s in t.seeds}
         drawn = fresh_seeds(used, max(len(t.seeds) for t in manifest.templates), fresh_seed)
         entry_of = {TemplateRun(template_id=t.template_id, source=release.sources[t.version],

@@ -8,6 +8,8 @@ with the same handler files give the same manifests and byte-identical exports.
 - A built-in handler: its registry name, and the sha256 of the module that defines it.
 - A handler file: the name of its handler class, and the sha256 over the handler file and every
   other regular file of its folder (the data files it reads), by file name, in name order.
+- No handler (``static:NAME``, a bank of items imported from an existing benchmark, whose series
+  are stored with the items): the spec itself, and the sha256 of it.
 """
 
 from __future__ import annotations
@@ -22,9 +24,20 @@ from pydantic import BaseModel, ConfigDict, Field
 from itemsmith.handlers import BUILTIN_HANDLERS
 from itemsmith.handlers.loader import HandlerSourceError, find_handler_class_name
 
-__all__ = ["HandlerRef", "handler_label", "handler_ref", "redact_handler_paths"]
+__all__ = ["STATIC_HANDLER_PREFIX", "HandlerRef", "handler_label", "handler_ref", "is_static_handler",
+           "redact_handler_paths", "static_handler"]
 
 _CHUNK = 1 << 20
+STATIC_HANDLER_PREFIX = "static:"
+
+
+def static_handler(name: str) -> str:
+    """The handler spec of a bank of imported items named `name` (no handler code, no data files)."""
+    return f"{STATIC_HANDLER_PREFIX}{name}"
+
+
+def is_static_handler(spec: str) -> bool:
+    return spec.startswith(STATIC_HANDLER_PREFIX)
 
 
 class HandlerRef(BaseModel):
@@ -89,6 +102,8 @@ def handler_ref(spec: str) -> HandlerRef:
     that is gone keeps a stable identity derived from its file name only (never its folder)."""
     if spec in BUILTIN_HANDLERS:
         return _builtin_ref(spec)
+    if is_static_handler(spec):
+        return HandlerRef(name=spec, sha256=hashlib.sha256(b"static\0" + spec.encode()).hexdigest())
     handler_file = Path(spec)
     if not handler_file.is_file():
         return HandlerRef(name=handler_file.stem or "handler",
@@ -104,7 +119,7 @@ def handler_label(handler: HandlerRef | str) -> str:
 def redact_handler_paths(text: str, *specs: str) -> str:
     """`text` with each handler file's path (and its folder) replaced by the handler's label."""
     for spec in specs:
-        if not spec or spec in BUILTIN_HANDLERS:
+        if not spec or spec in BUILTIN_HANDLERS or is_static_handler(spec):
             continue
         label = handler_ref(spec).label
         for path in sorted({spec, str(Path(spec).resolve())}, key=len, reverse=True):

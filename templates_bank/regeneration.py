@@ -3,6 +3,9 @@
 One sandbox pool per handler (the shared single-worker pool, or a pool of ``workers`` with
 that many runs in flight). Results come back in (template, seed) order whatever the
 concurrency, and at most ``2 * workers`` runs are held in memory, so a bank of any size streams.
+
+A static run (an imported group of stored items, `items.static`) needs no sandbox: its items are
+read from its source, whatever the seed and size.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 
 from itemsmith.items.hashing import canonical_json
-from itemsmith.items.schema import Item
+from itemsmith.items.schema import Item, TemplateKind
+from itemsmith.items.static import StaticSourceError, parse_static_source
 from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool, get_pool
 
 __all__ = ["RegenerationError", "RunItems", "TemplateRun", "items_digest", "regenerate"]
@@ -34,6 +38,7 @@ class TemplateRun:
     handler: str
     seeds: tuple[int, ...]
     num_samples: int
+    kind: TemplateKind = "code"
 
 
 @dataclass(frozen=True)
@@ -58,11 +63,21 @@ def _items(run: TemplateRun, seed: int, result: RunResult) -> RunItems:
     return RunItems(run=run, seed=seed, items=[Item.model_validate(raw) for raw in result.items])
 
 
+def _static_items(run: TemplateRun, seed: int) -> RunItems:
+    try:
+        return RunItems(run=run, seed=seed, items=parse_static_source(run.source))
+    except StaticSourceError as exc:
+        raise RegenerationError(f"template {run.template_id!r}: {exc}") from None
+
+
 def regenerate(runs: Sequence[TemplateRun], *, workers: int = 1,
                limits: SandboxLimits | None = None) -> Iterator[RunItems]:
     """Yield each (template, seed) run's items in order; raise `RegenerationError` on a failed run."""
     if workers < 1:
         raise ValueError("workers must be >= 1")
+    if any(run.kind == "static" for run in runs):
+        yield from _mixed(runs, workers=workers, limits=limits)
+        return
     jobs = [(run, seed) for run in runs for seed in run.seeds]
     with ExitStack() as stack:
         pools: dict[str, SandboxPool] = {}
@@ -88,3 +103,19 @@ def regenerate(runs: Sequence[TemplateRun], *, workers: int = 1,
         while pending:
             done_run, done_seed, future = pending.popleft()
             yield _items(done_run, done_seed, future.result())
+
+
+def _mixed(runs: Sequence[TemplateRun], *, workers: int, limits: SandboxLimits | None) -> Iterator[RunItems]:
+    """Static runs read in place, each stretch of code runs between them regenerated as usual."""
+    stretch: list[TemplateRun] = []
+    for run in runs:
+        if run.kind != "static":
+            stretch.append(run)
+            continue
+        if stretch:
+            yield from regenerate(stretch, workers=workers, limits=limits)
+            stretch = []
+        for seed in run.seeds:
+            yield _static_items(run, seed)
+    if stretch:
+        yield from regenerate(stretch, workers=workers, limits=limits)

@@ -33,7 +33,8 @@ from sqlalchemy.orm import Session
 
 from itemsmith.handlers import BUILTIN_HANDLERS
 from itemsmith.items.hashing import canonical_json, sha256_hex
-from itemsmith.items.schema import IRTParameters
+from itemsmith.items.schema import IRTParameters, TemplateKind
+from itemsmith.items.static import parse_static_source
 from itemsmith.sandbox import SandboxLimits
 from itemsmith.templates_bank.handler_identity import HandlerRef, handler_ref
 from itemsmith.templates_bank.regeneration import RunItems, TemplateRun, items_digest, regenerate
@@ -106,6 +107,9 @@ class ReleaseTemplate(BaseModel):
     items: int
     items_sha256: str = Field(description="sha256 of the items as canonical JSON lines, seed by seed")
     irt: IRTParameters | None = None
+    # left out when "code", so manifests written before static groups keep their checksums
+    kind: TemplateKind = Field("code", exclude_if=lambda kind: kind == "code",
+                               description="code: regenerated from its source; static: stored items (imported)")
 
 
 def _canonical(value: Any) -> Any:
@@ -187,6 +191,18 @@ class Release:
     def runs(self) -> list[TemplateRun]:
         return _runs(self.manifest.templates, self.sources, self.handlers)
 
+    def static_templates(self) -> list[str]:
+        """The templates whose items are stored (imported), not generated: no fresh instances."""
+        return [t.template_id for t in self.manifest.templates if t.kind == "static"]
+
+    def refuse_fresh_instances(self, what: str) -> None:
+        """`ReleaseError` when the release holds static items, which have no fresh instances."""
+        static = self.static_templates()
+        if static:
+            shown = ", ".join(static[:5]) + (f" and {len(static) - 5} more" if len(static) > 5 else "")
+            raise ReleaseError(f"{what}: {self.manifest.ref} holds static items imported from an existing benchmark "
+                               f"({shown}); they have no fresh instances: evaluate the release's own items instead")
+
     def items(self, *, workers: int = 1,
               limits: SandboxLimits | None = None) -> Iterator[tuple[ReleaseTemplate, RunItems]]:
         """Regenerate the release run by run; after each template's last run its items are
@@ -221,7 +237,7 @@ def _local_handler(handler: HandlerRef | str, handlers: dict[HandlerRef, str]) -
 
 def _runs(templates: list[ReleaseTemplate], sources: dict[str, str], handlers: dict[HandlerRef, str]) -> list[TemplateRun]:
     return [TemplateRun(template_id=t.template_id, source=sources[t.version], handler=_local_handler(t.handler, handlers),
-                        seeds=tuple(t.seeds), num_samples=t.num_samples) for t in templates]
+                        seeds=tuple(t.seeds), num_samples=t.num_samples, kind=t.kind) for t in templates]
 
 
 def _handlers_of(specs: Iterator[str] | list[str]) -> dict[HandlerRef, str]:
@@ -277,6 +293,13 @@ def _chosen_versions(session: Session, bank_id: int, request: ReleaseCreate) -> 
     return chosen
 
 
+def _sampling(version: TemplateVersionPublic, seeds: list[int], num_samples: int) -> dict[str, Any]:
+    """A code version runs on every seed; a static one is its stored items, once (seed 0)."""
+    if version.kind == "static":
+        return {"seeds": [0], "num_samples": len(parse_static_source(version.source))}
+    return {"seeds": seeds, "num_samples": num_samples}
+
+
 def create_release(session: Session, request: ReleaseCreate, *, workers: int = 1,
                    limits: SandboxLimits | None = None,
                    on_progress: Callable[[int, int], None] | None = None) -> Release:
@@ -292,8 +315,8 @@ def create_release(session: Session, request: ReleaseCreate, *, workers: int = 1
     handlers = _handlers_of([bank.handler, *(v.handler or bank.handler for v in versions)])
     draft = [ReleaseTemplate(template_id=v.template_key, version=v.content_hash, title=v.title, category=v.category,
                              concepts=v.concepts, handler=handler_ref(v.handler or bank.handler),
-                             difficulty=v.difficulty,
-                             seeds=seeds, num_samples=request.num_samples, items=0, items_sha256="",
+                             difficulty=v.difficulty, kind=v.kind, **_sampling(v, seeds, request.num_samples),
+                             items=0, items_sha256="",
                              irt=IRTParameters.model_validate(irt[v.id]) if v.id in irt else None)
              for v in versions]
     sources = {v.content_hash: v.source for v in versions}

@@ -43,7 +43,12 @@ from sqlalchemy.orm import Session
 from itemsmith.items.hashing import canonical_json, item_hash, sha256_hex
 from itemsmith.items.schema import Decision, JudgeScore, StudentResponse
 from itemsmith.sandbox import SandboxLimits, run_template
-from itemsmith.templates_bank.handler_identity import handler_label, redact_handler_paths
+from itemsmith.templates_bank.handler_identity import (
+    STATIC_HANDLER_PREFIX,
+    handler_label,
+    is_static_handler,
+    redact_handler_paths,
+)
 from itemsmith.templates_bank.regeneration import RegenerationError
 from itemsmith.templates_bank.releases import Release
 from itemsmith.templates_bank.storage import (
@@ -313,7 +318,11 @@ def _check_names(kind: str, names: list[str]) -> None:
 
 def _handler_description(handler: str, limits: SandboxLimits | None) -> str:
     """The handler's description as templates see it (read in the sandbox: a handler file is
-    never executed in this process)."""
+    never executed in this process). A bank of imported items has no handler: its items carry
+    their series."""
+    if is_static_handler(handler):
+        return (f"items imported from an existing benchmark ({handler.removeprefix(STATIC_HANDLER_PREFIX)}); "
+                "each item carries its own series, without timestamps or units unless the benchmark gave them")
     result = run_template(_DESCRIPTION_TEMPLATE, handler, num_samples=1, seed=0, limits=limits)
     if not result.ok:
         raise RegenerationError(redact_handler_paths(

@@ -31,7 +31,7 @@ from itemsmith.api.web.login import (
 from itemsmith.api.web.samples import SAMPLE_SEED, RenderError, plot_png, sample_items
 from itemsmith.service.access import owned_bank, owned_version
 from itemsmith.service.auth import authenticate
-from itemsmith.service.review import TemplateFilters, banks_with_version_counts, version_status
+from itemsmith.service.review import TemplateFilters, audits_by_category, banks_with_version_counts, version_status
 from itemsmith.templates_bank.calibration import flagged_templates
 from itemsmith.templates_bank.diversity import bank_diversity
 from itemsmith.templates_bank.handler_identity import handler_label
@@ -131,7 +131,8 @@ def bank(request: Request, session: SessionDep, reviewer: ReviewerDep, bank_id: 
     return templates.TemplateResponse(request, "bank.html", {
         "reviewer": reviewer, "bank": bank, "listing": listing, "statuses": STATUSES, "stages": STAGES,
         "query": query, "page": page, "pages": max(1, -(-listing.total // PAGE_SIZE)),
-        "diversity": bank_diversity(session, bank.id, embedder=PAGE_EMBEDDER), "to_review": flagged_templates(session, bank.id)})
+        "diversity": bank_diversity(session, bank.id, embedder=PAGE_EMBEDDER), "to_review": flagged_templates(session, bank.id),
+        "audits": audits_by_category(session, bank.id)})
 
 
 @router.get("/templates/{version_id}")

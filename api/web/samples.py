@@ -10,9 +10,10 @@ from functools import lru_cache
 from pydantic import BaseModel
 
 from itemsmith.items.schema import Item
+from itemsmith.items.static import StaticSourceError, parse_static_source
 from itemsmith.sandbox import SandboxError, get_pool
 from itemsmith.sandbox.render import RenderError, render_item_png
-from itemsmith.templates_bank.handler_identity import redact_handler_paths
+from itemsmith.templates_bank.handler_identity import is_static_handler, redact_handler_paths
 
 __all__ = ["SAMPLE_COUNT", "SAMPLE_SEED", "RenderError", "Samples", "plot_png", "sample_items"]
 
@@ -29,6 +30,11 @@ class Samples(BaseModel):
 
 @lru_cache(maxsize=128)
 def _run(source: str, handler: str) -> Samples:
+    if is_static_handler(handler):  # imported items: the source is the items (JSON, never run)
+        try:
+            return Samples(items=parse_static_source(source)[:SAMPLE_COUNT])
+        except StaticSourceError as exc:
+            return Samples(error=str(exc))
     result = get_pool(handler).run(source, num_samples=SAMPLE_COUNT, seed=SAMPLE_SEED)
     if not result.ok:
         return Samples(error=redact_handler_paths(f"{result.status.value}: {result.error}", handler))

@@ -42,6 +42,10 @@ def dataset_card(manifest: ReleaseManifest, options: ExportOptions) -> str:
         for t in manifest.templates)
     plots = ("`image` holds a PNG plot of the series." if options.plots else "")
     task = f"\n\nTask: {manifest.task}" if manifest.task else ""
+    static = sum(1 for t in manifest.templates if t.kind == "static")
+    origin = ("regenerated in the itemsmith sandbox from the template sources and seeds in the manifest" if not static
+              else f"{'all' if static == len(manifest.templates) else static} of the groups stored items imported "
+                   "from an existing benchmark (not generated; checked against the manifest's hashes)")
     return f"""---
 {yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1000)}---
 
@@ -49,7 +53,7 @@ def dataset_card(manifest: ReleaseManifest, options: ExportOptions) -> str:
 
 Time-series reasoning items from bank `{manifest.bank}` (handler `{handler_label(manifest.handler)}`), release
 {manifest.release}: {manifest.counts.templates} templates, {manifest.counts.items} multiple-choice items,
-regenerated in the itemsmith sandbox from the template sources and seeds in the manifest.{task}
+{origin}.{task}
 
 Content checksum: `{manifest.checksum}`
 

@@ -88,7 +88,8 @@ def add_template_version(session: Session, bank_id: int, template: Template, *,
         latest = _latest_of_key(session, bank_id, template.id)
         parent_id = None if latest is None else latest.id
     row = TemplateVersionRow(
-        bank_id=bank_id, template_key=template.id, content_hash=content_hash, source=template.source,
+        bank_id=bank_id, template_key=template.id, content_hash=content_hash, kind=template.kind,
+        source=template.source,
         title=template.title, category=template.category, concepts=list(template.concepts), handler=template.handler,
         difficulty=template.difficulty, rationale=template.rationale,
         provenance=template.provenance.model_dump(mode="json"), parent_version_id=parent_id, created_by=created_by,

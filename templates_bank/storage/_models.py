@@ -67,7 +67,8 @@ class BankRow(Base):
 
 
 class TemplateVersionRow(Base):
-    """An immutable template version, keyed by the sha256 of its source within its bank."""
+    """An immutable template version, keyed by the sha256 of its source within its bank; a
+    ``static`` version's source is a group of stored items (an imported benchmark)."""
 
     __tablename__ = "template_versions"
     __table_args__ = (
@@ -79,6 +80,7 @@ class TemplateVersionRow(Base):
     bank_id: Mapped[int] = mapped_column(ForeignKey("banks.id"))
     template_key: Mapped[str] = mapped_column(String(200))
     content_hash: Mapped[str] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(10), default="code", server_default="code")  # code | static
     source: Mapped[str] = mapped_column(Text)
     title: Mapped[str] = mapped_column(String(500))
     category: Mapped[str] = mapped_column(String(100))

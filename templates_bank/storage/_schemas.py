@@ -17,6 +17,7 @@ from itemsmith.items.schema import (
     StructureReport,
     StudentResponse,
     Template,
+    TemplateKind,
 )
 
 __all__ = [
@@ -68,6 +69,7 @@ class TemplateVersionPublic(BaseModel):
     bank_id: int
     template_key: str
     content_hash: str
+    kind: TemplateKind = "code"
     source: str
     title: str
     category: str
@@ -83,7 +85,7 @@ class TemplateVersionPublic(BaseModel):
     def to_template(self) -> Template:
         return Template(id=self.template_key, source=self.source, title=self.title, category=self.category,
                         concepts=self.concepts, handler=self.handler, difficulty=self.difficulty,
-                        rationale=self.rationale, provenance=self.provenance)
+                        rationale=self.rationale, provenance=self.provenance, kind=self.kind)
 
 
 class VerdictPublic(BaseModel):

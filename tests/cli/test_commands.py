@@ -26,8 +26,8 @@ GRAMMAR = {
     (): {"curated", "bank", "release", "author", "sample", "check-template", "handlers", "db", "keys", "serve",
          "worker"},
     ("curated",): {"list", "sample"},
-    ("bank",): {"list", "show", "create", "import-curated", "import-run"},
-    ("release",): {"create", "list", "show", "export", "evaluate", "reverify", "calibrate"},
+    ("bank",): {"list", "show", "create", "import-curated", "import-run", "import-items"},
+    ("release",): {"create", "list", "show", "export", "evaluate", "reverify", "calibrate", "audit"},
     ("db",): {"upgrade", "downgrade", "current"},
     ("keys",): {"create", "list", "revoke"},
     ("handlers",): {"list"},
@@ -72,7 +72,8 @@ def _leaf_commands() -> list[tuple[tuple[str, ...], object]]:
 
 
 def test_flags_mean_one_thing_everywhere() -> None:
-    """--json on every command that prints a result; --format is never the series text format;
+    """--json on every command that prints a result; --format is a file format (output, or the input of an
+    import), never the series text format;
     --out is always a folder; students are --student."""
     no_result = {("serve",), ("worker",)}
     for path, command in _leaf_commands():
@@ -80,7 +81,7 @@ def test_flags_mean_one_thing_everywhere() -> None:
         if path not in no_result:
             assert "--json" in options, path
         if "--format" in options:
-            assert (options["--format"].help or "").startswith("Output format"), path
+            assert (options["--format"].help or "").startswith(("Output format", "Input format")), path
         if "--out" in options:
             assert options["--out"].type_descriptor.parameter_info.file_okay is False, path
         if "--out-file" in options:

@@ -26,6 +26,7 @@ _LAXER_WHEN: dict[str, Literal["higher", "lower"]] = {
     "min_distinct_series_share": "lower",
     "min_options": "lower",
     "min_mismatched_keys": "higher",
+    "near_duplicate_correlation": "higher",
 }
 
 
@@ -52,6 +53,14 @@ class AuditConfig(BaseSettings):
     min_mismatched_keys: int = Field(
         10, ge=1, description="items keyed with another statistic of a series shown than the question asks for "
                               "that fail the template (when they are also half of the items that can be told)")
+
+    # the static audit (items imported from an existing benchmark, `audit.static`)
+    power_effect: float = Field(
+        0.25, gt=0, le=1, description="the static audit states each test's power against a cue worth this much "
+                                      "accuracy over chance")
+    near_duplicate_correlation: float = Field(
+        0.999, gt=0, le=1, description="two items of a group whose series correlate at least this much (same "
+                                       "length, z-normalized) show the same data")
 
     def lowered(self) -> list[str]:
         """The thresholds set laxer than the defaults, as `name=value (default d)`."""

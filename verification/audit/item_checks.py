@@ -18,7 +18,7 @@ from itemsmith.verification.audit.features import content_key, numeric_values, o
 from itemsmith.verification.audit.models import Finding, ItemDraw
 from itemsmith.verification.audit.quantities import STATISTICS, agree, normal_text, quantities
 
-__all__ = ["ITEM_CHECKS", "Drawn", "check_items"]
+__all__ = ["ITEM_CHECKS", "STATIC_ITEM_CHECKS", "Drawn", "check_items"]
 
 
 def _short(text: str, limit: int = 120) -> str:
@@ -254,6 +254,13 @@ def _key_answers_the_question(drawn: Drawn, config: AuditConfig) -> Finding:
 ITEM_CHECKS: tuple[Callable[[Drawn, AuditConfig], Finding], ...] = (
     _distinct_items, _duplicates, _distinct_series, _option_count, _distinct_options, _key_consistency,
     _contradictions, _key_answers_the_question,
+)
+
+
+# The checks that mean the same on a fixed set of items as on draws of a template (the others count
+# draws, seeds or sizes; the static audit has its own duplicate and series checks, `audit.static`).
+STATIC_ITEM_CHECKS: tuple[Callable[[Drawn, AuditConfig], Finding], ...] = (
+    _option_count, _distinct_options, _key_consistency, _contradictions, _key_answers_the_question,
 )
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from itemsmith.items.schema import Item, ItemKind
 from itemsmith.verification.audit.features import format_signature, numeric_values, tie_break, tokens, wording
 
-__all__ = ["SOLVERS", "Solver"]
+__all__ = ["SOLVERS", "STATIC_SOLVERS", "Solver"]
 
 Predict = Callable[[Item], "int | None"]
 
@@ -203,4 +203,22 @@ SOLVERS: tuple[Solver, ...] = (
     Solver("tf_wording", _fit_tf_wording,
            "true/false statements with the same wording are almost always keyed the same way",
            "for each statement wording, make it true about half the time (draw the claim, then build the series)"),
+)
+
+
+def _fit_key_in_question(train: Sequence[Item]) -> tuple[Predict, str]:
+    def predict(item: Item) -> int | None:
+        asked = " ".join(item.question.casefold().split())
+        inside = [i for i, o in enumerate(item.options)
+                  if len(o.strip()) >= 3 and " ".join(o.casefold().split()) in asked]
+        return inside[0] if len(inside) == 1 else None
+    return predict, "answers the one option whose text the question contains"
+
+
+# Solvers for a fixed set of items (an imported benchmark, `audit.static`; the position priors of a
+# group's other items are in `audit.position_prior`): the key written into the question.
+STATIC_SOLVERS: tuple[Solver, ...] = (
+    Solver("key_in_question", _fit_key_in_question,
+           "the question spells out the key's text (and no other option's)",
+           "word the question without the answer, or mention every option in it"),
 )

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["holm", "poisson_binomial_sf"]
+__all__ = ["holm", "poisson_binomial_sf", "poisson_binomial_tail"]
 
 
 def poisson_binomial_sf(correct: int, chances: Sequence[float]) -> float:
@@ -27,6 +27,16 @@ def poisson_binomial_sf(correct: int, chances: Sequence[float]) -> float:
         pmf[1:n + 1] = pmf[1:n + 1] * (1 - p) + pmf[:n] * p
         pmf[0] *= 1 - p
     return float(min(1.0, max(0.0, pmf[correct:].sum())))
+
+
+def poisson_binomial_tail(chances: Sequence[float]) -> np.ndarray:
+    """P(X >= k) for every k = 0..len(chances) (one pass, where `poisson_binomial_sf` is one k)."""
+    pmf = np.zeros(len(chances) + 1)
+    pmf[0] = 1.0
+    for n, p in enumerate(chances, start=1):
+        pmf[1:n + 1] = pmf[1:n + 1] * (1 - p) + pmf[:n] * p
+        pmf[0] *= 1 - p
+    return np.clip(np.cumsum(pmf[::-1])[::-1], 0.0, 1.0)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

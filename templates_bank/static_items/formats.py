@@ -1,0 +1,290 @@
+"""Reading an existing benchmark's rows into items: the TimeSeriesExam adapter, JSON lines with a
+column mapping, and a local Hugging Face dataset.
+
+Every reader yields (row number, raw row); `normalize` turns a raw row into an `ImportedRow` or
+says, for that row, what is wrong (a key that is not one of the options, no series, options or
+values of mixed types). Nothing is stored here.
+
+- ``tse``: TimeSeriesExam's ``qa_dataset.json`` (a JSON array, or JSON lines): ``question``,
+  ``options`` (strings or bare numbers), ``answer`` (the key's text or number), ``question_type``
+  (``multiple_choice`` / ``multiple-choice`` / ``binary``), ``ts`` or ``ts1``/``ts2`` (float lists
+  without timestamps or units), ``tid`` (the template: the group), ``category``,
+  ``subcategory``, ``difficulty``, ``relevant_concepts``.
+- ``jsonl``: one JSON object a line (or a JSON array) with ``question``, ``options``, ``answer``
+  (text, or an index with ``answer=`` mapped to an ``answer_index`` column), ``series`` (a list
+  of numbers, a list of lists, or names to lists), ``group``, ``category``; ``--map
+  question=q,options=choices,series=ts1+ts2,...`` renames them.
+- ``hf``: a dataset saved with ``save_to_disk`` (a folder), or a local ``.parquet`` / ``.json`` /
+  ``.jsonl`` file, read with ``datasets`` (``PATH[:split]``); columns as for ``jsonl``. Loading from
+  the Hub is not supported: download the dataset first.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from itemsmith.items.schema import Item, ItemKind, Series
+
+__all__ = ["FIELDS", "FORMATS", "ImportFormat", "ImportedRow", "RowError", "local_source", "normalize", "parse_mapping",
+           "read_rows"]
+
+ImportFormat = Literal["tse", "jsonl", "hf"]
+# The fields a row is read into; `--map FIELD=COLUMN` (series may name several columns, joined by +).
+FIELDS = ("question", "options", "answer", "answer_index", "series", "group", "category", "kind", "difficulty",
+          "concepts")
+_DIFFICULTIES = {"easy", "medium", "hard"}
+
+
+class RowError(ValueError):
+    """What is wrong with one row."""
+
+
+class ImportedRow(BaseModel):
+    """One row as an item, with the group and category it belongs to."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    row: int
+    group: str
+    category: str
+    item: Item
+    difficulty: Literal["easy", "medium", "hard"] | None = None
+    concepts: list[str] = []
+
+
+def parse_mapping(text: str | None) -> dict[str, list[str]]:
+    """``question=q,options=choices,series=ts1+ts2`` -> {field: [columns]} (ValueError when malformed)."""
+    mapping: dict[str, list[str]] = {}
+    for part in (text or "").split(","):
+        if not part.strip():
+            continue
+        field, sep, columns = part.partition("=")
+        field = field.strip()
+        if not sep or not columns.strip():
+            raise ValueError(f"--map {part!r}: write FIELD=COLUMN (e.g. question=prompt)")
+        if field not in FIELDS:
+            raise ValueError(f"--map {field!r}: the fields are {', '.join(FIELDS)}")
+        mapping[field] = [c.strip() for c in columns.split("+") if c.strip()]
+    return mapping
+
+
+def _json_rows(path: Path) -> Iterator[tuple[int, Any]]:
+    """A JSON array (rows numbered from 1) or JSON lines (rows numbered by line)."""
+    text = path.read_text(encoding="utf-8")
+    if text.lstrip().startswith("["):
+        try:
+            rows = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise RowError(f"{path.name}: not valid JSON ({exc})") from None
+        yield from enumerate(rows, start=1)
+        return
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield number, RowError(f"not valid JSON ({exc.msg} at column {exc.colno})")
+
+
+def local_source(source: str, fmt: ImportFormat) -> tuple[Path, str]:
+    """The local file or folder a source names, and the split (``hf``: ``PATH[:split]``)."""
+    if fmt != "hf" or Path(source).exists():
+        return Path(source), ""
+    path, _, split = source.rpartition(":") if ":" in source else (source, "", "")
+    return Path(path), split
+
+
+def _hf_rows(spec: str) -> Iterator[tuple[int, Any]]:
+    try:
+        import datasets
+    except ImportError:
+        raise RowError("--format hf needs the `datasets` package: pip install datasets") from None
+    source, split = local_source(spec, "hf")
+    path = str(source)
+    if not source.exists():
+        raise RowError(f"{path}: no such local dataset (a saved dataset folder, or a .parquet/.json/.jsonl file; "
+                       "the Hub cannot be reached from here: download the dataset first)")
+    if source.is_dir():
+        loaded = datasets.load_from_disk(str(source))
+    else:
+        builder = {".parquet": "parquet", ".json": "json", ".jsonl": "json"}.get(source.suffix)
+        if builder is None:
+            raise RowError(f"{path}: --format hf reads a saved dataset folder or a .parquet/.json/.jsonl file")
+        loaded = datasets.load_dataset(builder, data_files=str(source))
+    if isinstance(loaded, datasets.DatasetDict):
+        if not split:
+            split = "train" if "train" in loaded else next(iter(loaded))
+        if split not in loaded:
+            raise RowError(f"{path}: no split {split!r} (splits: {', '.join(loaded)})")
+        loaded = loaded[split]
+    yield from enumerate(loaded, start=1)
+
+
+def read_rows(fmt: ImportFormat, source: str) -> Iterator[tuple[int, Any]]:
+    """The raw rows of `source` in `fmt`, numbered (a `RowError` as a row: that row is unreadable)."""
+    return _hf_rows(source) if fmt == "hf" else _json_rows(Path(source))
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def _option_texts(options: Any) -> tuple[list[str], list[float] | None]:
+    """Options as texts, and as numbers when they were given as bare numbers."""
+    if not isinstance(options, list) or not options:
+        raise RowError(f"options must be a non-empty list, got {options!r}")
+    numbers = [n for o in options if (n := _number(o)) is not None]
+    if len(numbers) == len(options):
+        return [json.dumps(o) if isinstance(o, float) else str(o) for o in options], numbers
+    if all(isinstance(o, str) for o in options):
+        return list(options), None
+    raise RowError(f"options mix text and numbers or hold other values ({options!r}); give every option as "
+                   "text, or every option as a number")
+
+
+def _key_index(answer: Any, texts: list[str], numbers: list[float] | None) -> int:
+    if numbers is not None and (value := _number(answer)) is not None:
+        matches = [i for i, n in enumerate(numbers) if n == value]
+    elif isinstance(answer, str):
+        matches = [i for i, t in enumerate(texts) if t.strip() == answer.strip()]
+        if not matches and numbers is not None:
+            try:
+                matches = [i for i, n in enumerate(numbers) if n == float(answer)]
+            except ValueError:
+                matches = []
+    else:
+        raise RowError(f"the answer {answer!r} is neither text nor a number")
+    if not matches:
+        raise RowError(f"the answer {answer!r} is not one of its options {texts}")
+    return matches[0]
+
+
+def _values(name: str, values: Any) -> list[float]:
+    if not isinstance(values, list) or not values:
+        raise RowError(f"series {name!r} must be a non-empty list of numbers")
+    numbers = [_number(v) for v in values]
+    bad = next((i for i, n in enumerate(numbers) if n is None), None)
+    if bad is not None:
+        raise RowError(f"series {name!r} holds a non-number at position {bad} ({values[bad]!r}): mixed types")
+    if not all(math.isfinite(n) for n in numbers):  # type: ignore[arg-type]
+        raise RowError(f"series {name!r} holds NaN or infinity; fill or drop the missing values")
+    return numbers  # type: ignore[return-value]
+
+
+def _series(columns: Mapping[str, Any]) -> list[Series]:
+    """Series from the mapped columns: one list of numbers each, or one column of lists / names."""
+    series: list[Series] = []
+    for column, value in columns.items():
+        if isinstance(value, dict):
+            series += [Series(name=str(k), values=_values(str(k), v)) for k, v in value.items()]
+        elif isinstance(value, list) and value and all(isinstance(v, list) for v in value):
+            series += [Series(name=f"series {i}", values=_values(f"{column}[{i - 1}]", v))
+                       for i, v in enumerate(value, start=1)]
+        else:
+            series.append(Series(name=column, values=_values(column, value)))
+    return series
+
+
+def _field(row: Mapping[str, Any], mapping: Mapping[str, list[str]], field: str) -> Any:
+    return row.get(mapping.get(field, [field])[0])
+
+
+def _jsonl_row(number: int, row: Mapping[str, Any], mapping: Mapping[str, list[str]]) -> ImportedRow:
+    columns = mapping.get("series", ["series"])
+    present = {c: row[c] for c in columns if row.get(c) is not None}
+    if not present:
+        raise RowError(f"no series (column {' or '.join(repr(c) for c in columns)})")
+    answer = _field(row, mapping, "answer")
+    index = _field(row, mapping, "answer_index")
+    texts, numbers = _option_texts(_field(row, mapping, "options"))
+    if index is not None and answer is None:
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(texts):
+            raise RowError(f"answer_index {index!r} is not an option's position (0..{len(texts) - 1})")
+        key = index
+    elif answer is not None:
+        key = _key_index(answer, texts, numbers)
+    else:
+        raise RowError("no answer (give the key's text as 'answer' or its position as 'answer_index')")
+    group, category = _field(row, mapping, "group"), _field(row, mapping, "category")
+    kind = _field(row, mapping, "kind") or ("tf" if len(texts) == 2 else "mc")
+    difficulty = _field(row, mapping, "difficulty")
+    concepts = _field(row, mapping, "concepts") or []
+    return _imported(number, group, category, texts, key, str(kind), _series(present), difficulty, concepts,
+                     metadata={"source_row": number}, question=_field(row, mapping, "question"))
+
+
+def _imported(number: int, group: Any, category: Any, texts: list[str], key: int, kind: str,
+              series: list[Series], difficulty: Any, concepts: Any, *, metadata: dict[str, Any],
+              question: Any) -> ImportedRow:
+    if group is None or str(group).strip() == "":
+        raise RowError("no group (template) id")
+    if kind not in {k.value for k in ItemKind}:
+        raise RowError(f"kind {kind!r}: use mc, tf or pz")
+    if not isinstance(concepts, list) or not all(isinstance(c, str) for c in concepts):
+        raise RowError(f"concepts must be a list of strings, got {concepts!r}")
+    if not isinstance(question, str):
+        raise RowError(f"the question must be text, got {question!r}")
+    level = str(difficulty).strip().casefold() if difficulty is not None else None
+    if difficulty is not None:
+        metadata["difficulty"] = difficulty
+    try:
+        item = Item(question=question, options=texts, answer_index=key, kind=ItemKind(kind), series=series,
+                    metadata=metadata)
+    except ValidationError as exc:
+        raise RowError("; ".join(f"{'.'.join(map(str, e['loc'])) or 'item'}: {e['msg']}"
+                                 for e in exc.errors())) from None
+    return ImportedRow(row=number, group=str(group), category=str(category or "uncategorized"), item=item,
+                       difficulty=level if level in _DIFFICULTIES else None, concepts=list(concepts))
+
+
+_TSE_KINDS = {"multiple_choice": "mc", "multiple-choice": "mc", "binary": "tf"}
+
+
+def _tse_normalize(number: int, row: Mapping[str, Any], mapping: Mapping[str, list[str]]) -> ImportedRow:
+    question_type = row.get("question_type")
+    if question_type not in _TSE_KINDS:
+        raise RowError(f"question_type {question_type!r}: TimeSeriesExam uses {', '.join(_TSE_KINDS)}")
+    if row.get("ts") is not None:
+        series = [Series(name="series", values=_values("ts", row["ts"]))]
+    elif row.get("ts1") is not None and row.get("ts2") is not None:
+        series = [Series(name="series 1", values=_values("ts1", row["ts1"])),
+                  Series(name="series 2", values=_values("ts2", row["ts2"]))]
+    else:
+        raise RowError("no series ('ts', or both 'ts1' and 'ts2')")
+    texts, numbers = _option_texts(row.get("options"))
+    key = _key_index(row.get("answer"), texts, numbers)
+    kind = _TSE_KINDS[question_type]
+    if kind == "tf" and len(texts) != 2:
+        kind = "mc"  # a "binary" question offering more than two options
+    tid = row.get("tid")
+    metadata = {"source_row": number, "tid": tid, "question_type": question_type}
+    if row.get("subcategory") is not None:
+        metadata["subcategory"] = row["subcategory"]
+    return _imported(number, None if tid is None else f"tse-{tid}", row.get("category"), texts, key, kind, series,
+                     row.get("difficulty"), row.get("relevant_concepts") or [], metadata=metadata,
+                     question=row.get("question"))
+
+
+FORMATS: dict[ImportFormat, Callable[[int, Mapping[str, Any], Mapping[str, list[str]]], ImportedRow]] = {
+    "tse": _tse_normalize,
+    "jsonl": _jsonl_row,
+    "hf": _jsonl_row,
+}
+
+
+def normalize(fmt: ImportFormat, number: int, row: Any, mapping: Mapping[str, list[str]]) -> ImportedRow:
+    """One raw row as an `ImportedRow`; `RowError` saying what is wrong with it."""
+    if isinstance(row, RowError):
+        raise row
+    if not isinstance(row, Mapping):
+        raise RowError(f"a row is a JSON object, got {type(row).__name__}")
+    return FORMATS[fmt](number, row, mapping)
