@@ -24,7 +24,7 @@ def question(num_samples):
 
 GRAMMAR = {
     (): {"curated", "bank", "release", "author", "sample", "check-template", "handlers", "db", "keys", "serve",
-         "worker"},
+         "worker", "settings"},
     ("curated",): {"list", "sample"},
     ("bank",): {"list", "show", "create", "import-curated", "import-run", "import-items"},
     ("release",): {"create", "list", "show", "export", "evaluate", "reverify", "calibrate", "audit"},

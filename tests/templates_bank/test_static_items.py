@@ -247,7 +247,9 @@ def test_cli_import_audit_and_fresh_seed_refusal(bank_url: str, tmp_path: Path) 
     assert "power" in audited.output
     as_json = json.loads(runner.invoke(app, ["release", "audit", "tse@1", "--json", "--db", bank_url]).output)
     assert len(as_json["groups"]) == 3 and as_json["overall"]["items"] == 24
-    refused = runner.invoke(app, ["release", "evaluate", "tse@1", "--model", "scripted:x.json", "--fresh-seed",
+    script = tmp_path / "replies.json"
+    script.write_text("[]")
+    refused = runner.invoke(app, ["release", "evaluate", "tse@1", "--model", f"scripted:{script}", "--fresh-seed",
                                   "--db", bank_url])
     assert refused.exit_code == 1 and "no fresh instances" in refused.output
     bad = runner.invoke(app, ["bank", "import-items", "tse", str(source), "--format", "csv", "--db", bank_url])
