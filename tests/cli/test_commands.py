@@ -83,9 +83,9 @@ def test_flags_mean_one_thing_everywhere() -> None:
         if "--format" in options:
             assert (options["--format"].help or "").startswith(("Output format", "Input format")), path
         if "--out" in options:
-            assert options["--out"].type_descriptor.parameter_info.file_okay is False, path
+            assert options["--out"].type.file_okay is False, path
         if "--out-file" in options:
-            assert options["--out-file"].type_descriptor.parameter_info.dir_okay is False, path
+            assert options["--out-file"].type.dir_okay is False, path
         assert "--students" not in options, path
 
 
