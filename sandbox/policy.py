@@ -68,6 +68,13 @@ def _is_super_call(node: ast.AST) -> bool:
             and not node.keywords)
 
 
+def _is_guarded_super_call(node: ast.AST) -> bool:
+    """`super(...)` after the transformer: `super()` itself, or `_call_(super, cls, obj)`."""
+    return _is_super_call(node) or (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "_call_"
+        and bool(node.args) and isinstance(node.args[0], ast.Name) and node.args[0].id == "super")
+
+
 def _as_expression(node: ast.expr) -> ast.expr:
     """A subscript key as a plain expression (`a[1:2]`'s Slice becomes `slice(1, 2, None)`)."""
     if isinstance(node, ast.Slice):
@@ -111,8 +118,8 @@ class TemplateTransformer(RestrictingNodeTransformer):
         if _is_super_call(node) and not node.args:
             return node
         if (isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "_getattr_"
-                and _is_super_call(func.args[0])):
-            return node
+                and _is_guarded_super_call(func.args[0])):
+            return node  # `_getattr_` let `__init__` through only for the template's own objects
         new = ast.Call(func=ast.Name("_call_", ast.Load()), args=[func, *node.args], keywords=node.keywords)
         copy_locations(new, node)
         return new
@@ -725,13 +732,26 @@ def guard_decorator(decorator: Any) -> Callable[[Any], Any]:
     return functools.partial(guarded_call, decorator)
 
 
+def _initializes_own_object(obj: Any) -> bool:
+    """`obj` is a `super()` bound to an instance of one of the template's own classes, from one of
+    them: the one dunder a template may read (`super().__init__(...)` in its classes). Its
+    `__init__` then comes from the template's classes or their allowed bases (object, dict, list,
+    exceptions). Any other `super(cls, obj)` (`super(pd.Series, s)`, `super(C, C)`) is refused
+    like a direct dunder read, however the attribute is reached (`getattr`, `functools.partial`)."""
+    if type(obj) is not super:
+        return False
+    this, instance = obj.__thisclass__, obj.__self__
+    return (type(this) is type and this in USER_CLASSES and type(type(instance)) is type
+            and type(instance) in USER_CLASSES and isinstance(instance, this))
+
+
 def guarded_getattr(obj: Any, name: str) -> Any:
     """`obj.name` in a template."""
     if type(name) is not str:
         raise TypeError("attribute names must be str")
     trusted = False
     if name[:1] == "_":
-        if not (name == "__init__" and type(obj) is super):
+        if not (name == "__init__" and _initializes_own_object(obj)):
             raise AttributeError(f'"{name}" is not accessible in templates (names starting with "_" are blocked)')
     elif type(obj) in _TRUSTED_NAMESPACES or type(obj) in USER_CLASSES or obj in _user_class_set(obj):
         trusted = True
