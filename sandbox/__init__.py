@@ -79,7 +79,7 @@ Layer 2: isolation (``sandbox.isolation``, ``sandbox.namespaces``, ``sandbox.lan
 The service never forks itself: a pool starts workers ("zygotes") with ``subprocess`` as fresh
 interpreters with a scrubbed environment (no API keys or secrets: PATH, LANG, TZ, thread
 counts, PYTHONHASHSEED only), cwd "/", no inherited fds. A zygote enters empty network and IPC
-namespaces, a private mount namespace and a PID namespace whose init mounts its own /proc, builds
+namespaces (and each child an IPC namespace of its own), a private mount namespace and a PID namespace whose init mounts its own /proc, builds
 read-only filesystem views (a tmpfs holding binds of the allowed paths only), preloads
 numpy/pandas/RestrictedPython/the helpers and the handler's data (a user's handler file is run in
 a hardened child of its own whose view holds a copy of the handler's folder - so the file must
@@ -90,8 +90,8 @@ worker cuts it short when the request arrives). Each child, before reading its t
 PR_SET_PDEATHSIG, every other fd closed, rlimits, a pivot into its filesystem view, no_new_privs,
 Landlock, no capabilities in any set (bounding and ambient included, securebits locked), a uid
 of the run's own (``uid_base`` + its host pid), not dumpable, and a seccomp deny-list (processes,
-exec, sockets, ptrace, signals, namespaces/mounts, keyrings, bpf, io_uring, and what Landlock does
-not cover: xattrs, chmod/chown/utime, links/readlink, O_PATH). The layers and what each one stops
+exec, sockets, ptrace, signals, namespaces/mounts, keyrings, bpf, io_uring, SysV IPC, message
+queues, and what Landlock does not cover: xattrs, chmod/chown/utime, links/readlink, O_PATH). The layers and what each one stops
 on its own are listed in ``sandbox.layers`` and docs/operator.md ("Sandbox layers"). The zygote
 SIGKILLs a child at the wall-clock limit or past the output cap and reports how it ended; the
 child's result is one frame sealed with a per-run key (``sandbox.protocol``), anything else is a
