@@ -29,10 +29,15 @@ seed is seeded from the run's seed), ``statistics``, ``datetime``, ``synth`` (pu
 collections, typing, string and re (all resolve to stand-ins). Same seed, same items: the worker
 also fixes PYTHONHASHSEED and TZ and seeds the process-wide numpy and stdlib generators from the
 run's seed (library code such as ``DataFrame.sample()`` draws from them); the clock readers
-(``now``, ``today``, ``utcnow``, and the strings "now"/"today" handed to numpy or pandas) and
-unseeded entropy (``np.random.seed()``, ``NormalDist.samples()`` without ``seed=``) are denied.
+(``now``, ``today``, ``utcnow``) and unseeded entropy (``np.random.seed()``,
+``NormalDist.samples()`` without ``seed=``) are denied, and no "now"/"today" reaches numpy or
+pandas in any form they parse (``sandbox.clock``: any str/bytes type, arrays of any shape and
+string dtype, pandas string/object/categorical data, NUL-padded or truncated text; as call
+arguments, the object called, callback results, ``__str__``/``__iter__`` of a template's
+classes, lazy iterators, setitem, subscript keys, comparisons with datetime values, and
+builtins or partials handed a numpy/pandas callable).
 
-Layer 1: policy (``sandbox.policy``, ``sandbox.proxies``, ``sandbox.dispatch``) - in the child
+Layer 1: policy (``sandbox.policy``, ``sandbox.proxies``, ``sandbox.dispatch``, ``sandbox.clock``) - in the child
 --------------------------------------------------------------------------------------------
 RestrictedPython compilation with every guard (``_getattr_``, ``_getitem_``, ``_write_``,
 ``_getiter_``, ``_inplacevar_``, unpacking, ``_print_``, guarded builtins), extended so that
