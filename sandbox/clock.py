@@ -144,7 +144,9 @@ def find(value: Any) -> str | None:
             pending.extend(dict.values(item))
         elif isinstance(item, _SEQUENCE_BASES):
             base = next(b for b in t.__mro__ if b in _SEQUENCES)
-            pending.extend(_SEQUENCES[base](item))
+            elements = list(_SEQUENCES[base](item))
+            if not set(map(type, elements)) <= _SCALARS:  # numbers only: nothing to look at
+                pending.extend(elements)
         elif isinstance(item, pd.DataFrame):
             pending.append(item.index)
             pending.append(item.columns)
@@ -214,34 +216,82 @@ def _unwrapped(value: Any) -> Any:
             return value
 
 
-def _library_callable(value: Any) -> bool:
-    if type(value) in _PLAIN:
-        return False
-    value = _unwrapped(value)
-    return callable(value) and _is_library(value)
+# Builtins that order the values they are given: `max(index, "now")` and `sorted([index, "now"])`
+# make a datetime index compare itself with the string (one bit of the clock per comparison).
+_ORDERING = frozenset({id(sorted), id(min), id(max), id(list.sort)})
 
 
-def reaches_library(target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-    """Whether a call hands values to numpy/pandas: it calls one of their callables or a method of
-    one of their objects, or it is handed one of their callables to call (`map`, `sorted(key=)`,
-    `functools.partial`, ...)."""
+def _orders_values(value: Any) -> bool:
+    if id(value) in _ORDERING:
+        return True
+    if type(value) is types.BuiltinMethodType:  # [index, "now"].sort
+        return value.__name__ == "sort" and isinstance(value.__self__, list)
+    return type(value) is types.FunctionType and value.__module__ == "statistics"  # median, quantiles, ...
+
+
+LIBRARY = "library"
+ORDERING = "ordering"
+
+
+def reaches_library(target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    """LIBRARY when a call hands values to numpy/pandas: it calls one of their callables or a
+    method of one of their objects, or it is handed one of their callables to call (`map`,
+    `sorted(key=)`, `functools.partial`, `itertools.accumulate(..., max)`, ...); ORDERING when
+    it calls a builtin that orders its values, which may be datetime indexes (`max(index, "now")`,
+    `sorted([index, "now"])`: one bit of the clock per comparison); else None."""
     target = _unwrapped(target)
     if _is_library(target):
-        return True
+        return LIBRARY
     owner = getattr(target, "__self__", None)
     if owner is not None and type(owner) is not types.ModuleType and _is_library(owner):
-        return True
-    return any(map(_library_callable, args)) or any(map(_library_callable, kwargs.values()))
+        return LIBRARY
+    handed = [_unwrapped(v) for v in (*args, *kwargs.values()) if type(v) not in _PLAIN and callable(v)]
+    if any(_is_library(v) or _orders_values(v) for v in handed):  # strict: it calls them with values we cannot see
+        return LIBRARY
+    return ORDERING if _orders_values(target) else None
 
 
-def check_call(target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+def check_call(target: Any, args: tuple[Any, ...], kwargs: dict[str, Any], reach: str = LIBRARY
                ) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """The arguments to pass (lazy iterators wrapped), after checking them and the object whose
-    method `target` is; raises ClockRefused."""
+    """The arguments to pass, after checking them and the object whose method `target` is;
+    raises ClockRefused. LIBRARY: lazy iterators are wrapped (checked as drawn). ORDERING: they
+    are drawn first (sorted, min, max and statistics draw them all anyway), and a clock word is
+    refused only where a datetime-like value is among the values (`max("now", "later")` is text)."""
     owner = getattr(_unwrapped(target), "__self__", None)
-    if owner is not None and type(owner) is not types.ModuleType:
-        check(owner)
-    return tuple(map(_guarded, args)), {name: _guarded(value) for name, value in kwargs.items()}
+    if type(owner) is types.ModuleType:
+        owner = None
+    if reach == LIBRARY:
+        if owner is not None:
+            check(owner)
+        return tuple(map(_guarded, args)), {name: _guarded(value) for name, value in kwargs.items()}
+    args = tuple(list(a) if isinstance(a, Iterator) and not _library_object(a) else a for a in args)
+    values = (owner, args, kwargs)
+    finding = find(values)
+    if finding == LAZY or (finding == CLOCK and _holds_datetime(values)):
+        raise _refusal(finding)
+    return args, kwargs
+
+
+def _holds_datetime(value: Any) -> bool:
+    """Whether a datetime-like numpy/pandas value sits in `value` at any depth of plain containers."""
+    pending = [value]
+    seen: set[int] = set()
+    while pending:
+        item = pending.pop()
+        if type(item) in _PLAIN or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if _datetime_like(item):
+            return True
+        if isinstance(item, dict):
+            pending.extend(dict.keys(item))
+            pending.extend(dict.values(item))
+        elif isinstance(item, _SEQUENCE_BASES):
+            base = next(b for b in type(item).__mro__ if b in _SEQUENCES)
+            pending.extend(_SEQUENCES[base](item))
+        elif isinstance(item, np.ndarray) and item.dtype.kind == "O":
+            pending.extend(item.ravel().tolist())
+    return False
 
 
 @contextlib.contextmanager

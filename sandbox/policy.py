@@ -687,9 +687,10 @@ def guarded_call(func: Any, /, *args: Any, **kwargs: Any) -> Any:
     if "out" in target_kwargs or type(target) is np.ufunc or (
             type(target) is types.BuiltinMethodType and type(target.__self__) is np.ufunc):
         _check_out_arguments(target, target_args, target_kwargs)
-    if not clock.reaches_library(target, target_args, target_kwargs):
+    reach = clock.reaches_library(target, target_args, target_kwargs)
+    if reach is None:
         return check_deep(func(*args, **kwargs))
-    args, kwargs = clock.check_call(target, args, kwargs)
+    args, kwargs = clock.check_call(target, args, kwargs, reach)
     with clock.library_call():
         result = func(*args, **kwargs)
     return check_deep(result)

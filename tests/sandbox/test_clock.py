@@ -43,6 +43,7 @@ class TinySource:
 
 HELPERS = '''
 import functools
+import itertools
 class Word(object):
     def __str__(self):
         return "now"
@@ -74,6 +75,10 @@ def set_index_words():
     s = pd.Series([1])
     s.index = ["now"]
     return pd.to_datetime(s.index)
+def sort_in_place():
+    values = [pd.DatetimeIndex(["2026-12-04"]), "now"]
+    values.sort()
+    return values
 def word_for(k):
     return "today" if k > 2 else "later"
 '''
@@ -153,6 +158,17 @@ CLOCK_ATTACKS = {
     "partial_holding_word": 'functools.partial(pd.Timestamp, "today")()',
     "partial_of_partial": 'functools.partial(functools.partial(np.datetime64), "now")()',
     "reduce_calling_numpy": 'functools.reduce(lambda a, b: np.datetime64(b), ["2020", "now"])',
+    # builtins that order values make a datetime index compare itself with the string
+    "sorted_index_and_word": 'sorted([pd.DatetimeIndex(["2026-12-04"]), "now"])',
+    "max_index_and_word": 'max(pd.DatetimeIndex(["2026-12-04"]), "now")',
+    "max_index_and_word_list": 'max(pd.DatetimeIndex(["2026-12-04"]), ["now"])',
+    "sorted_nested_lists": 'sorted([[pd.DatetimeIndex(["2026-12-04"])], ["now"]])',
+    "sorted_generator": 'sorted(x for x in [pd.DatetimeIndex(["2026-12-04"]), "now"])',
+    "list_sort_in_place": "sort_in_place()",
+    "statistics_median": 'statistics.median([pd.DatetimeIndex(["2026-12-04"]), "now", pd.DatetimeIndex(["2026-12-05"])])',
+    "accumulate_max": 'list(itertools.accumulate([pd.DatetimeIndex(["2026-12-04"]), "now"], max))',
+    "reduce_max": 'functools.reduce(max, [pd.DatetimeIndex(["2026-12-04"]), "today"])',
+    "map_max": 'list(map(max, [pd.DatetimeIndex(["2026-12-04"])], ["now"]))',
 }
 
 
@@ -183,6 +199,10 @@ CONTROLS = {
                       'lambda s: s.sum()).tolist()', "[4, 2]"),
     "vectorize": ("np.vectorize(lambda x: x + 1)(np.arange(3)).tolist()", "[1, 2, 3]"),
     "strings_in_text": ('["it is now", "today is"]', "['it is now', 'today is']"),
+    "ordering_plain_values": ('sorted([3, 1, 2]) + [max(1, 2), min([4, 5])] + sorted(["b", "a"]) + [max("now", "x")]',
+                              "[1, 2, 3, 2, 4, 'a', 'b', 'x']"),
+    "ordering_dates": ('str(max(pd.Timestamp("2026-12-04"), pd.Timestamp("2026-12-05")))[:11] + '
+                       'str(sorted(handler.series("a").index.tolist())[0])[:10]', "2026-12-05 2024-01-01"),
 }
 
 
