@@ -179,6 +179,19 @@ class TemplateTransformer(RestrictingNodeTransformer):
             node.value = _wrapped_in("_returned_", node.value)
         return node
 
+    def visit_Yield(self, node: Any) -> Any:
+        """`yield x` -> `yield _returned_(x)`: a generator of a template's runs while the library
+        draws from it (`__iter__` written with `yield`)."""
+        node = super().visit_Yield(node)
+        if node.value is not None:
+            node.value = _wrapped_in("_returned_", node.value)
+        return node
+
+    def visit_YieldFrom(self, node: Any) -> Any:
+        node = super().visit_YieldFrom(node)
+        node.value = _wrapped_in("_returned_", node.value)
+        return node
+
     def visit_Compare(self, node: Any) -> Any:
         """`a < b` -> `_compare_(a, "<", b)`; a chain through `_compare_chain_`, whose later
         operands are evaluated lazily, once, as in Python."""

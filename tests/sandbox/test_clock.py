@@ -57,6 +57,12 @@ class Seq(object):
         if i > 0:
             raise IndexError(i)
         return "now"
+class YieldWords(object):
+    def __iter__(self):
+        yield "now"
+class YieldFrom(object):
+    def __iter__(self):
+        yield from ["today"]
 class Lying(list):
     def __iter__(self):
         return iter(["2020-01-01"])
@@ -146,6 +152,9 @@ CLOCK_ATTACKS = {
     "apply_then_cast": 'pd.Series([1]).apply(lambda x: "now").astype("datetime64[ns]")',
     "user_str": 'np.array([Word()]).astype("U").astype("datetime64[s]")',
     "user_getitem_sequence": 'np.array(Seq(), dtype="datetime64[s]")',
+    "user_iter_with_yield": 'pd.Series(YieldWords(), dtype="datetime64[ns]")',
+    "user_iter_with_yield_from": 'pd.Series(YieldFrom(), dtype="datetime64[ns]")',
+    "user_iter_returning_iter": 'pd.Series(Words(), dtype="datetime64[ns]")',
     "genexp": 'pd.Series((w for w in ["now"]), dtype="datetime64[ns]")',
     "map_of_builtin_format": 'pd.Series(map("no{}".format, ["w"]), dtype="datetime64[ns]")',
     "zip_into_frame": 'pd.DataFrame(zip(["now"], [1]), columns=["d", "v"]).astype({"d": "datetime64[ns]"})',
@@ -190,6 +199,7 @@ CONTROLS = {
                                      "RAIN, NOWHERE, TODAY'S MAX, SNOW"),
     "callbacks_returning_text": ('"|".join(pd.Series([1, 2]).apply(lambda x: "v" + str(x)).tolist())', "v1|v2"),
     "generator_into_series": ("pd.Series((x * 2 for x in range(3))).tolist()", "[0, 2, 4]"),
+    "own_generator_of_words": ('" ".join(w for w in YieldWords()) + str(list(YieldFrom()))', "now['today']"),
     "zip_into_frame": ('pd.DataFrame(zip([1, 2], ["a", "b"]), columns=["v", "k"]).shape', "(2, 2)"),
     "own_str_into_numpy": ('np.array([Label()]).astype("U").tolist()', "['label']"),
     "builtins_with_numpy_callables": ('str(sorted([3, -1, 2], key=np.abs)) + str(list(map(float, np.arange(2))))',
