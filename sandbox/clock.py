@@ -365,12 +365,13 @@ def compare(left: Any, op: str, right: Any) -> Any:
         _depth[0] -= 1
 
 
-def compare_chain(left: Any, ops: tuple[str, ...], *later: Callable[[], Any]) -> Any:
+def compare_chain(left: Any, ops: tuple[str, ...], eager: tuple[bool, ...], *later: Any) -> Any:
     """`a < b < c`: each comparison through `compare`, each operand evaluated once and only when
-    needed (Python's own short-circuit)."""
+    needed (Python's own short-circuit): names and constants come as values (`eager`), other
+    operands as thunks."""
     result: Any = True
-    for op, operand in zip(ops, later, strict=True):
-        right = operand()
+    for op, now, operand in zip(ops, eager, later, strict=True):
+        right = operand if now else operand()
         result = compare(left, op, right)
         if not result:
             return result

@@ -158,8 +158,19 @@ class TemplateTransformer(RestrictingNodeTransformer):
             wrapped.append(call)
         node.decorator_list = wrapped
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.scopes: list[str] = []  # "class" or "function", innermost last
+
+    def _in_scope(self, kind: str, visit: Callable[[Any], Any], node: Any) -> Any:
+        self.scopes.append(kind)
+        try:
+            return visit(node)
+        finally:
+            self.scopes.pop()
+
     def visit_FunctionDef(self, node: Any) -> Any:
-        node = super().visit_FunctionDef(node)
+        node = self._in_scope("function", super().visit_FunctionDef, node)
         guard = self._guard_parameters(node.args)
         if guard is not None:
             statement = ast.Expr(guard)
@@ -202,18 +213,22 @@ class TemplateTransformer(RestrictingNodeTransformer):
         if len(ops) == 1:
             new = ast.Call(func=ast.Name("_compare_", ast.Load()),
                            args=[node.left, ast.Constant(ops[0]), node.comparators[0]], keywords=[])
-        else:
-            thunks = [ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
-                                                    defaults=[]), body=c) for c in node.comparators]
+        else:  # names and constants are passed as they are; other operands as thunks (lazy, once),
+            # except in a class body, whose names a thunk could not see (there all are evaluated first)
+            in_class = self.scopes[-1:] == ["class"]
+            eager = [in_class or isinstance(c, (ast.Name, ast.Constant)) for c in node.comparators]
+            operands = [c if now else ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
+                                                                    kw_defaults=[], defaults=[]), body=c)
+                        for c, now in zip(node.comparators, eager, strict=True)]
             new = ast.Call(func=ast.Name("_compare_chain_", ast.Load()),
-                           args=[node.left, ast.Tuple([ast.Constant(op) for op in ops], ast.Load()), *thunks],
-                           keywords=[])
+                           args=[node.left, ast.Tuple([ast.Constant(op) for op in ops], ast.Load()),
+                                 ast.Constant(tuple(eager)), *operands], keywords=[])
         copy_locations(new, node)
         ast.fix_missing_locations(new)
         return new
 
     def visit_Lambda(self, node: Any) -> Any:
-        node = super().visit_Lambda(node)
+        node = self._in_scope("function", super().visit_Lambda, node)
         node.body = _wrapped_in("_returned_", node.body)
         guard = self._guard_parameters(node.args)
         if guard is not None:
@@ -224,7 +239,7 @@ class TemplateTransformer(RestrictingNodeTransformer):
         return node
 
     def visit_ClassDef(self, node: Any) -> Any:
-        node = super().visit_ClassDef(node)
+        node = self._in_scope("class", super().visit_ClassDef, node)
         self._guard_decorators(node)
         return node
 

@@ -85,6 +85,9 @@ def sort_in_place():
     values = [pd.DatetimeIndex(["2026-12-04"]), "now"]
     values.sort()
     return values
+class Bounds(object):
+    LOW = 1
+    BOTH = [0 < LOW < 2, 0 < LOW + 1 < 3]
 def word_for(k):
     return "today" if k > 2 else "later"
 '''
@@ -194,6 +197,8 @@ CONTROLS = {
     "compare_with_a_date_string": ('int((pd.date_range("2024-01-01", periods=5) > "2024-01-02").sum())', "3"),
     "compare_handler_index": ('int((handler.series("a").index < pd.Timestamp("2024-01-03")).sum())', "2"),
     "chains_short_circuit": ("int(0 <= 3 < 5) + int(1 < 2 < 1) + int(1 > 2 > (1 / 0))", "1"),
+    "chains_in_class_bodies_and_comprehensions": ("[Bounds.BOTH, [i for i in range(9) if 2 <= i < 5 and i % 2 == 0 < 1]]",
+                                                  "[[True, True], [2, 4]]"),
     "words_in_lists": ('int("a" in ["a", "b"]) + int("now" in ["now", "later"]) + int(None is None)', "3"),
     "words_that_are_not_the_clock": ('", ".join(pd.Series(["rain", "nowhere", "today\'s max", "snow"]).str.upper())',
                                      "RAIN, NOWHERE, TODAY'S MAX, SNOW"),
