@@ -33,17 +33,20 @@ run's seed (library code such as ``DataFrame.sample()`` draws from them); the cl
 ``NormalDist.samples()`` without ``seed=``) are denied, and no "now"/"today" reaches numpy or
 pandas in any form they parse (``sandbox.clock``: any str/bytes type, arrays of any shape and
 string dtype, pandas string/object/categorical data, NUL-padded or truncated text; as call
-arguments, the object called, callback results, ``__str__``/``__iter__`` of a template's
-classes, lazy iterators, setitem, subscript keys, comparisons with datetime values, and
-builtins or partials handed a numpy/pandas callable).
+arguments, the object called, what a template's callbacks, ``__str__``/``__iter__`` return or
+yield, lazy iterators, setitem, subscript keys, comparisons with datetime values, builtins or
+partials handed a numpy/pandas callable, and sorted/min/max/statistics ordering datetime values).
 
 Layer 1: policy (``sandbox.policy``, ``sandbox.proxies``, ``sandbox.dispatch``, ``sandbox.clock``) - in the child
 --------------------------------------------------------------------------------------------
 RestrictedPython compilation with every guard (``_getattr_``, ``_getitem_``, ``_write_``,
 ``_getiter_``, ``_inplacevar_``, unpacking, ``_print_``, guarded builtins), extended so that
-``obj.n += 1``, ``d[k] += 1``, ``super().__init__()`` and small classes work. Every call is
-compiled to ``_call_(f, ...)`` and every function and lambda checks its parameters on entry, so
-each value crossing from library code into template code is checked, not only attribute reads:
+``obj.n += 1``, ``d[k] += 1``, ``super().__init__()`` and small classes work (``__init__`` through
+``super()`` only for a template's own objects: ``super(pd.Series, s).__init__`` is refused like any
+dunder). Every call is compiled to ``_call_(f, ...)``, every comparison to ``_compare_``,
+every ``return``/``yield`` through ``_returned_`` (the clock guard), and every function and
+lambda checks its parameters on entry, so each value crossing from library code into template
+code is checked, not only attribute reads:
 call results, iteration, subscripts, callback arguments, ``with ... as``, decorators. A value
 is refused (at any depth of exact containers, object arrays and pandas objects, walked
 iteratively with the base type's own iteration) when it is a module, frame, code object, a

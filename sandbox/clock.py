@@ -13,8 +13,10 @@ the form the library receives it:
   `functools.partial(pd.Timestamp)`), and the object whose method is called (`check_call`);
   a lazy iterator among them (a generator, `map`, `zip`, ...) is wrapped so that each element
   is checked as the library draws it; one nested inside a container cannot be seen and is refused;
-- what template code hands back to library code while such a call runs: the return values of
-  its functions and lambdas (callbacks, `__str__`, `__iter__`, `__getitem__`, ...: `returned`);
+- what template code hands back to library code while such a call runs: what its functions and
+  lambdas return or yield (callbacks, `__str__`, `__iter__`, `__getitem__`, ...: `returned`);
+- the values of builtins that order them (`max(index, "now")`, `sorted`, `list.sort`,
+  `statistics`): a datetime index compares itself with the string (`check_call`, ORDERING);
 - items and attributes stored into numpy/pandas objects (`check_stored`) and subscript keys
   (`check_key`);
 - comparisons with datetime-like numpy/pandas values (`compare`).
