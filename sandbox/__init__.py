@@ -127,7 +127,7 @@ methods) under a size cap (4 MiB) and depth limit; strict JSON: integers within 
 control characters or lone surrogates in any string (a clear "rejected" naming the path, never
 an internal error); error and printed text are cleaned instead. The host re-parses it with a
 size cap, re-checks the same (no NaN/Infinity), validates the envelope and every item with
-``templates_bank.items.schema.Item`` (which caps channels, points, label and text lengths).
+``items.schema.Item`` (which caps channels, points, label and text lengths).
 Hostile ``__eq__``/``__hash__``/``__str__`` never reach the host: only JSON does.
 
 Plots (``sandbox.render``): the service never draws an item itself. ``render_item_png(item)``

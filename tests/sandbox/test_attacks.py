@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import pytest
 
+from itemsmith.items.schema import RunStatus
 from itemsmith.sandbox import SandboxLimits
-from itemsmith.templates_bank.items.schema import RunStatus
 
 FAILED = {RunStatus.refused, RunStatus.error, RunStatus.killed, RunStatus.rejected}
 ATTACK_LIMITS = SandboxLimits(wall_s=2.0, memory_mb=256)

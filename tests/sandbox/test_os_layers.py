@@ -30,10 +30,10 @@ from typing import Any
 
 import pytest
 
+from itemsmith.items.schema import RunStatus
 from itemsmith.sandbox import ALL_LAYERS, IsolationUnavailable, SandboxLimits, check_isolation, isolation, landlock
 from itemsmith.sandbox.executor import HandlerSpec, Worker, make_request
 from itemsmith.sandbox.protocol import read_frame, write_frame
-from itemsmith.templates_bank.items.schema import RunStatus
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not landlock.abi_version() or not isolation.seccomp_available(),
                                 reason="needs root, Landlock and libseccomp (the layers under test)")
