@@ -29,16 +29,24 @@ seed is seeded from the run's seed), ``statistics``, ``datetime``, ``synth`` (pu
 collections, typing, string and re (all resolve to stand-ins). Same seed, same items: the worker
 also fixes PYTHONHASHSEED and TZ and seeds the process-wide numpy and stdlib generators from the
 run's seed (library code such as ``DataFrame.sample()`` draws from them); the clock readers
-(``now``, ``today``, ``utcnow``, and the strings "now"/"today" handed to numpy or pandas) and
-unseeded entropy (``np.random.seed()``, ``NormalDist.samples()`` without ``seed=``) are denied.
+(``now``, ``today``, ``utcnow``) and unseeded entropy (``np.random.seed()``,
+``NormalDist.samples()`` without ``seed=``) are denied, and no "now"/"today" reaches numpy or
+pandas in any form they parse (``sandbox.clock``: any str/bytes type, arrays of any shape and
+string dtype, pandas string/object/categorical data, NUL-padded or truncated text; as call
+arguments, the object called, what a template's callbacks, ``__str__``/``__iter__`` return or
+yield, lazy iterators, setitem, subscript keys, comparisons with datetime values, builtins or
+partials handed a numpy/pandas callable, and sorted/min/max/statistics ordering datetime values).
 
-Layer 1: policy (``sandbox.policy``, ``sandbox.proxies``, ``sandbox.dispatch``) - in the child
+Layer 1: policy (``sandbox.policy``, ``sandbox.proxies``, ``sandbox.dispatch``, ``sandbox.clock``) - in the child
 --------------------------------------------------------------------------------------------
 RestrictedPython compilation with every guard (``_getattr_``, ``_getitem_``, ``_write_``,
 ``_getiter_``, ``_inplacevar_``, unpacking, ``_print_``, guarded builtins), extended so that
-``obj.n += 1``, ``d[k] += 1``, ``super().__init__()`` and small classes work. Every call is
-compiled to ``_call_(f, ...)`` and every function and lambda checks its parameters on entry, so
-each value crossing from library code into template code is checked, not only attribute reads:
+``obj.n += 1``, ``d[k] += 1``, ``super().__init__()`` and small classes work (``__init__`` through
+``super()`` only for a template's own objects: ``super(pd.Series, s).__init__`` is refused like any
+dunder). Every call is compiled to ``_call_(f, ...)``, every comparison to ``_compare_``,
+every ``return``/``yield`` through ``_returned_`` (the clock guard), and every function and
+lambda checks its parameters on entry, so each value crossing from library code into template
+code is checked, not only attribute reads:
 call results, iteration, subscripts, callback arguments, ``with ... as``, decorators. A value
 is refused (at any depth of exact containers, object arrays and pandas objects, walked
 iteratively with the base type's own iteration) when it is a module, frame, code object, a
@@ -79,7 +87,7 @@ Layer 2: isolation (``sandbox.isolation``, ``sandbox.namespaces``, ``sandbox.lan
 The service never forks itself: a pool starts workers ("zygotes") with ``subprocess`` as fresh
 interpreters with a scrubbed environment (no API keys or secrets: PATH, LANG, TZ, thread
 counts, PYTHONHASHSEED only), cwd "/", no inherited fds. A zygote enters empty network and IPC
-namespaces, a private mount namespace and a PID namespace whose init mounts its own /proc, builds
+namespaces (and each child an IPC namespace of its own), a private mount namespace and a PID namespace whose init mounts its own /proc, builds
 read-only filesystem views (a tmpfs holding binds of the allowed paths only), preloads
 numpy/pandas/RestrictedPython/the helpers and the handler's data (a user's handler file is run in
 a hardened child of its own whose view holds a copy of the handler's folder - so the file must
@@ -90,8 +98,8 @@ worker cuts it short when the request arrives). Each child, before reading its t
 PR_SET_PDEATHSIG, every other fd closed, rlimits, a pivot into its filesystem view, no_new_privs,
 Landlock, no capabilities in any set (bounding and ambient included, securebits locked), a uid
 of the run's own (``uid_base`` + its host pid), not dumpable, and a seccomp deny-list (processes,
-exec, sockets, ptrace, signals, namespaces/mounts, keyrings, bpf, io_uring, and what Landlock does
-not cover: xattrs, chmod/chown/utime, links/readlink, O_PATH). The layers and what each one stops
+exec, sockets, ptrace, signals, namespaces/mounts, keyrings, bpf, io_uring, SysV IPC, message
+queues, and what Landlock does not cover: xattrs, chmod/chown/utime, links/readlink, O_PATH). The layers and what each one stops
 on its own are listed in ``sandbox.layers`` and docs/operator.md ("Sandbox layers"). The zygote
 SIGKILLs a child at the wall-clock limit or past the output cap and reports how it ended; the
 child's result is one frame sealed with a per-run key (``sandbox.protocol``), anything else is a

@@ -194,6 +194,7 @@ def guard_method(method: Callable[..., Any], name: str, offset: int) -> Callable
             if len(args) > offset + 3:
                 check_window_type(args[offset + 3])
             return method(*args, **kwargs)
+        rolling.__wrapped__ = method  # type: ignore[attr-defined]  # what it calls (sandbox.clock reads it)
         return rolling
 
     if name == "to_string":
@@ -204,6 +205,7 @@ def guard_method(method: Callable[..., Any], name: str, offset: int) -> Callable
             if float_format is not None and type(float_format) not in _PLAIN_CALLABLE_TYPES:
                 check_format_string(float_format)
             return method(*args, **kwargs)
+        to_string.__wrapped__ = method  # type: ignore[attr-defined]
         return to_string
 
     if name == "pivot_table":
@@ -213,6 +215,7 @@ def guard_method(method: Callable[..., Any], name: str, offset: int) -> Callable
         check_dispatch_call(name, args, kwargs, offset)
         return method(*args, **kwargs)
     dispatcher.__name__ = name
+    dispatcher.__wrapped__ = method  # type: ignore[attr-defined]
     return dispatcher
 
 
@@ -227,4 +230,5 @@ def guard_aggfunc(function: Callable[..., Any], position: int) -> Callable[..., 
         return function(*args, **kwargs)
     guarded.__name__ = getattr(function, "__name__", "guarded")
     guarded.__doc__ = getattr(function, "__doc__", None)
+    guarded.__wrapped__ = function  # type: ignore[attr-defined]
     return guarded

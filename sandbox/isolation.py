@@ -4,7 +4,8 @@ Order (each step needs the privileges the later ones drop); `plan.layers` says w
 layers in `sandbox.layers` to apply:
 
 1. die with the worker (PR_SET_PDEATHSIG=SIGKILL); close every inherited fd except the pipes;
-   stdin/stdout/stderr -> /dev/null;
+   stdin/stdout/stderr -> /dev/null; an IPC namespace of its own (layer netns: SysV objects and
+   POSIX message queues it makes are freed when it exits, and it sees none of another child's);
 2. rlimits: address space (the preloaded interpreter + the memory limit), CPU seconds, file
    size 0, open files, processes (counted per uid), no core dumps, no locked memory;
 3. fsview: a mount namespace of its own, pivoted into a root that holds only read-only binds
@@ -20,14 +21,14 @@ layers in `sandbox.layers` to apply:
 8. seccomp deny-list (last, since it blocks some of the calls above), EPERM unless noted:
    process creation (fork, vfork, clone without CLONE_THREAD, clone3 -> ENOSYS), execve(at),
    sockets, ptrace and process_vm_*, sending signals, namespaces and mounts, keyrings, bpf,
-   perf, userfaultfd, io_uring, module loading, reboot/swap/clock/hostname changes,
+   perf, userfaultfd, io_uring, SysV IPC and POSIX message queues, module loading, reboot/swap/clock/hostname changes,
    open_by_handle_at, and what Landlock does not cover: the xattr family, chmod/chown/utime
    families, link/symlink/readlink(at), mknod, open/openat with O_PATH (openat2 -> ENOSYS).
    Threads stay possible (they die with the process and count against RLIMIT_NPROC and
    RLIMIT_CPU); nothing in a template's namespace can start one.
 
 The network and PID namespaces are entered once by the worker (zygote) at start-up, so every
-child inherits them (`sandbox.namespaces`).
+child inherits them; the IPC namespace is per child (`sandbox.namespaces`).
 """
 
 from __future__ import annotations
@@ -96,6 +97,11 @@ DENIED_SYSCALLS = (
     "utime", "utimes", "utimensat", "futimesat",
     "link", "linkat", "symlink", "symlinkat", "readlink", "readlinkat", "mknod", "mknodat",
     "quotactl_fd", "fanotify_mark", "inotify_init", "inotify_init1",
+    # SysV IPC and POSIX message queues (issue 26): objects that outlive the process, outside every
+    # rlimit (the per-child IPC namespace frees them too; this holds without it)
+    "shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",
+    "semget", "semop", "semtimedop", "semctl", "ipc",
+    "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
 )
 O_PATH = 0o10000000
 
@@ -154,6 +160,7 @@ def _close_fds(keep: tuple[int, ...]) -> None:
 
 
 _baseline_address_space = 0
+_ipc_namespace: int | None = None  # inode of this child's own IPC namespace (layer "netns")
 
 
 def _set_rlimits(plan: HardeningPlan) -> None:
@@ -310,6 +317,7 @@ def harden(plan: HardeningPlan) -> dict[str, bool]:
 
     Returns which layers are active; raises IsolationError when a step of a planned layer fails.
     """
+    global _ipc_namespace
     layers = plan.layers
     active = dict.fromkeys(ALL_LAYERS, False)
     parent = os.getppid()
@@ -317,6 +325,11 @@ def harden(plan: HardeningPlan) -> dict[str, bool]:
     if os.getppid() != parent:  # the worker died between fork and prctl
         os._exit(1)
     _close_fds(plan.keep_fds + ((plan.ruleset_fd,) if plan.ruleset_fd is not None else ()))
+    if "netns" in layers:  # the worker's namespaces are shared by its children; IPC is per child
+        try:
+            _ipc_namespace = namespaces.enter_ipc_namespace()
+        except OSError as exc:
+            raise IsolationError(f"no IPC namespace of its own: {exc}") from None
     if "rlimits" in layers:
         try:
             _set_rlimits(plan)
@@ -366,6 +379,18 @@ def harden(plan: HardeningPlan) -> dict[str, bool]:
     return active
 
 
+IPC_PRIVATE, IPC_RMID = 0, 0
+
+
+def _probe_shmget() -> None:
+    """Create (and at once remove) a one-page SysV segment; raises OSError when refused."""
+    segment = _libc.shmget(IPC_PRIVATE, 4096, 0o1000 | 0o600)  # IPC_CREAT
+    if segment < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    _libc.shmctl(segment, IPC_RMID, None)
+
+
 def observe_layers() -> dict[str, Any]:
     """What a hardened child can see of its own confinement (no privileged call needed);
     the worker compares it with what it set up (`Zygote.probe`)."""
@@ -392,5 +417,7 @@ def observe_layers() -> dict[str, Any]:
         "etc_visible": os.path.exists("/etc/passwd"),
         "list_root": outcome(lambda: os.listdir("/")),
         "xattr": outcome(lambda: os.listxattr(os.__file__)),
+        "ipc_namespace": _ipc_namespace,
+        "sysv_shmget": outcome(_probe_shmget),
         "address_space_limit": resource.getrlimit(resource.RLIMIT_AS)[0],
     }

@@ -9,7 +9,8 @@ it start anyway and reports the missing ones.
 from __future__ import annotations
 
 LAYER_DESCRIPTIONS: dict[str, str] = {
-    "netns": "empty network and IPC namespaces (no interfaces but a down loopback)",
+    "netns": "an empty network namespace (no interfaces but a down loopback) and an IPC namespace of each "
+             "child's own (SysV IPC and POSIX message queues die with the child)",
     "pidns": "a PID namespace with its own /proc: host processes are invisible",
     "fsview": "a private mount namespace whose root holds only read-only binds of the Python "
               "installation, site-packages, the project's packages and shared libraries",
@@ -17,8 +18,8 @@ LAYER_DESCRIPTIONS: dict[str, str] = {
     "capabilities": "no capabilities: effective, permitted, inheritable, ambient and bounding sets empty, "
                     "securebits locked",
     "landlock": "Landlock: read-only access beneath the allowed folders, no TCP, scoped signals",
-    "seccomp": "seccomp deny-list: processes, exec, sockets, signals, ptrace, namespaces, mounts, xattrs, "
-               "chmod/chown/utime, links, readlink, O_PATH opens",
+    "seccomp": "seccomp deny-list: processes, exec, sockets, signals, ptrace, namespaces, mounts, SysV IPC, "
+               "message queues, xattrs, chmod/chown/utime, links, readlink, O_PATH opens",
     "rlimits": "address space, CPU seconds, file size 0, open files, processes, no core dumps",
 }
 ALL_LAYERS: tuple[str, ...] = tuple(LAYER_DESCRIPTIONS)

@@ -75,8 +75,18 @@ def unshare(flags: int) -> None:
 
 
 def enter_network_namespace() -> None:
-    """Empty network and IPC namespaces for the calling process and everything it forks."""
+    """Empty network and IPC namespaces for the calling process and everything it forks (each
+    child then enters an IPC namespace of its own, `enter_ipc_namespace`)."""
     unshare(CLONE_NEWNET | CLONE_NEWIPC)
+
+
+def enter_ipc_namespace() -> int:
+    """An IPC namespace of the calling process's own; returns its inode (read before the caller
+    loses /proc). SysV segments, queues and semaphore sets and POSIX message queues made in it
+    are freed when its last process exits, so nothing one child creates outlives it or is
+    visible to a later child."""
+    unshare(CLONE_NEWIPC)
+    return os.stat("/proc/self/ns/ipc").st_ino
 
 
 def make_mounts_private() -> None:

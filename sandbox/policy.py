@@ -40,7 +40,7 @@ from RestrictedPython.transformer import (
     copy_locations,
 )
 
-from itemsmith.sandbox import dispatch, proxies
+from itemsmith.sandbox import clock, dispatch, proxies
 from itemsmith.sandbox.handler_data import HandlerView
 
 TEMPLATE_FILENAME = "<template>"
@@ -66,6 +66,26 @@ class TemplateRefused(Exception):
 def _is_super_call(node: ast.AST) -> bool:
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
             and not node.keywords)
+
+
+def _is_guarded_super_call(node: ast.AST) -> bool:
+    """`super(...)` after the transformer: `super()` itself, or `_call_(super, cls, obj)`."""
+    return _is_super_call(node) or (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "_call_"
+        and bool(node.args) and isinstance(node.args[0], ast.Name) and node.args[0].id == "super")
+
+
+_COMPARE_OPS: dict[type, str] = {
+    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.In: "in",
+    ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not",
+}
+
+
+def _wrapped_in(guard: str, value: ast.expr) -> ast.expr:
+    call = ast.Call(func=ast.Name(guard, ast.Load()), args=[value], keywords=[])
+    copy_locations(call, value)
+    ast.fix_missing_locations(call)
+    return call
 
 
 def _as_expression(node: ast.expr) -> ast.expr:
@@ -111,8 +131,8 @@ class TemplateTransformer(RestrictingNodeTransformer):
         if _is_super_call(node) and not node.args:
             return node
         if (isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "_getattr_"
-                and _is_super_call(func.args[0])):
-            return node
+                and _is_guarded_super_call(func.args[0])):
+            return node  # `_getattr_` let `__init__` through only for the template's own objects
         new = ast.Call(func=ast.Name("_call_", ast.Load()), args=[func, *node.args], keywords=node.keywords)
         copy_locations(new, node)
         return new
@@ -138,8 +158,19 @@ class TemplateTransformer(RestrictingNodeTransformer):
             wrapped.append(call)
         node.decorator_list = wrapped
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.scopes: list[str] = []  # "class" or "function", innermost last
+
+    def _in_scope(self, kind: str, visit: Callable[[Any], Any], node: Any) -> Any:
+        self.scopes.append(kind)
+        try:
+            return visit(node)
+        finally:
+            self.scopes.pop()
+
     def visit_FunctionDef(self, node: Any) -> Any:
-        node = super().visit_FunctionDef(node)
+        node = self._in_scope("function", super().visit_FunctionDef, node)
         guard = self._guard_parameters(node.args)
         if guard is not None:
             statement = ast.Expr(guard)
@@ -152,8 +183,53 @@ class TemplateTransformer(RestrictingNodeTransformer):
         self._guard_decorators(node)
         return node
 
+    def visit_Return(self, node: Any) -> Any:
+        """`return x` -> `return _returned_(x)` (checked when it may be going to numpy/pandas)."""
+        node = super().visit_Return(node)
+        if node.value is not None:
+            node.value = _wrapped_in("_returned_", node.value)
+        return node
+
+    def visit_Yield(self, node: Any) -> Any:
+        """`yield x` -> `yield _returned_(x)`: a generator of a template's runs while the library
+        draws from it (`__iter__` written with `yield`)."""
+        node = super().visit_Yield(node)
+        if node.value is not None:
+            node.value = _wrapped_in("_returned_", node.value)
+        return node
+
+    def visit_YieldFrom(self, node: Any) -> Any:
+        node = super().visit_YieldFrom(node)
+        node.value = _wrapped_in("_returned_", node.value)
+        return node
+
+    def visit_Compare(self, node: Any) -> Any:
+        """`a < b` -> `_compare_(a, "<", b)`; a chain through `_compare_chain_`, whose later
+        operands are evaluated lazily, once, as in Python."""
+        node = super().visit_Compare(node)
+        ops = [_COMPARE_OPS[type(op)] for op in node.ops]
+        if ops in (["is"], ["is not"]):  # identity: nothing is parsed
+            return node
+        if len(ops) == 1:
+            new = ast.Call(func=ast.Name("_compare_", ast.Load()),
+                           args=[node.left, ast.Constant(ops[0]), node.comparators[0]], keywords=[])
+        else:  # names and constants are passed as they are; other operands as thunks (lazy, once),
+            # except in a class body, whose names a thunk could not see (there all are evaluated first)
+            in_class = self.scopes[-1:] == ["class"]
+            eager = [in_class or isinstance(c, (ast.Name, ast.Constant)) for c in node.comparators]
+            operands = [c if now else ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
+                                                                    kw_defaults=[], defaults=[]), body=c)
+                        for c, now in zip(node.comparators, eager, strict=True)]
+            new = ast.Call(func=ast.Name("_compare_chain_", ast.Load()),
+                           args=[node.left, ast.Tuple([ast.Constant(op) for op in ops], ast.Load()),
+                                 ast.Constant(tuple(eager)), *operands], keywords=[])
+        copy_locations(new, node)
+        ast.fix_missing_locations(new)
+        return new
+
     def visit_Lambda(self, node: Any) -> Any:
-        node = super().visit_Lambda(node)
+        node = self._in_scope("function", super().visit_Lambda, node)
+        node.body = _wrapped_in("_returned_", node.body)
         guard = self._guard_parameters(node.args)
         if guard is not None:
             body = ast.BoolOp(op=ast.Or(), values=[guard, node.body])
@@ -163,7 +239,7 @@ class TemplateTransformer(RestrictingNodeTransformer):
         return node
 
     def visit_ClassDef(self, node: Any) -> Any:
-        node = super().visit_ClassDef(node)
+        node = self._in_scope("class", super().visit_ClassDef, node)
         self._guard_decorators(node)
         return node
 
@@ -609,43 +685,6 @@ def _check_out_arguments(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any
             raise ValueRefused("pandas objects cannot be used as out= in templates")
 
 
-# Strings that make numpy/pandas read the clock (`np.datetime64("now")`, `pd.Timestamp("today")`,
-# `pd.Series(["now"]).astype("datetime64[ns]")`): denying the `now`/`today` attributes is not enough.
-CLOCK_WORDS = ("now", "today")
-
-
-def _names_the_clock(value: Any, seen: set[int]) -> bool:
-    """Whether `value` is, or holds at any depth, a clock word (case and spaces ignored)."""
-    t = type(value)
-    if t is str or t is bytes:
-        text = value.decode("latin-1") if t is bytes else value
-        return len(text) < 16 and text.strip().lower() in CLOCK_WORDS
-    if id(value) in seen:
-        return False
-    seen.add(id(value))
-    if t is list or t is tuple:
-        items = list.__iter__(value) if t is list else tuple.__iter__(value)
-        return any(_names_the_clock(v, seen) for v in items)
-    if t is dict:
-        return any(_names_the_clock(v, seen) for v in (*dict.keys(value), *dict.values(value)))
-    if t is np.ndarray:
-        if value.dtype.kind in "US":
-            return bool(np.isin(np.char.lower(np.char.strip(value.astype("U16"))), CLOCK_WORDS).any())
-        return value.dtype.hasobject and any(_names_the_clock(v, seen) for v in value.ravel().tolist())
-    if isinstance(value, pd.DataFrame):
-        return any(_names_the_clock(value.iloc[:, i], seen) for i in range(value.shape[1]))
-    if isinstance(value, (pd.Series, pd.Index)) and (value.dtype.kind in "OSU" or value.dtype == "string"):
-        return _names_the_clock(np.asarray(value, dtype=object), seen)
-    return False
-
-
-def _numpy_or_pandas(obj: Any) -> bool:
-    module = getattr(obj, "__module__", None)
-    if type(module) is not str:
-        module = type(obj).__module__
-    return module.partition(".")[0] in ("numpy", "pandas")
-
-
 # Library callables that draw from OS entropy unless given a seed.
 SEED_REQUIRED: dict[Any, str] = {statistics.NormalDist.samples: "seed"}
 
@@ -657,18 +696,6 @@ def _check_seeded(func: Any, kwargs: dict[str, Any]) -> None:
                            "(without one it draws from OS entropy, so runs would not repeat)")
 
 
-def _check_clock_words(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    """numpy and pandas read the clock when handed "now" or "today" (as an argument, or held by
-    the object whose method is called: `Series(["today"]).astype(...)`, `.apply(pd.Timestamp)`)."""
-    owner = getattr(func, "__self__", None)
-    if not (_numpy_or_pandas(func) or (owner is not None and _numpy_or_pandas(owner))):
-        return
-    seen: set[int] = set()
-    if any(_names_the_clock(v, seen) for v in (*args, *kwargs.values(), owner)):
-        raise ValueRefused(f"templates cannot pass {' or '.join(map(repr, CLOCK_WORDS))} to numpy or pandas: "
-                           "they read the clock, so items would change from day to day; take dates from the data")
-
-
 def guarded_call(func: Any, /, *args: Any, **kwargs: Any) -> Any:
     """`_call_`: every call a template makes (`f(x)` is compiled to `_call_(f, x)`).
 
@@ -676,19 +703,25 @@ def guarded_call(func: Any, /, *args: Any, **kwargs: Any) -> Any:
     on entry). Anything else is a library callable: it is checked as a value (no dunder
     methods, no denied builtins; a raw pandas dispatcher gets its guard), its keyword
     arguments must not pick engines/backends/window functions by name, object arrays cannot
-    be its `out=`, and its result is checked at every depth before the template sees it.
+    be its `out=`, no clock word reaches numpy/pandas through it (`sandbox.clock`), and its
+    result is checked at every depth before the template sees it.
     """
     if _is_template_code(func) or (type(func) is type and func in USER_CLASSES):
         return func(*args, **kwargs)
     func = check_value(func)
     dispatch.check_call_keywords(kwargs)
-    _check_clock_words(func, args, kwargs)
     target, target_args, target_kwargs = _unwrapped(func, args, kwargs)
     _check_seeded(target, target_kwargs)
     if "out" in target_kwargs or type(target) is np.ufunc or (
             type(target) is types.BuiltinMethodType and type(target.__self__) is np.ufunc):
         _check_out_arguments(target, target_args, target_kwargs)
-    return check_deep(func(*args, **kwargs))
+    reach = clock.reaches_library(target, target_args, target_kwargs)
+    if reach is None:
+        return check_deep(func(*args, **kwargs))
+    args, kwargs = clock.check_call(target, args, kwargs, reach)
+    with clock.library_call():
+        result = func(*args, **kwargs)
+    return check_deep(result)
 
 
 def _unwrapped(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -725,13 +758,26 @@ def guard_decorator(decorator: Any) -> Callable[[Any], Any]:
     return functools.partial(guarded_call, decorator)
 
 
+def _initializes_own_object(obj: Any) -> bool:
+    """`obj` is a `super()` bound to an instance of one of the template's own classes, from one of
+    them: the one dunder a template may read (`super().__init__(...)` in its classes). Its
+    `__init__` then comes from the template's classes or their allowed bases (object, dict, list,
+    exceptions). Any other `super(cls, obj)` (`super(pd.Series, s)`, `super(C, C)`) is refused
+    like a direct dunder read, however the attribute is reached (`getattr`, `functools.partial`)."""
+    if type(obj) is not super:
+        return False
+    this, instance = obj.__thisclass__, obj.__self__
+    return (type(this) is type and this in USER_CLASSES and type(type(instance)) is type
+            and type(instance) in USER_CLASSES and isinstance(instance, this))
+
+
 def guarded_getattr(obj: Any, name: str) -> Any:
     """`obj.name` in a template."""
     if type(name) is not str:
         raise TypeError("attribute names must be str")
     trusted = False
     if name[:1] == "_":
-        if not (name == "__init__" and type(obj) is super):
+        if not (name == "__init__" and _initializes_own_object(obj)):
             raise AttributeError(f'"{name}" is not accessible in templates (names starting with "_" are blocked)')
     elif type(obj) in _TRUSTED_NAMESPACES or type(obj) in USER_CLASSES or obj in _user_class_set(obj):
         trusted = True
@@ -770,6 +816,7 @@ def guarded_getattr(obj: Any, name: str) -> Any:
 
 def guarded_getitem(obj: Any, key: Any) -> Any:
     """`obj[key]` in a template."""
+    clock.check_key(obj, key)
     value = obj[key]
     t = type(obj)
     try:
@@ -835,6 +882,7 @@ class LibraryWriter:
     def __setitem__(self, key: Any, value: Any) -> None:
         if _holds_callable(value):
             raise TypeError("functions cannot be stored in arrays or pandas objects in templates")
+        clock.check_stored(key, value)
         self.__target[key] = value
 
     def __delitem__(self, key: Any) -> None:
@@ -845,6 +893,7 @@ class LibraryWriter:
             allowed = ", ".join(sorted(WRITABLE_LIBRARY_ATTRIBUTES))
             raise TypeError(f"cannot set {type(self.__target).__name__}.{name} in templates "
                             f"(settable: {allowed}; use obj['{name}'] = ... for a column)")
+        clock.check_stored(name, value)
         setattr(self.__target, name, value)
 
     def __delattr__(self, name: str) -> None:
@@ -1029,6 +1078,9 @@ def build_namespace(*, handler: Any, randomness: proxies.RunRandomness, helpers:
         "_guard_args_": guard_args,
         "_guard_": guard_with_value,
         "_decorator_": guard_decorator,
+        "_returned_": clock.returned,
+        "_compare_": clock.compare,
+        "_compare_chain_": clock.compare_chain,
         # what the template contract promises
         "handler": handler,
         "rng": randomness.rng,

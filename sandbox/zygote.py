@@ -248,6 +248,7 @@ class Zygote:
             require_capabilities(isolation.CAP_SYS_ADMIN)
             namespaces.enter_network_namespace()
             self.features["netns_inode"] = os.stat("/proc/self/ns/net").st_ino
+            self.features["ipcns_inode"] = os.stat("/proc/self/ns/ipc").st_ino
 
         def pidns() -> None:
             require(mounts_private, self.errors.get("mounts", "needs a private mount namespace"))
@@ -582,13 +583,14 @@ class Zygote:
         seen = json.loads(outcome["payload"])
         uid = self.limits.run_uid(child.pid)
         verified = {
-            "netns": self.features.get("netns_inode") not in (None, self.host_netns),
+            "netns": self.features.get("netns_inode") not in (None, self.host_netns)
+                     and seen["ipc_namespace"] not in (None, self.features.get("ipcns_inode")),
             "pidns": seen["pid"] != child.pid,
             "fsview": not seen["etc_visible"],
             "uid": seen["uid"] == [uid] * 3 and seen["gid"] == [uid] * 3 and seen["groups"] == [] and uid != 0,
             "capabilities": seen["capabilities"] == 0 and seen["bounding"] == 0 and seen["ambient"] == 0,
             "landlock": seen["list_root"] == "EACCES",
-            "seccomp": seen["seccomp_mode"] == 2 and seen["xattr"] == "EPERM",
+            "seccomp": seen["seccomp_mode"] == 2 and seen["xattr"] == "EPERM" and seen["sysv_shmget"] == "EPERM",
             "rlimits": seen["address_space_limit"] != resource.RLIM_INFINITY,
         }
         return {"verified": verified, "observed": seen}

@@ -165,6 +165,39 @@ ATTACKS = [
         def question(n):
             return A().go()
         """, R),
+    # --- super(): raw dunders of library objects (issue 26, item 10) ----------------------
+    attack("super", "series_init_through_apply", """
+        def question(n):
+            s = pd.Series([1.0, 2.0])
+            init = super(pd.Series, s).__init__
+            pd.Series([[5.0, 6.0]], dtype=object).apply(init)
+            return [tf_item("reinitialised " + str(s.tolist()), True) for _ in range(n)]
+        """, E),
+    attack("super", "getattr_setattr_dunder", """
+        def question(n):
+            frame = pd.DataFrame({"a": [1]})
+            hook = getattr(super(pd.DataFrame, frame), "__setattr__")
+            frame.groupby("a").apply(hook)
+            return [str(hook)]
+        """, E),
+    attack("super", "aliased_super_and_reduce", """
+        import functools
+        def question(n):
+            sup = super
+            return [str(functools.reduce(getattr, ["__init__"], sup(pd.Series, pd.Series([1.0]))))]
+        """, E),
+    attack("super", "own_class_bound_to_class", """
+        class Mine(object):
+            pass
+        def question(n):
+            init = getattr(super(Mine, Mine), "__init__")
+            return [str(init(pd.Series([1.0])))]
+        """, E),
+    attack("super", "operator_attrgetter", """
+        import operator
+        def question(n):
+            return [str(operator.attrgetter("__init__")(super(pd.Series, pd.Series([1.0]))))]
+        """, R),
     attack("dunder", "class_mro", """
         def question(n):
             return [str(c) for c in str.mro()]
@@ -703,7 +736,7 @@ def test_every_family_is_covered() -> None:
     families = {a.family for a in ATTACKS}
     assert families >= {"imports", "builtins", "dunder", "format", "modules", "pandas_dispatch", "io", "pickle",
                         "native", "timeouts", "processes", "memory", "output", "threads", "options", "source",
-                        "dispatch_escape"}
+                        "dispatch_escape", "super"}
     assert len({a.id for a in ATTACKS}) == len(ATTACKS)
 
 

@@ -20,6 +20,7 @@ import logging
 import os
 import secrets
 import shutil
+import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
@@ -473,3 +474,193 @@ def test_a_missing_layer_during_a_request_is_503_not_422(tmp_path: Path) -> None
         response = client.get("/test-run")
     assert response.status_code == 503
     assert "required sandbox isolation layers unavailable: landlock" in response.json()["detail"]
+
+
+# --- SysV IPC does not outlive a child (issue 26, item 11) ---------------------------------------------
+#
+# A handler file (unrestricted Python in the loader child) or an escaped template created SysV shared
+# memory, queues and semaphore sets in the worker's IPC namespace: they stayed for the worker's lifetime,
+# outside every rlimit, and later children could attach. Now each child has an IPC namespace of its own
+# (layer netns: freed when it exits) and seccomp refuses the calls; each layer holds on its own.
+
+SYSV = '''
+import ctypes, errno
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+KEY, SIZE, IPC_CREAT = KEY_VALUE, 64 << 20, 0o1000
+FAILED_ATTACH = ctypes.c_void_p(-1).value
+
+def code(result):
+    return result if result >= 0 else "E" + errno.errorcode.get(ctypes.get_errno(), "?")
+
+def create():
+    """Make a 64 MiB segment (touched: real memory), a queue and a semaphore set under KEY, left behind."""
+    shm = libc.shmget(KEY, SIZE, IPC_CREAT | 0o666)
+    out = {"shm": code(shm), "msg": code(libc.msgget(KEY, IPC_CREAT | 0o666)),
+           "sem": code(libc.semget(KEY, 1, IPC_CREAT | 0o666))}
+    if shm >= 0:
+        address = libc.shmat(shm, None, 0)
+        if address not in (None, FAILED_ATTACH):
+            ctypes.memset(address, 0x5A, SIZE)
+            out["touched"] = True
+    return out
+
+def attach():
+    """What a later child (another uid) finds under KEY."""
+    shm = libc.shmget(KEY, 0, 0)
+    out = {"shm": code(shm), "msg": code(libc.msgget(KEY, 0)), "sem": code(libc.semget(KEY, 0, 0))}
+    if shm >= 0:
+        address = libc.shmat(shm, None, 0)
+        out["shm_first_byte"] = ctypes.c_ubyte.from_address(address).value if address not in (None, FAILED_ATTACH) else None
+    return out
+'''
+
+
+def _sysv(key: int) -> str:
+    return SYSV.replace("KEY_VALUE", hex(key))
+
+
+def _sysv_keys(ipc_namespace: str | None = None) -> dict[str, set[int]]:
+    """The keys of every SysV object in an IPC namespace (this process's, or the one at that path)."""
+    command = ["sh", "-c", "for f in shm msg sem; do echo \"= $f\"; cat /proc/sysvipc/$f; done"]
+    if ipc_namespace is not None:
+        command = ["nsenter", f"--ipc={ipc_namespace}", *command]
+    text = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    keys: dict[str, set[int]] = {}
+    kind = ""
+    for line in text.splitlines():
+        if line.startswith("= "):
+            kind = line[2:]
+            keys[kind] = set()
+        elif line.split() and line.split()[0].lstrip("-").isdigit():
+            keys[kind].add(int(line.split()[0]))
+    return keys
+
+
+def _worker_ipc(worker: Worker) -> str:
+    return f"/proc/{worker.process.pid}/ns/ipc"
+
+
+@pytest.fixture()
+def sysv_key() -> Iterator[int]:
+    """A fresh key; whatever a failing layer let a child leave under it in the host's namespace
+    (a worker without netns shares it) is removed afterwards."""
+    key = int.from_bytes(secrets.token_bytes(3), "big") + 0x1000000
+    yield key
+    for flag in ("-M", "-Q", "-S"):
+        subprocess.run(["ipcrm", flag, hex(key)], capture_output=True, check=False)
+
+
+@pytest.mark.parametrize("layers", ["all", "netns-alone", "seccomp-alone"])
+def test_sysv_ipc_of_one_child_is_gone_for_the_next(layers: str, sysv_key: int) -> None:
+    key = sysv_key
+    limits = {"all": SandboxLimits(), "netns-alone": _only("netns"), "seccomp-alone": _only("seccomp")}[layers]
+    worker = EscapedWorker(HandlerSpec(kind="none"), limits)
+    try:
+        made = json.loads(worker.probe_source(_sysv(key) + "def probe():\n    return create()\n")[1])
+        worker_after = _sysv_keys(_worker_ipc(worker))
+        found = json.loads(worker.probe_source(_sysv(key) + "def probe():\n    return attach()\n")[1])
+    finally:
+        worker.close()
+    if layers == "netns-alone":  # the calls work, inside a namespace that dies with the child
+        assert all(isinstance(made[kind], int) for kind in ("shm", "msg", "sem")) and made["touched"], made
+        assert found == {"shm": "EENOENT", "msg": "EENOENT", "sem": "EENOENT"}, found
+    else:
+        assert made == {"shm": "EEPERM", "msg": "EEPERM", "sem": "EEPERM"}, made
+        assert found == {"shm": "EEPERM", "msg": "EEPERM", "sem": "EEPERM"}, found
+    if layers != "seccomp-alone":  # without netns the worker shares the host's namespace (postgres, ...)
+        assert worker_after == {"shm": set(), "msg": set(), "sem": set()}, worker_after
+    assert all(key not in keys for keys in worker_after.values()), worker_after
+    assert all(key not in keys for keys in _sysv_keys().values())
+
+
+def test_without_both_layers_sysv_ipc_persists_between_children(sysv_key: int) -> None:
+    """Control: with the per-child IPC namespace and the seccomp rule both off, the issue's attack
+    works (a later child, of another uid, attaches to the first one's segment and reads what it
+    wrote), so the tests above can fail."""
+    key = sysv_key
+    limits = SandboxLimits(disabled_layers=("netns", "seccomp"),
+                           required_layers=tuple(set(ALL_LAYERS) - {"netns", "seccomp"}))
+    worker = EscapedWorker(HandlerSpec(kind="none"), limits)
+    try:
+        made = json.loads(worker.probe_source(_sysv(key) + "def probe():\n    return create()\n")[1])
+        found = json.loads(worker.probe_source(_sysv(key) + "def probe():\n    return attach()\n")[1])
+    finally:
+        worker.close()
+    assert isinstance(made["shm"], int) and made["touched"], made
+    assert isinstance(found["shm"], int) and found["shm_first_byte"] == 0x5A, found
+    assert all(key in keys for keys in _sysv_keys().values())  # in the host's namespace, until removed
+
+
+HANDLER_MAKING_SEGMENTS = '''
+import pandas as pd
+SYSV_CODE
+made = create()
+
+class Leaky:
+    name = "leaky"
+    description = "makes SysV objects while it loads"
+    def records(self):
+        return pd.DataFrame({"record_id": ["a"], "made": [repr(sorted(made.items()))]})
+    def series(self, record_id):
+        return pd.DataFrame({"value": [1.0, 2.0]})
+'''
+
+
+@pytest.mark.parametrize("layers", ["all", "no-seccomp", "no-netns"])
+def test_a_handler_file_leaves_no_sysv_ipc_in_the_worker(tmp_path: Path, layers: str, sysv_key: int) -> None:
+    key = sysv_key
+    folder = tmp_path / "leaky"
+    folder.mkdir()
+    path = folder / "leaky_handler.py"
+    path.write_text(HANDLER_MAKING_SEGMENTS.replace("SYSV_CODE", _sysv(key)))
+    off = {"all": (), "no-seccomp": ("seccomp",), "no-netns": ("netns",)}[layers]
+    limits = SandboxLimits(disabled_layers=off, required_layers=tuple(set(ALL_LAYERS) - set(off)))
+    worker = Worker(HandlerSpec.parse(str(path)), limits)
+    try:
+        remaining = _sysv_keys(_worker_ipc(worker))
+        result = worker.run(make_request("def question(n):\n    return [tf_item(handler.records()['made'][0], True)]\n",
+                                         num_samples=1, seed=0, limits=limits))
+    finally:
+        worker.close()
+    assert result.status is RunStatus.ok, result.error
+    made = result.items[0]["question"]
+    if layers == "no-seccomp":  # the loader's own namespace took them, and went with it
+        assert "('shm', " in made and "'shm', 'E" not in made and "('touched', True)" in made, made
+    else:
+        assert made == "[('msg', 'EEPERM'), ('sem', 'EEPERM'), ('shm', 'EEPERM')]", made
+    if layers != "no-netns":
+        assert remaining == {"shm": set(), "msg": set(), "sem": set()}, remaining
+    assert all(key not in keys for keys in remaining.values()), remaining
+    assert all(key not in keys for keys in _sysv_keys().values())
+
+
+def test_shm_open_files_are_out_of_reach(victim: Victim) -> None:
+    """POSIX shared memory is a file in /dev/shm: not in the view, and Landlock refuses it alone."""
+    source = ("import os\n"
+              "def probe():\n"
+              "    try:\n"
+              "        os.close(os.open('/dev/shm/itemsmith-probe', os.O_CREAT | os.O_RDWR, 0o600))\n"
+              "    except OSError as exc:\n"
+              "        return type(exc).__name__\n"
+              "    return 'ALLOWED'\n")
+    for limits in (SandboxLimits(), _only("landlock"), _only("fsview")):
+        worker = EscapedWorker(HandlerSpec(kind="none"), limits)
+        try:
+            outcome = json.loads(worker.probe_source(source)[1])
+        finally:
+            worker.close()
+        assert outcome != "ALLOWED", limits.disabled_layers
+    assert not os.path.exists("/dev/shm/itemsmith-probe")
+
+
+def test_the_probe_verifies_the_ipc_namespace_and_the_seccomp_rule() -> None:
+    worker = EscapedWorker(HandlerSpec(kind="none"), SandboxLimits())
+    try:
+        probe = worker.probe()
+    finally:
+        worker.close()
+    seen = probe["observed"]
+    assert probe["verified"]["netns"] and probe["verified"]["seccomp"], probe
+    assert seen["sysv_shmget"] == "EPERM"
+    assert seen["ipc_namespace"] != os.stat("/proc/self/ns/ipc").st_ino

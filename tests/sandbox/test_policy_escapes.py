@@ -496,3 +496,93 @@ def question(n):
     return [{"question": "x", "options": ["a", "b"], "answer_index": 0}]
 ''')
     assert result["status"] in FAILED and "holding functions" in result["error"], result
+
+
+# --- super() hands out raw dunders (issue 26, item 10) -------------------------------------------------
+#
+# `super().__init__(...)` in a template's own classes is the one dunder templates may read. Bound to a
+# library object instead (`super(pd.Series, s)`), it returned NDFrame.__init__ unchecked and
+# `Series.apply(init)` re-initialised the template's Series from library code. Every way of reaching
+# the attribute must go through the same rule as a direct dunder read.
+
+SUPER_DUNDERS = {
+    "issue_chain_apply": "init = super(pd.Series, s).__init__\n    pd.Series([3.0]).apply(init)",
+    "getattr_builtin": 'init = getattr(super(pd.Series, s), "__init__")',
+    "aliased_super": 'sup = super\n    init = getattr(sup(pd.Series, s), "__init__")',
+    "builtins_super_via_partial": 'import functools\n    init = functools.partial(getattr, super(pd.Series, s))("__init__")',
+    "reduce_getattr": 'import functools\n    init = functools.reduce(getattr, ["__init__"], super(pd.Series, s))',
+    "map_getattr": 'init = list(map(getattr, [super(pd.Series, s)], ["__init__"]))[0]',
+    "apply_getattr": 'init = pd.Series([super(pd.Series, s)], dtype=object).apply(getattr, args=("__init__",))',
+    "setattr_dunder": 'init = getattr(super(pd.DataFrame, pd.DataFrame({"a": [1]})), "__setattr__")',
+    "own_class_bound_to_series": '''class Mine(object):
+        pass
+    init = getattr(super(Mine, s), "__init__")''',
+    "own_class_bound_to_class": '''class Mine(object):
+        pass
+    init = getattr(super(Mine, Mine), "__init__")''',
+    "own_class_other_dunder": '''class Mine(dict):
+        def grab(self):
+            return getattr(super(), "__setitem__")
+    init = Mine().grab()''',
+    "own_instance_of_other_class": '''class Mine(object):
+        pass
+    class Other(object):
+        pass
+    init = getattr(super(Mine, Other()), "__init__")''',
+}
+
+
+@pytest.mark.parametrize("name", sorted(SUPER_DUNDERS))
+def test_super_does_not_hand_out_library_dunders(name: str) -> None:
+    result = run_policy_only(f'''
+def question(n):
+    s = pd.Series([1.0, 2.0])
+    {SUPER_DUNDERS[name]}
+    return [{{"question": str(init) + str(s.tolist()), "options": ["a", "b"], "answer_index": 0}}]
+''')
+    assert result["status"] in FAILED, result
+    assert "not accessible in templates" in result["error"] or "not available in templates" in result["error"] \
+        or "must be an instance" in result["error"], result
+
+
+def test_getattr_with_a_default_gets_the_default_not_the_method() -> None:
+    result = run_policy_only('''
+def question(n):
+    s = pd.Series([1.0, 2.0])
+    init = getattr(super(pd.Series, s), "__init__", None)
+    return [{"question": str(init) + " " + str(s.tolist()), "options": ["a", "b"], "answer_index": 0}]
+''')
+    assert result["status"] == "ok" and result["items"][0]["question"] == "None [1.0, 2.0]", result
+
+
+def test_super_refusal_does_not_depend_on_the_compile_step() -> None:
+    series = pd.Series([1.0])
+    for bound in (super(pd.Series, series), super(pd.Series, pd.Series), super(object, series)):
+        with pytest.raises(AttributeError, match="not accessible"):
+            policy.guarded_getattr(bound, "__init__")
+        assert policy.guarded_hasattr(bound, "__init__") is False
+
+
+def test_super_init_in_a_templates_own_classes_still_works() -> None:
+    result = run_policy_only('''
+class Base(object):
+    def __init__(self, start):
+        self.start = start
+class Child(Base):
+    def __init__(self):
+        super().__init__(5)
+        self.extra = hasattr(super(), "__init__")
+class Tally(dict):
+    def __init__(self):
+        super(Tally, self).__init__(a=1)
+class Oops(ValueError):
+    def __init__(self, message):
+        super().__init__(message)
+def question(n):
+    c = Child()
+    t = Tally()
+    text = str(Oops("boom"))
+    return [{"question": f"{c.start} {c.extra} {t['a']} {text}", "options": ["a", "b"], "answer_index": 0}]
+''')
+    assert result["status"] == "ok", result
+    assert result["items"][0]["question"] == "5 True 1 boom"
