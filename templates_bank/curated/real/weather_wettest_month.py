@@ -23,7 +23,8 @@ def question(num_samples):
         first = pd.Timestamp(year=2013, month=1, day=1) + pd.Timedelta(days=day_of_year)  # not a leap year
         starts = [first.replace(year=y) for y in years]
         parts = [whole.loc[s:s + pd.Timedelta(days=block - 1)] for s in starts]
-        if len(parts) != 4 or any(len(p) != block for p in parts):
+        days = {tuple(p.index.strftime("%m-%d")) for p in parts}
+        if len(parts) != 4 or any(len(p) != block for p in parts) or len(days) != 1:  # Feb 29 in 2012
             continue
         parts = [parts[int(i)] for i in rng.permutation(4)]
         totals = [float(p["precipitation"].sum()) for p in parts]
