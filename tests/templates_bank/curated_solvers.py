@@ -110,6 +110,19 @@ def solve_exam_granger_direction(item: Item) -> int | None:
     return None
 
 
+def solve_exam_granger_tf(item: Item) -> int | None:
+    """The statement "c Granger-causes e" is true when the VAR (AIC's lag order) Wald test rejects
+    non-causality at 5%."""
+    from statsmodels.tsa.api import VAR
+
+    cause, effect = re.search(r"True or false: (\w) Granger-causes (\w)", item["question"]).groups()
+    c, e = values(item, cause), values(item, effect)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        order = max(1, int(VAR(np.column_stack([e, c])).select_order(8).aic))
+    return 0 if _var_causes(c, e, order) < 0.05 else 1
+
+
 def solve_feat_stationarity_classify(item: Item) -> int | None:
     """KPSS (not the ADF the older check uses): level-stationary if the level test keeps
     stationarity; trend-stationary if only the trend test does and the OLS slope is significant;

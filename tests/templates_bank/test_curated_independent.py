@@ -2,11 +2,11 @@
 attacked with the blind cue it found (tests/templates_bank/curated_solvers.py).
 
 Each template is drawn over 4 fresh seeds (about 200 items). Its independent solver, a statistic
-the template does not use, must give the keyed answer on at least MIN_AGREEMENT of them (the
-keys of these templates were ambiguous by 5-13% before: see the closing note of issue 24 part 8),
+the template does not use, must give the keyed answer on at least MIN_AGREEMENT of them (before
+the fix 85-95.5% for Granger direction, stationarity and the power-demand season),
 and the blind rule for the template's cue, fitted on 3 seeds and scored on the 4th, must not
-beat chance by 3 binomial standard deviations (before the fix it won 45-63% against 25-50%).
-The full-bank numbers come from benchmarks/curated_independent.py. Marked slow (about 2 min).
+beat chance by 3 binomial standard deviations (before the fix it won 41-65% against chance 25-50%).
+The full-bank numbers come from benchmarks/curated_independent.py. Marked slow (2-4 min).
 """
 
 from __future__ import annotations
