@@ -38,8 +38,9 @@ SAMPLES = {"ecg_heart_rate_estimate": 30}  # long series: fewer per call (the sa
 DEFAULT_SAMPLES = 50
 MIN_AGREEMENT = 0.99
 # The heart-rate keys rest on beats checked against the handler's annotations; the independent
-# detector (Hilbert envelope) still misses or splits a beat in ~3% of record 208's PVC-rich stretches.
-MIN_AGREEMENT_BY_TEMPLATE = {"ecg_heart_rate_estimate": 0.94}
+# detector (Hilbert envelope) still misses or splits a beat in ~4% of record 208's PVC-rich stretches
+# (the older test's band-pass detector: ~1%).
+MIN_AGREEMENT_BY_TEMPLATE = {"ecg_heart_rate_estimate": 0.92}
 FLAGGED = sorted(solvers.SOLVERS)
 
 
