@@ -203,16 +203,12 @@ def check_weather_largest_temp_range_day(item):
 
 
 def check_weather_wettest_month(item):
-    """The keyed date range holds the largest precipitation total of the four."""
-    s = chan(item)
-    days = np.asarray(s["timestamps"])
-    rain = values(s)
-
-    def total(option: str) -> float:
-        lo, hi = option.split(" to ")
-        return float(rain[(days >= lo) & (days <= hi)].sum())
-
-    return keyed(item) == max(item["options"], key=total)
+    """The keyed stretch holds the largest precipitation total of the four, and the four are the
+    same calendar days of different years."""
+    totals = {s["name"]: float(values(s).sum()) for s in item["series"]}
+    days = {tuple(d[5:] for d in s["timestamps"]) for s in item["series"]}
+    years = {s["timestamps"][0][:4] for s in item["series"]}
+    return keyed(item) == max(totals, key=totals.get) and len(days) == 1 and len(years) == 4
 
 
 def check_weather_rainy_days_count(item):

@@ -2,7 +2,8 @@
 
 The series is `synth.seasonality(kind="fixed", period=p)` or a noisy square / sawtooth wave
 with period p, so the keyed period is the generator's; the options are four
-periods of 5-30 days at least 15% apart, the key drawn uniformly among them."""
+periods of 5-30 days at least 15% apart that each fit 4 to 20 cycles into the shown length, the key
+drawn uniformly among them (so the cycle count does not single out the key)."""
 
 SHAPES = ["seasonality", "seasonality", "square", "sawtooth"]
 
@@ -15,14 +16,15 @@ def daily_dates(n):
 def question(num_samples):
     items = []
     for _ in range(num_samples):
-        # four periods of 5-30 days, neighbours at least 15% apart, the key a uniformly drawn one of
-        # them: every option has the key's distribution, so no rank, size or frequency tells
-        periods = sorted(int(v) for v in rng.choice(np.arange(5, 31), size=4, replace=False))
+        # the length first, then four periods of 5-30 days that each fit 4 to 20 cycles into it
+        # (neighbours at least 15% apart), the key a uniformly drawn one of them: the options are
+        # exchangeable, so neither an option's size nor its cycle count (length / period) tells
+        n = int(rng.integers(60, 301))
+        allowed = np.arange(max(5, -(-n // 20)), min(30, n // 4) + 1)
+        periods = sorted(int(v) for v in rng.choice(allowed, size=4, replace=False))
         while min(b / a for a, b in zip(periods, periods[1:])) < 1.15:
-            periods = sorted(int(v) for v in rng.choice(np.arange(5, 31), size=4, replace=False))
+            periods = sorted(int(v) for v in rng.choice(allowed, size=4, replace=False))
         p = periods[int(rng.integers(4))]
-        cycles = int(rng.integers(max(4, -(-60 // p)), min(12, 300 // p) + 1))
-        n = min(300, p * cycles + int(rng.integers(0, p)))
         shape = SHAPES[int(rng.integers(len(SHAPES)))]
         if shape == "seasonality":
             made = synth.seasonality(rng, n, kind="fixed", period=float(p))

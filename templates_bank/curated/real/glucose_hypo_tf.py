@@ -1,8 +1,10 @@
 """True/false: did glucose go below 70 mg/dL (hypoglycaemia) during a stretch of CGM readings.
 
-A stretch is 6 to 24 hours of consecutive readings of a well-covered day (any start). The truth
-is drawn first (50/50), then stretches until one whose lowest reading is clearly on that side
-(<= 64 mg/dL for true, >= 76 for false)."""
+A stretch is 6 to 24 hours of consecutive readings of a well-covered day. Its length and its
+start (as a share of the day) are drawn first, and kept only when some days are clearly true
+there (lowest reading <= 64 mg/dL) and some clearly false (>= 76); then the truth is drawn 50/50
+and a day of that side. So neither the stretch's length nor its time of day says the truth
+(drawing the truth first and then any stretch made long stretches true more often)."""
 
 
 def question(num_samples):
@@ -11,17 +13,25 @@ def question(num_samples):
     frames = [(str(d), handler.series(d)) for d in rec["record_id"].tolist()]
     items = []
     tries = 0
-    is_true = bool(rng.integers(2))
     while len(items) < num_samples and tries < 200 * num_samples:
         tries += 1
-        day, frame = frames[int(rng.integers(len(frames)))]
-        size = min(len(frame), int(rng.integers(72, 289)))
-        start = int(rng.integers(0, len(frame) - size + 1))
+        size = int(rng.integers(72, 289))
+        share = float(rng.uniform())
+        sides = {True: [], False: []}
+        for day, frame in frames:
+            if len(frame) < size:
+                continue
+            start = int(round(share * (len(frame) - size)))
+            lowest = float(frame["glucose_mgdl"].to_numpy(dtype=float)[start:start + size].min())
+            if lowest <= 64 or lowest >= 76:
+                sides[lowest <= 64].append((day, frame, start))
+        if not (sides[True] and sides[False]):
+            continue
+        is_true = bool(rng.integers(2))
+        day, frame, start = sides[is_true][int(rng.integers(len(sides[is_true])))]
         part = frame.iloc[start:start + size]
         g = part["glucose_mgdl"].to_numpy(dtype=float)
         lowest = float(g.min())
-        if not (lowest <= 64 if is_true else lowest >= 76):
-            continue
         stamps = list(part.index.strftime("%Y-%m-%d %H:%M"))
         stamp = part.index[int(np.argmin(g))]
         when = f"{stamp.hour:02d}:{stamp.minute:02d}"
@@ -35,5 +45,4 @@ def question(num_samples):
             rationale=f"The stretch's lowest reading is {lowest:.0f} mg/dL at {when}; {n_below} readings are below 70 mg/dL.",
             metadata={"record_ids": [day], "start": stamps[0], "n_readings": len(g), "min_mgdl": lowest},
         ))
-        is_true = bool(rng.integers(2))
     return items

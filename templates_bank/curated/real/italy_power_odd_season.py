@@ -8,15 +8,26 @@ CONTEXT = ("In the cold half of the year (October to March) early darkness adds 
            "plateau is higher than the evening maximum.")
 
 
-def evening_lead(profile):
-    """Evening maximum (hours 17-20) minus daytime maximum (hours 9-15): > 0 is the cold-half shape."""
-    return float(np.max(profile[17:21]) - np.max(profile[9:16]))
+# (evening hours, daytime hours) windows: CONTEXT's own and the readings of it one hour wider or narrower
+READINGS = [((17, 21), (9, 16)), ((18, 21), (9, 16)), ((17, 22), (9, 16)), ((16, 21), (9, 16)), ((17, 20), (9, 16)),
+            ((17, 21), (10, 16)), ((17, 21), (9, 15)), ((17, 21), (8, 16))]
 
 
 def follows_context(profile, label):
-    """Whether the day shows its half's shape as CONTEXT states it, by at least 0.1 z."""
-    lead = evening_lead(profile)
-    return lead >= 0.1 if label == 1 else lead <= -0.1
+    """Whether the day shows its half's shape as CONTEXT states it by at least 0.2 z under every
+    reading of the hours in READINGS, and on the windows' mean demand too (with CONTEXT's
+    windows and a 0.1-z margin only, ~9% of the asked days flipped under a reading one hour off)."""
+    sign = 1.0 if label == 1 else -1.0
+    leads = [float(np.max(profile[e0:e1]) - np.max(profile[d0:d1])) for (e0, e1), (d0, d1) in READINGS]
+    mean_lead = float(np.mean(profile[17:21]) - np.mean(profile[9:16]))
+    return min(sign * v for v in leads) >= 0.2 and sign * mean_lead >= 0.2
+
+
+def nearest_training_label(profiles, split, labels):
+    """Each day's label by its nearest training day (1-NN, squared distance)."""
+    train = np.flatnonzero(split == "train")
+    dist = ((profiles[:, None, :] - profiles[None, train, :]) ** 2).sum(axis=2)
+    return labels[train][np.argmin(dist, axis=1)]
 
 
 def question(num_samples):
@@ -29,8 +40,10 @@ def question(num_samples):
     d1 = ((profiles - cent[1]) ** 2).sum(axis=1)
     d2 = ((profiles - cent[2]) ** 2).sum(axis=1)
     margin = np.where(labels == 1, d2 - d1, d1 - d2)
+    nearest = nearest_training_label(profiles, split, labels)
     # the context's rule must hold for every shown day (it contradicted ~15% of the labels otherwise)
     pools = {c: [i for i in range(len(ids)) if split[i] == "test" and labels[i] == c and margin[i] >= 2.0
+                 and nearest[i] == c
                  and follows_context(profiles[i], c)] for c in (1, 2)}
     names = ["Day A", "Day B", "Day C", "Day D"]
     items = []

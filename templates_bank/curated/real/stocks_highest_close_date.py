@@ -1,48 +1,53 @@
 """On which trading day of a stretch was the closing price highest (or lowest).
 
 Options name days by position ("day 12"), not by date, so the few all-time-high days of 2000-2013
-cannot be memorized; highest and lowest are asked equally often, so a trend (the high late, the
-low early in a rising stretch) does not make the key the latest or earliest option. The extreme
-and the distractors lie in the middle half of the stretch (extremes sit near the edges most often,
-which made the key's day number the smallest or largest option, and a one-digit one, too often)."""
+cannot be memorized. The options are the keyed days of four random split-free stretches of one
+length, all asking the same (highest or lowest), one of them (drawn uniformly) shown: the
+distractors follow the key's own distribution. (Extremes sit near a stretch's first or last day
+most often, the arcsine law; distractors picked among the shown stretch's other days, even in its
+middle half only, left the key's day number the one nearest an edge too often.)"""
 
 
-def no_split(part):
-    """True when no day's close and adjusted-close changes differ by more than 20 points (a stock split)."""
-    gap = (part["close"].pct_change() - part["adj_close"].pct_change()).abs()
-    return not bool((gap > 0.2).any())
+def split_days(frame):
+    """Per day: True where the close and adjusted-close changes differ by more than 20 points (a stock split)."""
+    gap = (frame["close"].pct_change() - frame["adj_close"].pct_change()).abs()
+    return (gap > 0.2).to_numpy()
+
+
+def draw(frames, n, lowest):
+    """A random split-free stretch of `n` days whose extreme close is at least 0.5% clear of every
+    other day's: (record id, frame, first row, keyed day index), or None."""
+    rid, frame, close_all, split = frames[int(rng.integers(len(frames)))]
+    lo = int(rng.integers(0, len(frame) - n + 1))
+    if split[lo + 1:lo + n].any():
+        return None
+    close = close_all[lo:lo + n]
+    score = -close if lowest else close  # the keyed day maximizes `score`
+    top = int(np.argmax(score))
+    if np.delete(score, top).max() > score[top] - 0.005 * close[top]:
+        return None
+    return rid, frame, lo, top
 
 
 def question(num_samples):
     rec = handler.records()
-    ids = rec[rec["n_days"] >= 60]["record_id"].tolist()
+    frames = []
+    for rid in rec[rec["n_days"] >= 60]["record_id"].tolist():
+        frame = handler.series(rid)
+        frames.append((str(rid), frame, frame["close"].to_numpy(dtype=float), split_days(frame)))
     items = []
     tries = 0
     while len(items) < num_samples and tries < 100 * num_samples:
         tries += 1
-        rid = str(ids[int(rng.integers(len(ids)))])
-        frame = handler.series(rid)
-        n = int(rng.integers(25, 61))
-        lo = int(rng.integers(0, len(frame) - n + 1))
+        n, lowest = int(rng.integers(25, 61)), bool(rng.integers(2))
+        quad = [draw(frames, n, lowest) for _ in range(4)]
+        if any(q is None for q in quad) or len({q[3] for q in quad}) < 4:
+            continue
+        rid, frame, lo, top = quad[int(rng.integers(4))]
         part = frame.iloc[lo:lo + n]
-        if not no_split(part):
-            continue
-        lowest = bool(rng.integers(2))
         close = part["close"].to_numpy(dtype=float)
-        score = -close if lowest else close  # the keyed day maximizes `score`
+        wrong = [q[3] for q in quad if q[3] != top]
         dates = list(part.index.strftime("%Y-%m-%d"))
-        top = int(np.argmax(score))
-        rest = np.delete(score, top)
-        # a stretch's extreme falls near its first or last day more often than anywhere else (arcsine
-        # law): keep only stretches whose extreme lies in the middle half, distractors from there too
-        if rest.max() > score[top] - 0.005 * close[top] or not n // 4 <= top < n - n // 4:
-            continue
-        # distractors: other local extremes first, then the most extreme remaining days, all clearly short of it
-        clear = [i for i in range(n // 4, n - n // 4) if i != top and score[i] <= score[top] - 0.005 * close[top]]
-        local = [i for i in clear if (i == 0 or score[i] >= score[i - 1]) and (i == n - 1 or score[i] >= score[i + 1])]
-        local = sorted(local, key=lambda i: -score[i])
-        others = sorted([i for i in clear if i not in local], key=lambda i: -score[i])
-        wrong = (local + others)[:3]
         word = "lowest" if lowest else "highest"
         ticker = rid.split("-")[0]
         items.append(mc_item(
@@ -50,9 +55,10 @@ def question(num_samples):
             f"{dates[-1]}. Counting the first trading day shown as day 1, on which day was the closing price {word}?",
             f"day {top + 1}", [f"day {i + 1}" for i in wrong],
             series=[series(close, name=f"{ticker} close", timestamps=dates, unit="USD")],
-            rationale=(f"The {word} close is {close[top]:.2f} USD on day {top + 1} ({dates[top]}); the next {word} is "
-                       f"{abs(rest.max()):.2f} USD. Distractor days close at "
+            rationale=(f"The {word} close is {close[top]:.2f} USD on day {top + 1} ({dates[top]}), at least 0.5% clear "
+                       "of every other day. Distractor days (the keyed days of other random stretches) close at "
                        + ", ".join(f"{close[i]:.2f}" for i in wrong) + " USD."),
-            metadata={"record_ids": [rid], "first_date": dates[0], "last_date": dates[-1], "extreme": word, "close": float(close[top])},
+            metadata={"record_ids": [rid], "first_date": dates[0], "last_date": dates[-1], "extreme": word,
+                      "close": float(close[top])},
         ))
     return items
