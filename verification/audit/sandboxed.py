@@ -20,7 +20,9 @@ from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool, run_templat
 from itemsmith.templates_bank.items.schema import Item, RunStatus
 from itemsmith.verification.audit.config import AuditConfig
 from itemsmith.verification.audit.core import audit_items
+from itemsmith.verification.audit.fidelity import named_record_ids
 from itemsmith.verification.audit.models import AuditReport, Finding, ItemDraw
+from itemsmith.verification.audit.record_data import fetch_record_data
 from itemsmith.verification.seeds import fresh_seed, fresh_size
 
 __all__ = ["audit_template", "plan_draws"]
@@ -57,10 +59,13 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
     if plan is not None and len(plan) < 2:
         raise ValueError("an audit plan needs at least two (seed, num_samples) runs")
 
-    def run(seed: int, size: int) -> RunResult:
+    def run_source(text: str, seed: int, size: int) -> RunResult:
         if pool is not None:
-            return pool.run(source, num_samples=size, seed=seed, limits=limits)
-        return run_template(source, handler, num_samples=size, seed=seed, limits=limits)
+            return pool.run(text, num_samples=size, seed=seed, limits=limits)
+        return run_template(text, handler, num_samples=size, seed=seed, limits=limits)
+
+    def run(seed: int, size: int) -> RunResult:
+        return run_source(source, seed, size)
 
     plan = list(plan) if plan is not None else plan_draws(config)
     first_seed, first_size = plan[0]
@@ -95,7 +100,9 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
                                       "from rng (or random / np.random), never from the clock, id(), hash() or "
                                       "anything else that differs between processes")
 
-    report = audit_items(draws, config)
+    named = sorted({rid for draw in draws for item in draw.items for rid in named_record_ids(item)})
+    records = fetch_record_data(lambda text: run_source(text, 0, 1), named)
+    report = audit_items(draws, config, records)
     findings = [*report.findings, determinism]
     feedback = report.feedback
     if not determinism.passed:
