@@ -24,12 +24,12 @@ from itemsmith.templates_bank.items.schema import MAX_OPTIONS
 
 def series(values: Sequence[float], name: str = "series", timestamps: Sequence[Any] | None = None,
            unit: str | None = None, derived: str | None = None) -> dict[str, Any]:
-    """One named channel for an item's `series` list (values become plain floats).
+    """One named channel for an item's `series` list (values become plain floats); a channel that
+    is not a stretch of one handler column as it is says how it was made: derived="7-day mean of
+    temp_max".
 
-    A channel that is not a stretch of one handler column as it is (a rolling mean, a percentage
-    change, a conversion, a sum of two columns) says how it was made: `derived="7-day mean of
-    temp_max"`; readers and judges see it, and the audit checks every other channel against the
-    handler's data."""
+    Readers and judges see `derived`; the audit checks every other channel against the handler's
+    data (a rolling mean, a percentage change, a unit conversion or a sum of columns must say so)."""
     channel: dict[str, Any] = {"name": str(name), "values": [float(v) for v in values]}
     if timestamps is not None:
         channel["timestamps"] = [str(t) for t in timestamps]

@@ -26,6 +26,7 @@ _LAXER_WHEN: dict[str, Literal["higher", "lower"]] = {
     "min_distinct_series_share": "lower",
     "min_options": "lower",
     "min_mismatched_keys": "higher",
+    "max_unmatched_key_share": "higher",
 }
 
 
@@ -52,6 +53,10 @@ class AuditConfig(BaseSettings):
     min_mismatched_keys: int = Field(
         10, ge=1, description="items keyed with another statistic of a series shown than the question asks for "
                               "that fail the template (when they are also half of the items that can be told)")
+    max_unmatched_key_share: float = Field(
+        0.2, ge=0, le=1,
+        description="largest share of the items whose key the audit can recompute that may be keyed with no "
+                    "reading of the asked statistic of a series shown (and at least min_mismatched_keys fail)")
 
     def lowered(self) -> list[str]:
         """The thresholds set laxer than the defaults, as `name=value (default d)`."""

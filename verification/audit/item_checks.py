@@ -14,9 +14,10 @@ import numpy as np
 
 from itemsmith.templates_bank.items.schema import Item, ItemKind
 from itemsmith.verification.audit.config import AuditConfig
-from itemsmith.verification.audit.features import content_key, numeric_values, option_value, plain_number
+from itemsmith.verification.audit.features import content_key, option_value, plain_number, words_besides_numbers
 from itemsmith.verification.audit.models import Finding, ItemDraw
 from itemsmith.verification.audit.quantities import STATISTICS, agree, normal_text, quantities
+from itemsmith.verification.audit.recompute import recompute
 
 __all__ = ["ITEM_CHECKS", "Drawn", "check_items"]
 
@@ -112,7 +113,9 @@ def _option_count(drawn: Drawn, config: AuditConfig) -> Finding:
 def _distinct_options(drawn: Drawn, config: AuditConfig) -> Finding:
     for item in drawn.items:
         values = [option_value(o) for o in item.options]
-        if all(v is not None for v in values) and numeric_values(item) is None:
+        # the same number with other words ("Series 1 with trend", "Series 1 with noise") is not the same value
+        stated = {(v, words_besides_numbers(o)) for v, o in zip(values, item.options, strict=True)}
+        if all(v is not None for v in values) and len(stated) < len(values):
             return Finding(check="distinct_options", passed=False,
                            message=f"two options state the same value: {item.options}; format every option "
                                    "from distinct values after rounding")
@@ -251,9 +254,40 @@ def _key_answers_the_question(drawn: Drawn, config: AuditConfig) -> Finding:
                            "ask for what the answer is)")
 
 
+def _key_is_the_statistic(drawn: Drawn, config: AuditConfig) -> Finding:
+    """Keys that are not the statistic the question asks for of any series shown (the other way
+    round from `key_statistic`: a key computed on another window, another column, the whole record
+    or with a bug is no statistic of the data shown at all). A sound template's key is that
+    statistic on every item the audit can recompute; a share over `max_unmatched_key_share` fails."""
+    told, unmatched, example = 0, 0, None
+    for item in drawn.items:
+        found = recompute(item)
+        if found is None:
+            continue
+        told += 1
+        if not found.matched:
+            unmatched += 1
+            example = example or (item, found)
+    if unmatched < config.min_mismatched_keys or unmatched <= config.max_unmatched_key_share * told \
+            or example is None:
+        return Finding(check="key_is_statistic", passed=True,
+                       message=f"{told - unmatched} of {told} keys that can be recomputed are the statistic their "
+                               "question asks for of a series shown")
+    item, found = example
+    what = {"amount": "value", "position": "position", "time": "time"}[found.kind]
+    readings = sorted({round(v, 6) for v in found.values})
+    near = sorted(readings, key=lambda v: abs(v - found.key))[:3]
+    return Finding(check="key_is_statistic", passed=False,
+                   message=f"{unmatched} of {told} items whose key can be recomputed are keyed with a {what} that is "
+                           f"not the {'/'.join(sorted(found.asked))} of any series shown, e.g. "
+                           f"{_short(item.question)!r} keyed {item.answer!r} where the series shown give "
+                           f"{', '.join(f'{v:g}' for v in near)}; compute the key from exactly the values shown "
+                           "(the same window, column and records as series=[...])")
+
+
 ITEM_CHECKS: tuple[Callable[[Drawn, AuditConfig], Finding], ...] = (
     _distinct_items, _duplicates, _distinct_series, _option_count, _distinct_options, _key_consistency,
-    _contradictions, _key_answers_the_question,
+    _contradictions, _key_answers_the_question, _key_is_the_statistic,
 )
 
 

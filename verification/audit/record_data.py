@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from itemsmith.sandbox import RunResult
 from itemsmith.templates_bank.items.schema import RunStatus
@@ -97,4 +97,7 @@ def fetch_record_data(run: Callable[[str], RunResult], record_ids: Iterable[Any]
     if result.status is not RunStatus.ok or not result.items:
         return RecordData(error=f"reading the handler's records in the sandbox failed ({result.status.value}): "
                                 f"{result.error}")
-    return RecordData.model_validate(result.items[0]["metadata"]["data"])
+    try:
+        return RecordData.model_validate(result.items[0]["metadata"]["data"])
+    except (KeyError, TypeError, ValidationError) as exc:
+        return RecordData(error=f"reading the handler's records in the sandbox gave no record data: {exc}")
