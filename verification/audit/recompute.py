@@ -100,7 +100,8 @@ def _amounts(item: Item, asked: set[str], question: str) -> list[float]:
             if v[0] != 0:
                 values.append(float(100.0 * (v[-1] / v[0] - 1.0)))
         if asked & {"count", "share"}:
-            bounds = [(t, None) for t in thresholds] + [(None, t) for t in thresholds]
+            bounds: list[tuple[float | None, float | None]] = [(t, None) for t in thresholds]
+            bounds += [(None, t) for t in thresholds]
             bounds += [(a, b) for a, b in zip(thresholds, thresholds[1:], strict=False) if a < b]
             for low, high in bounds:
                 for strict in (True, False):
