@@ -246,10 +246,10 @@ def _item_problems(item: Item, data: RecordData, records: _Records) -> list[_Pro
         for named in units_named(text):
             shown = shown_units.get(named.quantity)
             if shown and named not in shown:
-                problems.append(_Problem("wrong_unit", f"the {where} names {named.name} but the "
+                problems.append(_Problem("wrong_unit", f"the {where} names the unit {named.name!r} but the "
                                                        f"{named.quantity} shown is in "
-                                                       f"{', '.join(sorted(u.name for u in shown))}; state the unit "
-                                                       "of the data shown (or convert the series and declare it: "
+                                                       f"{', '.join(sorted(repr(u.name) for u in shown))}; state the "
+                                                       "unit of the data shown (or convert the series and declare it: "
                                                        f"{_DERIVED_HINT})"))
                 break
     return problems

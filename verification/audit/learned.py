@@ -27,6 +27,7 @@ from itemsmith.verification.audit.features import format_signature, numeric_valu
 __all__ = ["MC_FEATURES", "fit_learned", "option_features", "statement_features"]
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_SIGNED = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?")
 _RATIOS = (2.0, 3.0, 4.0, 5.0, 10.0, 1.5, 0.5, 1 / 3, 0.25, 0.2, 0.1, 2 / 3)
 _HASHED_WORDS = 64
 _STEPS = 300
@@ -126,13 +127,13 @@ def _option_features(question: str, options: tuple[str, ...], context_text: str)
 
 
 def statement_features(item: Item) -> np.ndarray:
-    """A true/false statement: hashed content words, and how large its numbers are (log scale)."""
-    row = np.zeros(_HASHED_WORDS + 8)
+    """A true/false statement: hashed content words, and how large its numbers are (signed log scale)."""
+    row = np.zeros(_HASHED_WORDS + 3)
     for word in tokens(item.question):
         row[zlib.crc32(word.encode()) % _HASHED_WORDS] = 1.0
-    for number in _NUMBER.findall(item.question):
-        size = math.log10(abs(float(number)) + 1.0)
-        row[_HASHED_WORDS + min(7, int(size * 2))] += 1.0
+    sizes = [math.copysign(math.log10(abs(float(n)) + 1.0), float(n)) for n in _SIGNED.findall(item.question)]
+    if sizes:  # a threshold that gives the truth away: claims true when small, false when large
+        row[_HASHED_WORDS:] = [1.0, max(sizes), min(sizes)]
     return row
 
 

@@ -33,6 +33,10 @@ _THRESHOLD = re.compile(r"\b(above|over|exceed\w*|greater than|more than|higher 
                         r"less than|lower than|at most|fewer than|between|within|inside|outside|range)\b", re.I)
 # an option that names a thing ("series 2", "candidate 4", "P3", "window 1"), not an amount
 _LABEL = re.compile(r"^\s*[a-z][a-z ]*?\s*#?\d+\s*$", re.I)
+_FROM_ONE = re.compile(r"\bas (?:day|hour|minute|week|month|sample|position|point|reading|trading day|step|index|"
+                       r"segment|beat|second) 1\b|\b1-based\b|\bone-based\b|\bnumbered from 1\b", re.I)
+_FROM_ZERO = re.compile(r"\bas (?:day|hour|minute|week|month|sample|position|point|reading|trading day|step|index|"
+                        r"segment|beat|second) 0\b|\b0-based\b|\bzero-based\b|\bnumbered from 0\b", re.I)
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w)")
 _DATEISH = re.compile(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?|\d{1,2}:\d{2}")
 
@@ -115,9 +119,18 @@ def _amounts(item: Item, asked: set[str], question: str) -> list[float]:
     return values
 
 
-def _positions(item: Item, asked: set[str]) -> list[int]:
-    """Where the asked statistic lies: 0- and 1-based positions in the series shown (a change at
-    index i of the changes lies between positions i and i + 1)."""
+def _bases(question: str) -> tuple[int, ...]:
+    """How the question counts positions: from 1 ("counting the first day as day 1"), from 0, or unsaid."""
+    if _FROM_ONE.search(question):
+        return (1,)
+    if _FROM_ZERO.search(question):
+        return (0,)
+    return (0, 1)
+
+
+def _positions(item: Item, asked: set[str], bases: tuple[int, ...]) -> list[int]:
+    """Where the asked statistic lies, counted from each of `bases`: a value at index i is at i + base;
+    a change at index i of the changes lies between the values at i and i + 1 (either counts)."""
     found: set[int] = set()
     for v, offset in _variants(item):
         targets = []
@@ -127,8 +140,8 @@ def _positions(item: Item, asked: set[str]) -> list[int]:
             targets.append(v.min())
         for target in targets:
             for i in np.flatnonzero(np.isclose(v, target, rtol=1e-12, atol=1e-12)):
-                base = int(i) + offset
-                found |= {base, base + 1, base - 1} if offset else {base, base + 1}
+                for base in bases:
+                    found |= {int(i) + base, int(i) + base + offset}
     return sorted(found)
 
 
@@ -139,7 +152,7 @@ def _times(item: Item, asked: set[str]) -> list[float]:
     read = [option_value(t) for t in stamps]
     if any(r is None for r in read):
         return []
-    return [read[p] for p in _positions(item, asked) if 0 <= p < len(read)]  # type: ignore[misc]
+    return [read[p] for p in _positions(item, asked, (0,)) if 0 <= p < len(read)]  # type: ignore[misc]
 
 
 def recompute(item: Item) -> Recomputed | None:
@@ -156,7 +169,7 @@ def recompute(item: Item) -> Recomputed | None:
         if not located:
             return None
         return Recomputed(frozenset(located), "position", float(position[2]), 0.0,
-                          [float(p) for p in _positions(item, located)])
+                          [float(p) for p in _positions(item, located, _bases(item.question))])
     if (number := plain_number(answer)) is None:
         if (when := option_value(answer)) is None or not asked & _LOCATED:
             return None

@@ -2,8 +2,8 @@
 
 Seeds and sample sizes come from the OS (`secrets`), so a template cannot predict them; they are
 recorded in the report (pass them back as `plan` to reproduce an audit). The first seed is also
-run at two smaller sizes (5, the size checks used to run, and half its size), so an item drawn
-under several sizes must keep its key; the half-size run is repeated in another sandbox process
+run at two smaller sizes (5, the size checks used to run, and half its size) and at twice its
+size, so an item drawn under several sizes must keep its key; the half-size run is repeated in another sandbox process
 and must give identical items (determinism across processes). A `SandboxPool` of several workers
 runs the draws at once. Template code only ever runs in the sandbox.
 """
@@ -69,7 +69,10 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
 
     plan = list(plan) if plan is not None else plan_draws(config)
     first_seed, first_size = plan[0]
-    resized = sorted({n for n in (CHECKED_SIZE, max(1, first_size // 2)) if n != first_size})
+    smaller = sorted({n for n in (CHECKED_SIZE, max(1, first_size // 2)) if n != first_size})
+    # and at twice its size: a template keyed right at the sizes checks use and wrong at larger ones shows
+    # the same item with two keys, or keys that are not the asked statistic
+    resized = [*smaller, 2 * first_size]
     draws: list[ItemDraw] = []
     raw_by_run: dict[tuple[int, int], str] = {}
     runs = [*plan, *((first_seed, n) for n in resized)]
@@ -88,7 +91,7 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
         raw_by_run[(seed, size)] = _canonical(result.items)
         draws.append(ItemDraw(seed=seed, num_samples=size, items=[Item.model_validate(i) for i in result.items]))
 
-    check_seed, check_size = (first_seed, max(resized)) if resized else plan[1]
+    check_seed, check_size = (first_seed, max(smaller)) if smaller else plan[1]
     again = run(check_seed, check_size)
     if again.status is RunStatus.ok and _canonical(again.items) == raw_by_run[(check_seed, check_size)]:
         determinism = Finding(check="determinism", passed=True,

@@ -213,18 +213,17 @@ def _fit_question_memory(train: Sequence[Item]) -> tuple[Predict, str]:
     for item in train:
         keyed[_asked(item)][item.answer.strip().casefold()] += 1
 
-    def predict(item: Item) -> int | None:
-        seen = keyed.get(_asked(item))
-        if not seen:
-            return None
-        texts = [o.strip().casefold() for o in item.options]
-        for answer, _ in seen.most_common():
-            if answer in texts:
-                return texts.index(answer)
-        return None
+    # a question text remembered with its key: asked at least twice, with one key at least half the time
+    # (a question asked every time with another key, "What is the total?", has nothing to remember)
+    remembered = {text: answer for text, c in keyed.items()
+                  for answer, n in c.most_common(1) if n >= 2 and 2 * n >= sum(c.values())}
 
-    repeated = sum(1 for c in keyed.values() if sum(c.values()) > 1)
-    return predict, f"{len(keyed)} question texts in training, {repeated} asked more than once"
+    def predict(item: Item) -> int | None:
+        answer = remembered.get(_asked(item))
+        texts = [o.strip().casefold() for o in item.options]
+        return texts.index(answer) if answer in texts else None
+
+    return predict, f"{len(remembered)} of {len(keyed)} question texts in training came back with the same key"
 
 
 SOLVERS: tuple[Solver, ...] = (
