@@ -142,4 +142,7 @@ def test_questions_the_audit_cannot_recompute_are_not_told() -> None:
     labels = Item.model_validate(mc_item("Which series has the highest mean?", "series 2",
                                          ["series 1", "series 3", "series 4"], rng=rng,
                                          series=[series(values, name=f"series {i}") for i in range(1, 5)]))
-    assert recompute(beats) is None and recompute(labels) is None
+    rate = Item.model_validate(mc_item("What is the average heart rate over this stretch?", "72 beats per minute",
+                                       ["69 beats per minute", "75 beats per minute", "80 beats per minute"], rng=rng,
+                                       series=[series(values, name="ECG lead MLII", unit="mV")]))
+    assert recompute(beats) is None and recompute(labels) is None and recompute(rate) is None

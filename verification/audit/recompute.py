@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from itemsmith.templates_bank.items.schema import Item, ItemKind
-from itemsmith.verification.audit.features import option_value, plain_number
+from itemsmith.verification.audit.features import option_value, plain_number, words_besides_numbers
 from itemsmith.verification.audit.quantities import normal_text, quantities
 
 __all__ = ["Recomputed", "recompute"]
@@ -33,6 +33,7 @@ _THRESHOLD = re.compile(r"\b(above|over|exceed\w*|greater than|more than|higher 
                         r"less than|lower than|at most|fewer than|between|within|inside|outside|range)\b", re.I)
 # an option that names a thing ("series 2", "candidate 4", "P3", "window 1"), not an amount
 _LABEL = re.compile(r"^\s*[a-z][a-z ]*?\s*#?\d+\s*$", re.I)
+_APPROXIMATELY = frozenset({"about", "approximately", "around", "roughly", "nearly"})
 _FROM_ONE = re.compile(r"\bas (?:day|hour|minute|week|month|sample|position|point|reading|trading day|step|index|"
                        r"segment|beat|second) 1\b|\b1-based\b|\bone-based\b|\bnumbered from 1\b", re.I)
 _FROM_ZERO = re.compile(r"\bas (?:day|hour|minute|week|month|sample|position|point|reading|trading day|step|index|"
@@ -177,7 +178,11 @@ def recompute(item: Item) -> Recomputed | None:
     names = {normal_text(s.name) for s in item.series}
     if any(plain_number(o) is None or _LABEL.match(o) or normal_text(o) in names for o in item.options):
         return None
-    recomputable = set(asked & _AMOUNT)
+    # a key written in words other than the series' unit ("72 beats per minute" over an ECG in mV) is
+    # not a statistic of the values shown
+    unit_words = {w for s in item.series for w in words_besides_numbers(f"{s.unit or ''} {s.name}")}
+    in_unit = not set(words_besides_numbers(answer)) - unit_words - _APPROXIMATELY
+    recomputable = set(asked & _AMOUNT) if in_unit else set()
     if asked & {"count", "share"} and _THRESHOLD.search(question) and _thresholds(question):
         recomputable |= asked & {"count", "share"}
     if not recomputable:

@@ -3,7 +3,7 @@
 Seeds and sample sizes come from the OS (`secrets`), so a template cannot predict them; they are
 recorded in the report (pass them back as `plan` to reproduce an audit). The first seed is also
 run at two smaller sizes (5, the size checks used to run, and half its size) and at twice its
-size, so an item drawn under several sizes must keep its key; the half-size run is repeated in another sandbox process
+size where the output limit allows, so an item drawn under several sizes must keep its key; the half-size run is repeated in another sandbox process
 and must give identical items (determinism across processes). A `SandboxPool` of several workers
 runs the draws at once. Template code only ever runs in the sandbox.
 """
@@ -70,13 +70,11 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
     plan = list(plan) if plan is not None else plan_draws(config)
     first_seed, first_size = plan[0]
     smaller = sorted({n for n in (CHECKED_SIZE, max(1, first_size // 2)) if n != first_size})
-    # and at twice its size: a template keyed right at the sizes checks use and wrong at larger ones shows
-    # the same item with two keys, or keys that are not the asked statistic
-    resized = [*smaller, 2 * first_size]
     draws: list[ItemDraw] = []
     raw_by_run: dict[tuple[int, int], str] = {}
+    results = [run(*plan[0])]  # alone first: a template that fails fails fast
+    resized = [*smaller, *_larger(first_size, results[0], limits or getattr(pool, "limits", None) or SandboxLimits())]
     runs = [*plan, *((first_seed, n) for n in resized)]
-    results = [run(*runs[0])]  # alone first: a template that fails fails fast
     if results[0].status is RunStatus.ok:
         workers = min(len(runs) - 1, pool.size if pool is not None else 1)
         with ThreadPoolExecutor(max_workers=workers) as executor:  # a pool of several workers runs them at once
@@ -114,6 +112,17 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
         "findings": findings, "passed": report.passed and determinism.passed, "feedback": feedback,
         "elapsed_ms": (time.monotonic() - started) * 1000,
     })
+
+
+def _larger(size: int, first: RunResult, limits: SandboxLimits) -> list[int]:
+    """Twice the first run's size, where its output would stay within half the output limit: a template
+    keyed right at the sizes checks use and wrong at larger ones shows the same item with two keys,
+    or keys that are not the asked statistic. None when the first run failed or its items are large."""
+    if first.status is not RunStatus.ok or not first.items:
+        return []
+    per_item = len(_canonical(first.items).encode("utf-8")) / len(first.items)
+    larger = min(2 * size, int(limits.output_bytes / 2 / per_item), limits.max_samples)
+    return [larger] if larger > size else []
 
 
 def _failed(config: AuditConfig, plan: list[tuple[int, int]], started: float, error: str) -> AuditReport:
