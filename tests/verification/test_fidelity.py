@@ -27,7 +27,7 @@ COLUMNS = {rid: {"temp_max": list(np.round(RNG.normal(14, 4, len(days)), 1)),
                  "precipitation": list(np.round(np.maximum(0, RNG.normal(2, 4, len(days))), 1))}
            for rid, days in DAYS.items()}
 WEATHER = RecordData(units={"temp_max": "degC", "temp_min": "degC", "precipitation": "mm/day"},
-                     records={rid: RecordFrame(index=DAYS[rid], columns=COLUMNS[rid]) for rid in DAYS})
+                     records={rid: RecordFrame.of(DAYS[rid], COLUMNS[rid]) for rid in DAYS})
 
 
 def column(name: str, rid: str = "2013-03") -> np.ndarray:

@@ -68,9 +68,8 @@ class _Records:
     """The fetched records as arrays (built once per check), and the frames an item's ids name."""
 
     def __init__(self, data: RecordData) -> None:
-        self.single = {rid: _Frame(f"record {rid!r}", record.index,
-                                   {c: np.array([np.nan if v is None else v for v in vs], dtype=float)
-                                    for c, vs in record.columns.items()})
+        self.single = {rid: _Frame(f"record {rid!r}", record.stamps(),
+                                   {c: record.values(c) for c in record.columns})
                        for rid, record in data.records.items()}
         self._joined: dict[tuple[str, ...], _Frame] = {}
         self._rounded: dict[tuple[int, int], np.ndarray] = {}
@@ -85,7 +84,7 @@ class _Records:
             self._joined[key] = _Frame("records " + " + ".join(repr(rid) for rid in key),
                                        [t for f in parts for t in f.index],
                                        {c: np.concatenate([f.columns[c] for f in parts]) for c in common})
-        return [*parts, self._joined[key]]
+        return [self._joined[key], *parts]  # a stretch of one record is also one of the records joined
 
     def rounded(self, values: np.ndarray, decimals: int) -> np.ndarray:
         key = (id(values), decimals)
@@ -103,19 +102,24 @@ def _decimals(values: np.ndarray) -> int | None:
     return None
 
 
+def _close(values: np.ndarray, shown: np.ndarray | float) -> np.ndarray:
+    """Elementwise equality up to float noise (np.isclose without its overhead; NaN is never close)."""
+    return np.abs(values - shown) <= _ATOL + _RTOL * np.abs(shown)
+
+
 def _is_stretch(values: np.ndarray, shown: np.ndarray) -> bool:
     n = len(shown)
     if n > len(values):
         return False
-    for start in np.flatnonzero(np.isclose(values[: len(values) - n + 1], shown[0], rtol=_RTOL, atol=_ATOL)):
-        if np.allclose(values[start:start + n], shown, rtol=_RTOL, atol=_ATOL):
+    for start in np.flatnonzero(_close(values[: len(values) - n + 1], float(shown[0]))):
+        if _close(values[start:start + n], shown).all():
             return True
     return False
 
 
 def _traced_columns(shown: np.ndarray, frames: list[_Frame], records: _Records) -> set[str]:
     """The columns `shown` is a stretch of, as they are or rounded to the decimals shown, in the
-    first of `frames` (single records first, then the records joined) where it is one."""
+    first of `frames` (the named records joined, then each alone) where it is one."""
     decimals = _decimals(shown)
     for frame in frames:
         traced = {c for c, values in frame.columns.items() if _is_stretch(values, shown)}
@@ -147,13 +151,13 @@ def _closest(s: Series, frames: list[_Frame]) -> str:
                 pairs = [(s.timestamps[i], shown[i], values[w]) for i, w in enumerate(where)]  # type: ignore[index]
             else:  # align by the offset most values agree on
                 offsets = {int(p) - j for j in {0, len(shown) // 2, len(shown) - 1}
-                           for p in np.flatnonzero(np.isclose(values, shown[j], rtol=_RTOL, atol=_ATOL))}
+                           for p in np.flatnonzero(_close(values, float(shown[j])))}
                 offsets = {o for o in offsets if 0 <= o <= len(values) - len(shown)}
                 if not offsets:
                     continue
-                start = max(offsets, key=lambda o: int(np.isclose(values[o:o + len(shown)], shown).sum()))
+                start = max(offsets, key=lambda o: int(_close(values[o:o + len(shown)], shown).sum()))
                 pairs = [(f"position {start + i}", shown[i], values[start + i]) for i in range(len(shown))]
-            diffs = [(where_, a, b) for where_, a, b in pairs if not np.isclose(a, b, rtol=_RTOL, atol=_ATOL)]
+            diffs = [(where_, a, b) for where_, a, b in pairs if not _close(np.float64(b), a)]
             equal = len(pairs) - len(diffs)
             if best is None or equal > best[0]:
                 best = (equal, frame.label, column, diffs)

@@ -8,9 +8,10 @@ come from template output, so they enter the trusted source only as `repr` of a 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
 from itemsmith.sandbox import RunResult
@@ -24,10 +25,6 @@ MAX_VALUES = 150_000
 _TEMPLATE = '''
 WANTED = {ids}
 LIMIT = {limit}
-
-
-def plain(values):
-    return [None if v != v else float(v) for v in values]
 
 
 def question(num_samples):
@@ -48,11 +45,15 @@ def question(num_samples):
         used += len(frame) * max(1, len(numeric))
         index = frame.index
         if str(index.dtype).startswith("datetime"):
-            stamps = [str(t) for t in index.strftime("%Y-%m-%dT%H:%M:%S")]
+            stamps = np.datetime_as_string(index.tz_localize(None).to_numpy() if index.tz else index.to_numpy(),
+                                           unit="s").tolist()
         else:
             stamps = [str(t) for t in index.tolist()]
-        records[str(rid)] = {{"index": stamps,
-                             "columns": {{str(c): plain(frame[c].to_numpy(dtype=float)) for c in numeric}}}}
+        # one text per column (repr of each float, "nan" where missing): the sandbox's JSON checks walk
+        # every list element in Python, a string is checked at once
+        records[str(rid)] = {{"index": "\\n".join(stamps),
+                             "columns": {{str(c): " ".join(map(repr, frame[c].to_numpy(dtype=float).tolist()))
+                                         for c in numeric}}}}
     data = {{"units": handler.units, "generated_series": handler.generated_series, "records": records,
             "missing": [str(r) for r in missing], "skipped": [str(r) for r in skipped]}}
     return [{{"question": "record data", "options": ["a", "b"], "answer_index": 0, "metadata": {{"data": data}}}}]
@@ -60,10 +61,26 @@ def question(num_samples):
 
 
 class RecordFrame(BaseModel):
-    """One record's series(): the index as text (ISO datetimes or numbers) and its numeric columns."""
+    """One record's series() as sent: the index as lines of text (ISO datetimes or numbers) and each
+    numeric column as the space-separated repr of its floats ("nan" where missing)."""
 
-    index: list[str]
-    columns: dict[str, list[float | None]]
+    index: str
+    columns: dict[str, str]
+
+    @classmethod
+    def of(cls, index: Sequence[str], columns: Mapping[str, Sequence[float]]) -> RecordFrame:
+        """The frame as the fetch template sends it (tests and other sources of record data)."""
+        return cls(index="\n".join(index), columns={c: " ".join(repr(float(v)) for v in vs) for c, vs in columns.items()})
+
+    def stamps(self) -> list[str]:
+        return self.index.split("\n") if self.index else []
+
+    def values(self, column: str) -> np.ndarray:
+        text = self.columns[column]
+        try:
+            return np.array(text.split(" ") if text else [], dtype=float)
+        except ValueError:
+            raise ValueError(f"column {column!r} of the record data is not a list of numbers") from None
 
 
 class RecordData(BaseModel):
@@ -98,6 +115,10 @@ def fetch_record_data(run: Callable[[str], RunResult], record_ids: Iterable[Any]
         return RecordData(error=f"reading the handler's records in the sandbox failed ({result.status.value}): "
                                 f"{result.error}")
     try:
-        return RecordData.model_validate(result.items[0]["metadata"]["data"])
-    except (KeyError, TypeError, ValidationError) as exc:
+        data = RecordData.model_validate(result.items[0]["metadata"]["data"])
+        for record in data.records.values():
+            for column in record.columns:
+                record.values(column)
+        return data
+    except (KeyError, TypeError, ValueError, ValidationError) as exc:
         return RecordData(error=f"reading the handler's records in the sandbox gave no record data: {exc}")

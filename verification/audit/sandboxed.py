@@ -90,7 +90,12 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
         draws.append(ItemDraw(seed=seed, num_samples=size, items=[Item.model_validate(i) for i in result.items]))
 
     check_seed, check_size = (first_seed, max(smaller)) if smaller else plan[1]
-    again = run(check_seed, check_size)
+    named = sorted({rid for draw in draws for item in draw.items for rid in named_record_ids(item)})
+    # the second-process run and the read of the records the items name (for data fidelity) at once
+    with ThreadPoolExecutor(max_workers=2 if pool is not None and pool.size > 1 else 1) as executor:
+        rerun = executor.submit(run, check_seed, check_size)
+        fetched = executor.submit(fetch_record_data, lambda text: run_source(text, 0, 1), named)
+        again, records = rerun.result(), fetched.result()
     if again.status is RunStatus.ok and _canonical(again.items) == raw_by_run[(check_seed, check_size)]:
         determinism = Finding(check="determinism", passed=True,
                               message=f"seed {check_seed} gave identical items in two sandbox processes")
@@ -101,8 +106,6 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
                                       "from rng (or random / np.random), never from the clock, id(), hash() or "
                                       "anything else that differs between processes")
 
-    named = sorted({rid for draw in draws for item in draw.items for rid in named_record_ids(item)})
-    records = fetch_record_data(lambda text: run_source(text, 0, 1), named)
     report = audit_items(draws, config, records)
     findings = [*report.findings, determinism]
     feedback = report.feedback
