@@ -102,7 +102,7 @@ def _decimals(values: np.ndarray) -> int | None:
     return None
 
 
-def _close(values: np.ndarray, shown: np.ndarray | float) -> np.ndarray:
+def _close(values: np.ndarray | float, shown: np.ndarray | float) -> np.ndarray:
     """Elementwise equality up to float noise (np.isclose without its overhead; NaN is never close)."""
     return np.abs(values - shown) <= _ATOL + _RTOL * np.abs(shown)
 
