@@ -97,7 +97,9 @@ def _feedback(solvers: list[SolverResult], findings: list[Finding]) -> str | Non
             lines.append(f"- {finding.check}: {finding.message}")
     if not lines:
         return None
-    return "The item audit found answers that do not need the data:\n" + "\n".join(lines)
+    if any(result.shortcut for result in solvers):
+        return "The item audit found answers that do not need the data:\n" + "\n".join(lines)
+    return "The item audit found items whose data, keys or options are wrong:\n" + "\n".join(lines)
 
 
 def audit_items(draws: Sequence[ItemDraw], config: AuditConfig | None = None,

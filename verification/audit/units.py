@@ -66,7 +66,13 @@ def canonical_unit(text: str | None) -> Unit | None:
     return _FIELD.get(field) or _FIELD.get(_PER.sub("", field))
 
 
+# one pass that finds whether a text may name any unit at all (most texts name none)
+_ANY_UNIT = re.compile("|".join(f"(?:{pattern.pattern})" for pattern, _ in _TEXT), re.I)
+
+
 def units_named(text: str) -> set[Unit]:
     """The units a free text names (in any known spelling)."""
     text = text.replace("º", "°")
+    if not _ANY_UNIT.search(text):
+        return set()
     return {unit for pattern, unit in _TEXT if pattern.search(text)}
