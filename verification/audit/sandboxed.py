@@ -123,7 +123,9 @@ def _larger(size: int, first: RunResult, limits: SandboxLimits) -> list[int]:
     or keys that are not the asked statistic. None when the first run failed or its items are large."""
     if first.status is not RunStatus.ok or not first.items:
         return []
-    per_item = len(_canonical(first.items).encode("utf-8")) / len(first.items)
+    # the sandbox counts every number as 24 bytes against its output limit, whatever its JSON length
+    numbers = sum(len(channel.get("values", ())) for item in first.items for channel in item.get("series", ()))
+    per_item = (len(_canonical(first.items).encode("utf-8")) + 24 * numbers) / len(first.items)
     larger = min(2 * size, int(limits.output_bytes / 2 / per_item), limits.max_samples)
     return [larger] if larger > size else []
 
