@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from itemsmith.agents.profile import HandlerProfile
-from itemsmith.templates_bank.items.schema import AuditReport
+from itemsmith.items.schema import AuditReport
 
 _LINE = re.compile(r"(?:template )?line (\d+)", re.I)
 

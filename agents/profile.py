@@ -14,8 +14,8 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from itemsmith.agents.errors import AgentError
+from itemsmith.items.schema import RunStatus
 from itemsmith.sandbox import SandboxPool
-from itemsmith.templates_bank.items.schema import RunStatus
 
 _PROFILE_TEMPLATE = '''
 def cell(value):

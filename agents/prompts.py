@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from itemsmith.agents.profile import ColumnInfo, HandlerProfile
 from itemsmith.agents.taxonomy import CATEGORY_HINTS, CONCEPTS, TASK_KINDS
 from itemsmith.handlers.base import DatasetHandler
+from itemsmith.items.helpers import date_options, mc_item, numeric_options, series, tf_item
+from itemsmith.items.schema import Template
 from itemsmith.templates_bank.curated import load_curated
-from itemsmith.templates_bank.items.helpers import date_options, mc_item, numeric_options, series, tf_item
-from itemsmith.templates_bank.items.schema import Template
 
 SKELETON = '''def question(num_samples):
     ids = handler.records()["record_id"].tolist()

@@ -14,12 +14,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from itemsmith.sandbox import SandboxLimits
-from itemsmith.sandbox.render import render_item_png
-from itemsmith.templates_bank.exporters._options import ExportOptions
-from itemsmith.templates_bank.handler_identity import HandlerRef, handler_ref
-from itemsmith.templates_bank.items.hashing import canonical_json
-from itemsmith.templates_bank.items.rendering import (
+from itemsmith.items.hashing import canonical_json
+from itemsmith.items.rendering import (
     TextFormat,
     group_aligned,
     option_letter,
@@ -27,7 +23,11 @@ from itemsmith.templates_bank.items.rendering import (
     render_series,
     series_label,
 )
-from itemsmith.templates_bank.items.schema import Item
+from itemsmith.items.schema import Item
+from itemsmith.sandbox import SandboxLimits
+from itemsmith.sandbox.render import render_item_png
+from itemsmith.templates_bank.exporters._options import ExportOptions
+from itemsmith.templates_bank.handler_identity import HandlerRef, handler_ref
 from itemsmith.templates_bank.releases import Release, ReleaseTemplate
 
 __all__ = ["ExportRow", "arrow_schema", "iter_rows", "parquet_record", "record", "stem"]

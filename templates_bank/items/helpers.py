@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from itemsmith.templates_bank.items.schema import MAX_OPTIONS
+from itemsmith.items.schema import MAX_OPTIONS
 
 
 def series(values: Sequence[float], name: str = "series", timestamps: Sequence[Any] | None = None,

@@ -28,8 +28,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from itemsmith.templates_bank.items.rendering import group_aligned
-from itemsmith.templates_bank.items.schema import MAX_CHANNELS, Item, Series
+from itemsmith.items.rendering import group_aligned
+from itemsmith.items.schema import MAX_CHANNELS, Item, Series
 
 __all__ = ["ImageFormat", "plot_item", "plot_series"]
 

@@ -50,7 +50,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from itemsmith.templates_bank.items.schema import Item, Series
+from itemsmith.items.schema import Item, Series
 
 __all__ = ["TextFormat", "downsample_item", "group_aligned", "option_letter", "render_item", "render_series",
            "series_label", "terminal_safe"]

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from itemsmith.templates_bank.items.helpers import date_options, mc_item, numeric_options, series, tf_item
-from itemsmith.templates_bank.items.schema import Item
+from itemsmith.items.helpers import date_options, mc_item, numeric_options, series, tf_item
+from itemsmith.items.schema import Item
 from itemsmith.verification.audit import AuditConfig, ItemDraw, audit_items
 from itemsmith.verification.audit.stats import holm, poisson_binomial_sf
 

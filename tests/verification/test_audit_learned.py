@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from itemsmith.templates_bank.items.helpers import mc_item, numeric_options, series, tf_item
-from itemsmith.templates_bank.items.schema import Item
+from itemsmith.items.helpers import mc_item, numeric_options, series, tf_item
+from itemsmith.items.schema import Item
 from itemsmith.verification.audit import AuditReport, ItemDraw, audit_items
 from itemsmith.verification.audit.config import AuditConfig
 from itemsmith.verification.audit.features import option_value

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from itemsmith.items.schema import RunStatus
 from itemsmith.sandbox import RunResult, SandboxLimits
-from itemsmith.templates_bank.items.schema import RunStatus
 from itemsmith.verification.audit.sandboxed import _larger
 
 

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from itemsmith.templates_bank.items.helpers import mc_item, series
-from itemsmith.templates_bank.items.schema import Item
+from itemsmith.items.helpers import mc_item, series
+from itemsmith.items.schema import Item
 from itemsmith.verification.audit.fidelity import check_fidelity
 from itemsmith.verification.audit.record_data import RecordData, RecordFrame
 from itemsmith.verification.audit.units import canonical_unit, units_named

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from itemsmith.templates_bank.items.helpers import date_options, mc_item, numeric_options, series
-from itemsmith.templates_bank.items.schema import Item
+from itemsmith.items.helpers import date_options, mc_item, numeric_options, series
+from itemsmith.items.schema import Item
 from itemsmith.verification.audit import AuditReport, ItemDraw, audit_items
 from itemsmith.verification.audit.recompute import recompute
 

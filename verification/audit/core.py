@@ -6,7 +6,7 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 
-from itemsmith.templates_bank.items.schema import Item
+from itemsmith.items.schema import Item
 from itemsmith.verification.audit.config import AuditConfig
 from itemsmith.verification.audit.fidelity import check_fidelity
 from itemsmith.verification.audit.item_checks import Drawn, check_items

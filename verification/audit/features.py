@@ -12,7 +12,7 @@ import re
 from datetime import date
 from functools import lru_cache
 
-from itemsmith.templates_bank.items.schema import Item
+from itemsmith.items.schema import Item
 
 __all__ = [
     "canonical", "content_key", "format_signature", "numeric_values", "option_value", "plain_number", "tie_break",

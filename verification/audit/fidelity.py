@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from itemsmith.templates_bank.items.schema import Item, Series
+from itemsmith.items.schema import Item, Series
 from itemsmith.verification.audit.models import Finding
 from itemsmith.verification.audit.quantities import normal_text
 from itemsmith.verification.audit.record_data import RecordData

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from itemsmith.templates_bank.items.schema import Item, ItemKind
+from itemsmith.items.schema import Item, ItemKind
 from itemsmith.verification.audit.config import AuditConfig
 from itemsmith.verification.audit.features import content_key, option_value, plain_number, words_besides_numbers
 from itemsmith.verification.audit.models import Finding, ItemDraw

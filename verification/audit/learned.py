@@ -21,7 +21,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from itemsmith.templates_bank.items.schema import Item, ItemKind
+from itemsmith.items.schema import Item, ItemKind
 from itemsmith.verification.audit.features import format_signature, numeric_values, plain_number, tokens
 
 __all__ = ["MC_FEATURES", "fit_learned", "option_features", "statement_features"]

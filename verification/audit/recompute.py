@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from itemsmith.templates_bank.items.schema import Item, ItemKind
+from itemsmith.items.schema import Item, ItemKind
 from itemsmith.verification.audit.features import option_value, plain_number, words_besides_numbers
 from itemsmith.verification.audit.quantities import normal_text, quantities
 

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
+from itemsmith.items.schema import RunStatus
 from itemsmith.sandbox import RunResult
-from itemsmith.templates_bank.items.schema import RunStatus
 
 __all__ = ["MAX_VALUES", "RecordData", "RecordFrame", "fetch_record_data", "record_data_source"]
 

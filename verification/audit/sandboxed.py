@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from itemsmith.items.schema import Item, RunStatus
 from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool, run_template
-from itemsmith.templates_bank.items.schema import Item, RunStatus
 from itemsmith.verification.audit.config import AuditConfig
 from itemsmith.verification.audit.core import audit_items
 from itemsmith.verification.audit.fidelity import named_record_ids

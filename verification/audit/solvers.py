@@ -13,7 +13,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
-from itemsmith.templates_bank.items.schema import Item, ItemKind
+from itemsmith.items.schema import Item, ItemKind
 from itemsmith.verification.audit.features import (
     format_signature,
     numeric_values,

@@ -4,10 +4,10 @@ the hash) of items without one unchanged."""
 
 from __future__ import annotations
 
-from itemsmith.templates_bank.items.hashing import item_hash
-from itemsmith.templates_bank.items.helpers import series
-from itemsmith.templates_bank.items.rendering import render_item
-from itemsmith.templates_bank.items.schema import Item
+from itemsmith.items.hashing import item_hash
+from itemsmith.items.helpers import series
+from itemsmith.items.rendering import render_item
+from itemsmith.items.schema import Item
 
 
 def item(**channel: object) -> Item:
