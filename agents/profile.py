@@ -52,7 +52,7 @@ def question(num_samples):
                "columns": [column_info(rec, c) for c in rec.columns],
                "example_records": [{str(k): cell(v) for k, v in row.items()} for row in
                                    rec.head(2).to_dict(orient="records")],
-               "series": []}
+               "series": [], "units": handler.units}
     picks = [0, len(ids) // 2] if len(ids) > 1 else [0]
     for position in picks:
         rid = ids[position]
@@ -147,6 +147,7 @@ class HandlerProfile(BaseModel):
     series_length_range: tuple[int, int]
     channel_counts: dict[str, int] = Field(default_factory=dict)
     n_sampled: int = 0
+    units: dict[str, str] = Field(default_factory=dict)  # series() column -> unit, as the handler declares
 
     @property
     def varying_channels(self) -> bool:

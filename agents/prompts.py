@@ -141,7 +141,7 @@ def helper_api() -> str:
         " give 2 to 4 distractors.",
         '    tf_item(statement, is_true, series=[...], rationale="...", metadata={...})\n'
         f"        {_first_paragraph(tf_item)}",
-        '    series(values, name="...", timestamps=None, unit=None)\n'
+        '    series(values, name="...", timestamps=None, unit=None, derived=None)\n'
         f"        {_first_paragraph(series)} Values must be finite numbers (no NaN).",
         '    numeric_options(correct, spread=..., n=4, decimals=..., unit="", low=None, high=None) -> (key, wrong)\n'
         f"        {_first_paragraph(numeric_options)} Pass both to mc_item(question, key, wrong, ...).",
@@ -169,7 +169,8 @@ tf_item. The code runs in a sandbox where these names already exist (never impor
 ## Rules
 1. Compute the answer from the data. Never guess it or hard-code it.
 2. Attach the data the question is about: series=[series(values, name=..., timestamps=..., unit=...)]. Drop \
-NaN first (`.dropna()`).
+NaN first (`.dropna()`). Show a column's values as they are, named after the column, in its unit; a channel \
+computed from them (a rolling mean, a conversion) says how: derived="7-day mean of temp_max".
 3. Give mc_item exactly 3 distractors that only the data tells apart from the answer: for a number or a date \
 use `key, wrong = numeric_options(answer, spread=..., decimals=1)` / `date_options(...)` (the key lands at a \
 random rank, every option is formatted alike); for a label, other real labels filtered with `!=` the answer. \
@@ -239,6 +240,9 @@ def describe_profile(profile: HandlerProfile) -> str:
                       f"{peek.sampling}, {lo} to {hi} rows per record; e.g. record {peek.record_id!r}: "
                       f"{peek.length} rows from {peek.index_first} to {peek.index_last}. Columns:"]
         lines += [_column_line(c) for c in peek.columns]
+        if profile.units:
+            lines.append("Units (pass unit= on every channel shown): "
+                         + ", ".join(f"{c} {u}" for c, u in profile.units.items()))
         if profile.varying_channels:
             counts = ", ".join(f"{c} ({n} of {profile.n_sampled})" for c, n in
                                sorted(profile.channel_counts.items(), key=lambda kv: -kv[1]))

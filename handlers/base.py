@@ -32,10 +32,20 @@ class DatasetHandler(ABC):
     `getDataframe()` / `get_dataframe()` are aliases of `records()`, and `query(record_id)`
     of `series(record_id)`, so handlers and templates written for TimeSeriesExamAgent work
     unchanged. A subclass implements one name of each pair.
+
+    Two optional declarations tell the item audit how to check what items show:
+    - `units`: the unit of each series() column, e.g. `{"temp_max": "degC", "precipitation":
+      "mm/day"}`. A channel shown from a column must carry that unit (in any spelling), and an
+      item's text may not name another unit of the same quantity.
+    - `generated_series`: for a handler whose templates make their own series (synthetic data),
+      how they are made. Without it every channel an item shows must be a stretch of a column of
+      the records its `metadata["record_ids"]` names, or declare how it was derived.
     """
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
+    units: ClassVar[dict[str, str]] = {}
+    generated_series: ClassVar[str] = ""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -103,7 +103,9 @@ def _adapt(cls: type) -> type[DatasetHandler]:
         return cls
     try:
         return type(cls.__name__, (cls, DatasetHandler), {"name": getattr(cls, "name", cls.__name__),
-                                                           "description": getattr(cls, "description", "")})
+                                                           "description": getattr(cls, "description", ""),
+                                                           "units": getattr(cls, "units", {}),
+                                                           "generated_series": getattr(cls, "generated_series", "")})
     except (TypeError, HandlerContractError) as exc:
         raise HandlerSourceError(f"handler class {cls.__name__} cannot be used: {exc}") from None
 

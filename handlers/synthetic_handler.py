@@ -57,6 +57,8 @@ class SyntheticHandler(DatasetHandler):
         "coefficient); pattern (noise-free or simple stochastic base patterns, kind = linear, exponential, "
         "sine, sawtooth, square, ar, ma, white_noise, random_walk; period, amplitude, slope, coefficients, ...)."
     )
+    generated_series = ("templates make their series per item with the synth generators (handlers.synthetic), "
+                        "or show the catalogue's records; every value is generated and unitless")
 
     @cached_property
     def _catalogue(self) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:

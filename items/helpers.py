@@ -23,13 +23,20 @@ from itemsmith.items.schema import MAX_OPTIONS
 
 
 def series(values: Sequence[float], name: str = "series", timestamps: Sequence[Any] | None = None,
-           unit: str | None = None) -> dict[str, Any]:
-    """One named channel for an item's `series` list (values become plain floats)."""
+           unit: str | None = None, derived: str | None = None) -> dict[str, Any]:
+    """One named channel for an item's `series` list (values become plain floats); a channel that
+    is not a stretch of one handler column as it is says how it was made: derived="7-day mean of
+    temp_max".
+
+    Readers and judges see `derived`; the audit checks every other channel against the handler's
+    data (a rolling mean, a percentage change, a unit conversion or a sum of columns must say so)."""
     channel: dict[str, Any] = {"name": str(name), "values": [float(v) for v in values]}
     if timestamps is not None:
         channel["timestamps"] = [str(t) for t in timestamps]
     if unit is not None:
         channel["unit"] = str(unit)
+    if derived is not None:
+        channel["derived"] = str(derived)
     return channel
 
 

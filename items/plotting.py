@@ -95,7 +95,8 @@ def plot_series(series: Series | Sequence[Series], fmt: ImageFormat = "png", dpi
         for i, (ax, s) in enumerate(zip(axes, channels)):
             x = np.arange(len(s.values))
             ax.plot(x, s.values, color="C0", marker="o" if len(x) <= 30 else None, markersize=2.5)
-            ax.set_title(s.name, loc="left")
+            derived = s.derived.strip() if s.derived else ""
+            ax.set_title(f"{s.name} ({derived})" if derived else s.name, loc="left")
             if s.unit:
                 ax.set_ylabel(s.unit)
             bottom = not shared or i == len(channels) - 1

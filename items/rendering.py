@@ -291,10 +291,15 @@ def group_aligned(series: Series | Sequence[Series]) -> list[list[Series]]:
 
 
 def series_label(group: Series | Sequence[Series]) -> str:
-    """The label line for a block: ``Series: name (unit: u), other``."""
-    return "Series: " + ", ".join(
-        f"{s.name} (unit: {s.unit})" if s.unit else s.name for s in _as_list(group)
-    )
+    """The label line for a block: ``Series: name (unit: u; derived: how), other``."""
+    return "Series: " + ", ".join(_channel_label(s) for s in _as_list(group))
+
+
+def _channel_label(s: Series) -> str:
+    notes = [f"unit: {s.unit}"] if s.unit else []
+    if s.derived and s.derived.strip():
+        notes.append(f"derived: {s.derived.strip()}")
+    return f"{s.name} ({'; '.join(notes)})" if notes else s.name
 
 
 def render_series(series: Series | Sequence[Series], fmt: TextFormat | str = TextFormat.plain,

@@ -13,7 +13,17 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 MIN_OPTIONS = 2
 MAX_OPTIONS = 6
@@ -68,6 +78,9 @@ class Series(BaseModel):
     values: list[float]
     timestamps: list[TimestampText] | None = None
     unit: LabelText | None = None
+    # how a series that is not a window of a handler column was made ("7-day mean of temp_max");
+    # shown to readers and judges, and what the audit's data-fidelity check accepts instead of a column
+    derived: LabelText | None = None
 
     @field_validator("values", "timestamps", mode="before")
     @classmethod
@@ -96,6 +109,15 @@ class Series(BaseModel):
                 f"series '{self.name}' has {len(self.values)} values but {len(self.timestamps)} timestamps"
             )
         return self
+
+    @model_serializer(mode="wrap")
+    def _without_absent_derivation(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # a channel that is not derived serializes as before `derived` existed: item hashes (answer
+        # caches, release checksums) of every stored item stay what they were
+        data: dict[str, Any] = dump(self)
+        if data.get("derived") is None:
+            data.pop("derived", None)
+        return data
 
 
 class Item(BaseModel):

@@ -26,14 +26,23 @@ class HandlerView:
     `records()` (aliases `getDataframe()`, `get_dataframe()`) is one row per record with a
     `record_id` column; `series(record_id)` (alias `query(record_id)`) is that record's
     samples. Every call returns a new deep copy, so changing one never changes the next.
+    `units` (column -> unit) and `generated_series` are what the handler declares (see
+    `DatasetHandler`); `units` is a fresh dict on every read.
     """
 
-    __slots__ = ("_HandlerView__source", "name", "description")
+    __slots__ = ("_HandlerView__source", "_HandlerView__units", "name", "description", "generated_series")
 
     def __init__(self, source: Any) -> None:
         object.__setattr__(self, "_HandlerView__source", source)
+        object.__setattr__(self, "_HandlerView__units", tuple(declared_units(source).items()))
         object.__setattr__(self, "name", str(getattr(source, "name", "") or ""))
         object.__setattr__(self, "description", str(getattr(source, "description", "") or ""))
+        object.__setattr__(self, "generated_series", str(getattr(source, "generated_series", "") or ""))
+
+    @property
+    def units(self) -> dict[str, str]:
+        """The unit of each series() column the handler declares (a fresh copy)."""
+        return dict(self.__units)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise TypeError("handler is read-only in templates")
@@ -65,6 +74,14 @@ class HandlerView:
         return f"<handler {self.name!r}>"
 
 
+def declared_units(source: Any) -> dict[str, str]:
+    """A handler's `units` declaration as plain strings (anything but a dict declares none)."""
+    units = getattr(source, "units", None)
+    if type(units) is not dict:
+        return {}
+    return {str(column): str(unit) for column, unit in units.items()}
+
+
 def _lookup_key(record_id: Any) -> Any:
     if isinstance(record_id, np.generic):
         return record_id.item()
@@ -75,9 +92,12 @@ class SnapshotHandler:
     """A handler rebuilt from a snapshot: immutable frames, handed out as copies."""
 
     def __init__(self, name: str, description: str, records: pd.DataFrame,
-                 series: dict[Any, pd.DataFrame]) -> None:
+                 series: dict[Any, pd.DataFrame], units: dict[str, str] | None = None,
+                 generated_series: str = "") -> None:
         self.name = name
         self.description = description
+        self.units = dict(units or {})
+        self.generated_series = generated_series
         self._records = records
         self._series = series
 
@@ -148,6 +168,8 @@ class SnapshotManifest(BaseModel):
     description: str
     records: FrameSpec
     series: list[SeriesEntry]
+    units: dict[str, str] = Field(default_factory=dict)
+    generated_series: str = ""
 
 
 def _json_key(value: Any) -> JsonKey:
@@ -240,7 +262,8 @@ def encode_snapshot(handler: Any, *, max_bytes: int, max_records: int) -> bytes:
         entries.append(SeriesEntry(record_id=_json_key(record_id), frame=_frame_spec(handler.series(record_id), writer)))
     manifest = SnapshotManifest(name=str(getattr(handler, "name", "") or type(handler).__name__),
                                 description=str(getattr(handler, "description", "") or ""),
-                                records=records_spec, series=entries)
+                                records=records_spec, series=entries, units=declared_units(handler),
+                                generated_series=str(getattr(handler, "generated_series", "") or ""))
     header = manifest.model_dump_json().encode("utf-8")
     if len(header) + writer.blob_size > max_bytes:
         raise SnapshotError(f"the handler's data is larger than the {max_bytes}-byte snapshot limit")
@@ -296,7 +319,8 @@ def decode_snapshot(data: bytes) -> SnapshotHandler:
     blob = memoryview(data)[start + header_len:]
     records = _decode_frame(manifest.records, blob)
     series = {entry.record_id: _decode_frame(entry.frame, blob) for entry in manifest.series}
-    return SnapshotHandler(manifest.name, manifest.description, records, series)
+    return SnapshotHandler(manifest.name, manifest.description, records, series, manifest.units,
+                           manifest.generated_series)
 
 
 def snapshot_round_trip(handler: Any, **limits: int) -> SnapshotHandler:

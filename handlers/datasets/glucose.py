@@ -25,6 +25,7 @@ class GlucoseHandler(FrameHandler):
         "mean_mgdl, std_mgdl (ddof=1), min_mgdl, max_mgdl, tir_pct (% of readings 70-180 mg/dL inclusive),\n"
         "below_70_pct, above_180_pct (% of readings < 70 and > 180; the three percentages sum to 100)."
     )
+    units = {"glucose_mgdl": "mg/dL"}
 
     def _build(self) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
         from bokeh_sampledata.glucose import data

@@ -26,6 +26,7 @@ class StocksHandler(FrameHandler):
         "volatility_pct = std of daily adj_close % changes (ddof=1) * sqrt(252), has_split (a day where close and\n"
         "adj_close daily changes differ by > 20 percentage points)."
     )
+    units = {"open": "USD", "high": "USD", "low": "USD", "close": "USD", "volume": "shares", "adj_close": "USD"}
 
     def _build(self) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
         from bokeh_sampledata.stocks import data

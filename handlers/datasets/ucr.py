@@ -52,6 +52,7 @@ class ItalyPowerDemandHandler(_SktimeClassificationHandler):
     )
     loader = "load_italy_power_demand"
     channels = ["demand"]
+    units = {"demand": "z-score"}
     index_name = "hour"
 
     def _label_columns(self, label: str) -> dict[str, object]:

@@ -25,6 +25,7 @@ class SeattleWeatherHandler(FrameHandler):
         "precipitation > 0); mean_temp_max_c, mean_temp_min_c; max_temp_c (max of temp_max); min_temp_c (min of\n"
         "temp_min); mean_wind_ms."
     )
+    units = {"precipitation": "mm/day", "temp_max": "degC", "temp_min": "degC", "wind": "m/s"}
 
     def _build(self) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
         from vega_datasets import local_data

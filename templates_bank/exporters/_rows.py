@@ -88,7 +88,8 @@ def record(row: ExportRow, options: ExportOptions) -> dict[str, Any]:
         "answer": option_letter(item.answer_index),
         "answer_text": item.answer,
         "rationale": item.rationale,
-        "series": [{"name": s.name, "unit": s.unit, "values": s.values, "timestamps": s.timestamps}
+        "series": [{"name": s.name, "unit": s.unit, "derived": s.derived, "values": s.values,
+                    "timestamps": s.timestamps}
                    for s in item.series],
         "metadata": item.metadata,
         "prompt": render_item(item, options.text_format, options.decimals),
@@ -105,7 +106,8 @@ def parquet_record(row: ExportRow, options: ExportOptions) -> dict[str, Any]:
     return out
 
 
-_SERIES = pa.struct([("name", pa.string()), ("unit", pa.string()), ("values", pa.list_(pa.float64())),
+_SERIES = pa.struct([("name", pa.string()), ("unit", pa.string()), ("derived", pa.string()),
+                     ("values", pa.list_(pa.float64())),
                      ("timestamps", pa.list_(pa.string()))])
 _IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
 _FIELDS = [

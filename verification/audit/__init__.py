@@ -12,10 +12,14 @@ Public API
 
 Blind solvers (``solvers``) answer from the question and option texts only, are fitted on
 the seeds drawn before and scored on the next one; each one's accuracy is tested against
-chance (exact Poisson-binomial) with Holm's correction over the solvers. Item checks (``item_checks``) cover
-distinct and repeated items, distinct series, option counts, distinct options, keys that
-agree across runs and options the question's own wording rules out. A failed report's
-``feedback`` names each shortcut and its fix, for the template's author.
+chance (exact Poisson-binomial) with Holm's correction over the solvers. Besides the named cues
+they include one learned over generic option features (``learned``). Item checks (``item_checks``)
+cover distinct and repeated items, distinct series, option counts, distinct options, keys that
+agree across runs, options the question's own wording rules out and keys that are the asked
+statistic of a series shown (``recompute``). Data fidelity (``fidelity``) traces every channel
+shown to the named records' columns, read in the sandbox (``record_data``), with its name and unit
+(``units``), unless it declares how it was derived. A failed report's ``feedback`` names each
+shortcut or failed check and its fix, for the template's author (docs/audit.md).
 """
 
 from itemsmith.verification.audit.config import AuditConfig

@@ -27,6 +27,7 @@ _LAXER_WHEN: dict[str, Literal["higher", "lower"]] = {
     "min_options": "lower",
     "min_mismatched_keys": "higher",
     "near_duplicate_correlation": "higher",
+    "max_unmatched_key_share": "higher",
 }
 
 
@@ -53,6 +54,10 @@ class AuditConfig(BaseSettings):
     min_mismatched_keys: int = Field(
         10, ge=1, description="items keyed with another statistic of a series shown than the question asks for "
                               "that fail the template (when they are also half of the items that can be told)")
+    max_unmatched_key_share: float = Field(
+        0.2, ge=0, le=1,
+        description="largest share of the items whose key the audit can recompute that may be keyed with no "
+                    "reading of the asked statistic of a series shown (and at least min_mismatched_keys fail)")
 
     # the static audit (items imported from an existing benchmark, `audit.static`)
     power_effect: float = Field(

@@ -8,8 +8,10 @@ from collections.abc import Sequence
 
 from itemsmith.items.schema import Item
 from itemsmith.verification.audit.config import AuditConfig
+from itemsmith.verification.audit.fidelity import check_fidelity
 from itemsmith.verification.audit.item_checks import Drawn, check_items
 from itemsmith.verification.audit.models import AuditReport, Finding, ItemDraw, SolverResult
+from itemsmith.verification.audit.record_data import RecordData
 from itemsmith.verification.audit.solvers import SOLVERS, Solver
 from itemsmith.verification.audit.stats import holm, poisson_binomial_sf
 
@@ -95,14 +97,18 @@ def _feedback(solvers: list[SolverResult], findings: list[Finding]) -> str | Non
             lines.append(f"- {finding.check}: {finding.message}")
     if not lines:
         return None
-    return "The item audit found answers that do not need the data:\n" + "\n".join(lines)
+    if any(result.shortcut for result in solvers):
+        return "The item audit found answers that do not need the data:\n" + "\n".join(lines)
+    return "The item audit found items whose data, keys or options are wrong:\n" + "\n".join(lines)
 
 
-def audit_items(draws: Sequence[ItemDraw], config: AuditConfig | None = None) -> AuditReport:
+def audit_items(draws: Sequence[ItemDraw], config: AuditConfig | None = None,
+                records: RecordData | None = None) -> AuditReport:
     """Audit the items of several runs of one template (each draw: seed, num_samples, items).
 
     Pure: it never runs template code. Fewer valid items than `config.min_items` fail the
-    template with a message saying so.
+    template with a message saying so. With `records` (the handler data the items name, read in
+    the sandbox), data fidelity is checked too.
     """
     started = time.monotonic()
     config = config or AuditConfig()
@@ -117,6 +123,8 @@ def audit_items(draws: Sequence[ItemDraw], config: AuditConfig | None = None) ->
                            elapsed_ms=(time.monotonic() - started) * 1000, **common)
     drawn = Drawn.of(draws)
     findings = check_items(drawn, config)
+    if records is not None:
+        findings.append(check_fidelity(items, records))
     solvers = _test_solvers(_folds(drawn), config)
     n_distinct = len(set(drawn.all_keys))
     passed = not any(s.shortcut for s in solvers) and all(f.passed for f in findings)

@@ -16,7 +16,7 @@ from itemsmith.items.schema import Item
 
 __all__ = [
     "canonical", "content_key", "format_signature", "numeric_values", "option_value", "plain_number", "tie_break",
-    "tokens", "wording",
+    "tokens", "wording", "words_besides_numbers",
 ]
 
 _DATE = re.compile(r"^\D*?(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2}))?\D*$")
@@ -29,10 +29,21 @@ _STOPWORDS = frozenset(
     "over under per each one two series value values data day days time does did how many much".split())
 
 
+# words an option may hold besides its number and still state a quantity ("12.3 mm/day", "day 17",
+# "about 40 beats"); more ("Time series 1 with flip anomaly") make it a description that holds a number
+_MAX_QUANTITY_WORDS = 3
+
+
+def words_besides_numbers(text: str) -> tuple[str, ...]:
+    """The words of a text once its numbers are taken out ("Series 1 with trend" -> series, with, trend)."""
+    return tuple(re.findall(r"[^\W\d_]+", _NUMBER.sub(" ", text.casefold())))
+
+
 @lru_cache(maxsize=65536)
 def option_value(text: str) -> float | None:
     """A number for an option that states exactly one quantity: a date (its ordinal, plus the
-    time of day), a clock time (minutes) or a single number; None otherwise."""
+    time of day), a clock time (minutes) or a single number with at most a few words (a unit, "day");
+    None otherwise."""
     text = text.strip()
     if m := _DATE.match(text):
         try:
@@ -44,7 +55,9 @@ def option_value(text: str) -> float | None:
     if m := _TIME.match(text):
         return int(m[1]) * 60 + int(m[2])
     number = plain_number(text)
-    return None if number is None else number[0]
+    if number is None or len(words_besides_numbers(text)) > _MAX_QUANTITY_WORDS:
+        return None
+    return number[0]
 
 
 def plain_number(text: str) -> tuple[float, int] | None:

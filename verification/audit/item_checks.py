@@ -14,9 +14,10 @@ import numpy as np
 
 from itemsmith.items.schema import Item, ItemKind
 from itemsmith.verification.audit.config import AuditConfig
-from itemsmith.verification.audit.features import content_key, numeric_values, option_value, plain_number
+from itemsmith.verification.audit.features import content_key, option_value, plain_number, words_besides_numbers
 from itemsmith.verification.audit.models import Finding, ItemDraw
 from itemsmith.verification.audit.quantities import STATISTICS, agree, normal_text, quantities
+from itemsmith.verification.audit.recompute import recompute
 
 __all__ = ["ITEM_CHECKS", "STATIC_ITEM_CHECKS", "Drawn", "check_items"]
 
@@ -112,7 +113,9 @@ def _option_count(drawn: Drawn, config: AuditConfig) -> Finding:
 def _distinct_options(drawn: Drawn, config: AuditConfig) -> Finding:
     for item in drawn.items:
         values = [option_value(o) for o in item.options]
-        if all(v is not None for v in values) and numeric_values(item) is None:
+        # the same number with other words ("Series 1 with trend", "Series 1 with noise") is not the same value
+        stated = {(v, words_besides_numbers(o)) for v, o in zip(values, item.options, strict=True)}
+        if all(v is not None for v in values) and len(stated) < len(values):
             return Finding(check="distinct_options", passed=False,
                            message=f"two options state the same value: {item.options}; format every option "
                                    "from distinct values after rounding")
@@ -251,9 +254,50 @@ def _key_answers_the_question(drawn: Drawn, config: AuditConfig) -> Finding:
                            "ask for what the answer is)")
 
 
+def _key_is_the_statistic(drawn: Drawn, config: AuditConfig) -> Finding:
+    """Keys that are not the statistic the question asks for of any series shown (the other way
+    round from `key_statistic`: a key computed on another window, another column, the whole record
+    or with a bug is no statistic of the data shown at all). A sound template's key is that
+    statistic on every item the audit can recompute; a share over `max_unmatched_key_share` fails,
+    over all items or within one run (a template keyed wrong only at larger num_samples)."""
+    told, unmatched, example = 0, 0, None
+    worst_run: tuple[int, int, int] | None = None  # (unmatched, told, num_samples) of the worst run
+    for draw in drawn.draws:
+        run_told = run_unmatched = 0
+        for item in draw.items:
+            found = recompute(item)
+            if found is None:
+                continue
+            run_told += 1
+            if not found.matched:
+                run_unmatched += 1
+                example = example or (item, found)
+        told, unmatched = told + run_told, unmatched + run_unmatched
+        if run_unmatched >= config.min_mismatched_keys and run_unmatched > config.max_unmatched_key_share * run_told \
+                and (worst_run is None or run_unmatched * worst_run[1] > worst_run[0] * run_told):
+            worst_run = (run_unmatched, run_told, draw.num_samples)
+    overall = unmatched >= config.min_mismatched_keys and unmatched > config.max_unmatched_key_share * told
+    if example is None or not (overall or worst_run):
+        return Finding(check="key_is_statistic", passed=True,
+                       message=f"{told - unmatched} of {told} keys that can be recomputed are the statistic their "
+                               "question asks for of a series shown")
+    item, found = example
+    what = {"amount": "value", "position": "position", "time": "time"}[found.kind]
+    readings = sorted({round(v, 6) for v in found.values})
+    near = sorted(readings, key=lambda v: abs(v - found.key))[:3]
+    where = "" if overall or worst_run is None else \
+        f" (in the run with num_samples={worst_run[2]}: {worst_run[0]} of {worst_run[1]})"
+    return Finding(check="key_is_statistic", passed=False,
+                   message=f"{unmatched} of {told} items whose key can be recomputed{where} are keyed with a {what} "
+                           f"that is not the {'/'.join(sorted(found.asked))} of any series shown, e.g. "
+                           f"{_short(item.question)!r} keyed {item.answer!r} where the series shown give "
+                           f"{', '.join(f'{v:g}' for v in near)}; compute the key from exactly the values shown "
+                           "(the same window, column and records as series=[...]), for every num_samples")
+
+
 ITEM_CHECKS: tuple[Callable[[Drawn, AuditConfig], Finding], ...] = (
     _distinct_items, _duplicates, _distinct_series, _option_count, _distinct_options, _key_consistency,
-    _contradictions, _key_answers_the_question,
+    _contradictions, _key_answers_the_question, _key_is_the_statistic,
 )
 
 

@@ -49,9 +49,12 @@ def normal_text(text: str) -> str:
     return " ".join(re.sub(r"[^a-z0-9<>%]+", " ", text.lower().replace("_", " ")).split())
 
 
+_QUANTITY_PATTERNS = {q: re.compile(rf"\b(?:{'|'.join(words)})\b") for q, words in _QUANTITY_WORDS.items()}
+
+
 def quantities(text: str, *, answer: bool = False) -> set[str]:
     """The quantities a normalized text names; for an `answer`, also what its comparisons count."""
-    found = {q for q, words in _QUANTITY_WORDS.items() if any(re.search(rf"\b{w}\b", text) for w in words)}
+    found = {q for q, pattern in _QUANTITY_PATTERNS.items() if pattern.search(text)}
     if "%" in text:
         found.add("share")
     if {"max", "min"} <= found:

@@ -2,8 +2,8 @@
 
 Seeds and sample sizes come from the OS (`secrets`), so a template cannot predict them; they are
 recorded in the report (pass them back as `plan` to reproduce an audit). The first seed is also
-run at two smaller sizes (5, the size checks used to run, and half its size), so an item drawn
-under several sizes must keep its key; the half-size run is repeated in another sandbox process
+run at two smaller sizes (5, the size checks used to run, and half its size) and at twice its
+size where the output limit allows, so an item drawn under several sizes must keep its key; the half-size run is repeated in another sandbox process
 and must give identical items (determinism across processes). A `SandboxPool` of several workers
 runs the draws at once. Template code only ever runs in the sandbox.
 """
@@ -20,7 +20,9 @@ from itemsmith.items.schema import Item, RunStatus
 from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool, run_template
 from itemsmith.verification.audit.config import AuditConfig
 from itemsmith.verification.audit.core import audit_items
+from itemsmith.verification.audit.fidelity import named_record_ids
 from itemsmith.verification.audit.models import AuditReport, Finding, ItemDraw
+from itemsmith.verification.audit.record_data import fetch_record_data
 from itemsmith.verification.seeds import fresh_seed, fresh_size
 
 __all__ = ["audit_template", "plan_draws"]
@@ -57,18 +59,22 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
     if plan is not None and len(plan) < 2:
         raise ValueError("an audit plan needs at least two (seed, num_samples) runs")
 
-    def run(seed: int, size: int) -> RunResult:
+    def run_source(text: str, seed: int, size: int) -> RunResult:
         if pool is not None:
-            return pool.run(source, num_samples=size, seed=seed, limits=limits)
-        return run_template(source, handler, num_samples=size, seed=seed, limits=limits)
+            return pool.run(text, num_samples=size, seed=seed, limits=limits)
+        return run_template(text, handler, num_samples=size, seed=seed, limits=limits)
+
+    def run(seed: int, size: int) -> RunResult:
+        return run_source(source, seed, size)
 
     plan = list(plan) if plan is not None else plan_draws(config)
     first_seed, first_size = plan[0]
-    resized = sorted({n for n in (CHECKED_SIZE, max(1, first_size // 2)) if n != first_size})
+    smaller = sorted({n for n in (CHECKED_SIZE, max(1, first_size // 2)) if n != first_size})
     draws: list[ItemDraw] = []
     raw_by_run: dict[tuple[int, int], str] = {}
+    results = [run(*plan[0])]  # alone first: a template that fails fails fast
+    resized = [*smaller, *_larger(first_size, results[0], limits or getattr(pool, "limits", None) or SandboxLimits())]
     runs = [*plan, *((first_seed, n) for n in resized)]
-    results = [run(*runs[0])]  # alone first: a template that fails fails fast
     if results[0].status is RunStatus.ok:
         workers = min(len(runs) - 1, pool.size if pool is not None else 1)
         with ThreadPoolExecutor(max_workers=workers) as executor:  # a pool of several workers runs them at once
@@ -83,8 +89,13 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
         raw_by_run[(seed, size)] = _canonical(result.items)
         draws.append(ItemDraw(seed=seed, num_samples=size, items=[Item.model_validate(i) for i in result.items]))
 
-    check_seed, check_size = (first_seed, max(resized)) if resized else plan[1]
-    again = run(check_seed, check_size)
+    check_seed, check_size = (first_seed, max(smaller)) if smaller else plan[1]
+    named = sorted({rid for draw in draws for item in draw.items for rid in named_record_ids(item)})
+    # the second-process run and the read of the records the items name (for data fidelity) at once
+    with ThreadPoolExecutor(max_workers=2 if pool is not None and pool.size > 1 else 1) as executor:
+        rerun = executor.submit(run, check_seed, check_size)
+        fetched = executor.submit(fetch_record_data, lambda text: run_source(text, 0, 1), named)
+        again, records = rerun.result(), fetched.result()
     if again.status is RunStatus.ok and _canonical(again.items) == raw_by_run[(check_seed, check_size)]:
         determinism = Finding(check="determinism", passed=True,
                               message=f"seed {check_seed} gave identical items in two sandbox processes")
@@ -95,7 +106,7 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
                                       "from rng (or random / np.random), never from the clock, id(), hash() or "
                                       "anything else that differs between processes")
 
-    report = audit_items(draws, config)
+    report = audit_items(draws, config, records)
     findings = [*report.findings, determinism]
     feedback = report.feedback
     if not determinism.passed:
@@ -104,6 +115,19 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
         "findings": findings, "passed": report.passed and determinism.passed, "feedback": feedback,
         "elapsed_ms": (time.monotonic() - started) * 1000,
     })
+
+
+def _larger(size: int, first: RunResult, limits: SandboxLimits) -> list[int]:
+    """Twice the first run's size, where its output would stay within half the output limit: a template
+    keyed right at the sizes checks use and wrong at larger ones shows the same item with two keys,
+    or keys that are not the asked statistic. None when the first run failed or its items are large."""
+    if first.status is not RunStatus.ok or not first.items:
+        return []
+    # the sandbox counts every number as 24 bytes against its output limit, whatever its JSON length
+    numbers = sum(len(channel.get("values", ())) for item in first.items for channel in item.get("series", ()))
+    per_item = (len(_canonical(first.items).encode("utf-8")) + 24 * numbers) / len(first.items)
+    larger = min(2 * size, int(limits.output_bytes / 2 / per_item), limits.max_samples)
+    return [larger] if larger > size else []
 
 
 def _failed(config: AuditConfig, plan: list[tuple[int, int]], started: float, error: str) -> AuditReport:

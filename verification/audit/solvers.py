@@ -8,12 +8,21 @@ a high score means and how to fix it.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 from itemsmith.items.schema import Item, ItemKind
-from itemsmith.verification.audit.features import format_signature, numeric_values, tie_break, tokens, wording
+from itemsmith.verification.audit.features import (
+    format_signature,
+    numeric_values,
+    plain_number,
+    tie_break,
+    tokens,
+    wording,
+)
+from itemsmith.verification.audit.learned import fit_learned
 
 __all__ = ["SOLVERS", "STATIC_SOLVERS", "Solver"]
 
@@ -172,6 +181,51 @@ def _fit_tf_wording(train: Sequence[Item]) -> tuple[Predict, str]:
     return predict, f"{len(by_wording)} statement wordings, {skewed} always keyed the same way"
 
 
+def _stated(item: Item) -> list[int]:
+    """The options whose text, or whose number as written, the question or the context states."""
+    said = " ".join(f"{item.question} {item.context or ''}".split()).casefold()
+    numbers = set(re.findall(r"-?\d+(?:\.\d+)?", said))
+    hits = []
+    for i, option in enumerate(item.options):
+        text = " ".join(option.split()).casefold()
+        number = plain_number(option)
+        written = None if number is None else f"{number[0]:.{number[1]}f}"
+        if (len(text) >= 2 and re.search(rf"(?<!\w){re.escape(text)}(?!\w)", said)) or written in numbers:
+            hits.append(i)
+    return hits
+
+
+def _fit_stated(train: Sequence[Item]) -> tuple[Predict, str]:
+    def predict(item: Item) -> int | None:
+        if item.kind is ItemKind.tf:
+            return None
+        hits = _stated(item)
+        return hits[0] if len(hits) == 1 else None
+    return predict, "answers the one option the question or context states"
+
+
+def _asked(item: Item) -> str:
+    return " ".join(item.question.split()).casefold()
+
+
+def _fit_question_memory(train: Sequence[Item]) -> tuple[Predict, str]:
+    keyed: dict[str, Counter[str]] = defaultdict(Counter)
+    for item in train:
+        keyed[_asked(item)][item.answer.strip().casefold()] += 1
+
+    # a question text remembered with its key: asked at least twice, with one key at least half the time
+    # (a question asked every time with another key, "What is the total?", has nothing to remember)
+    remembered = {text: answer for text, c in keyed.items()
+                  for answer, n in c.most_common(1) if n >= 2 and 2 * n >= sum(c.values())}
+
+    def predict(item: Item) -> int | None:
+        answer = remembered.get(_asked(item))
+        texts = [o.strip().casefold() for o in item.options]
+        return texts.index(answer) if answer in texts else None
+
+    return predict, f"{len(remembered)} of {len(keyed)} question texts in training came back with the same key"
+
+
 SOLVERS: tuple[Solver, ...] = (
     Solver("position", _learned_rank(_position_ranks, lambda r, n: f"the key is option {r + 1} of {n}"),
            "the key's position among the options is predictable",
@@ -203,6 +257,23 @@ SOLVERS: tuple[Solver, ...] = (
     Solver("tf_wording", _fit_tf_wording,
            "true/false statements with the same wording are almost always keyed the same way",
            "for each statement wording, make it true about half the time (draw the claim, then build the series)"),
+    Solver("stated_in_text", _fit_stated,
+           "the key's text or number is written in the question or the context",
+           "never state the answer (or a paraphrase of it) in the question or context; if the text must quote "
+           "numbers, quote the distractors' as often as the key's"),
+    Solver("question_memory", _fit_question_memory,
+           "the same question text comes back with the same key across seeds (a key fixed per record or "
+           "per question)",
+           "draw what the question is about (record, window, threshold) so that a question text rarely repeats, "
+           "and compute the key from the data shown each time"),
+    Solver("learned", fit_learned,
+           "a model fitted on earlier seeds' items answers later seeds' from the option and question texts alone "
+           "(cues such as the key nearest a round number, the only odd last digit, distractors that are "
+           "multiples of the key, the key's words in the question, statement words or thresholds that give a "
+           "true/false item's truth)",
+           "make the key indistinguishable from the distractors by everything but the data: numeric_options / "
+           "date_options (or other records' answers) for the options, statements made true or false 50/50 per "
+           "wording and threshold, and no answer words in the question"),
 )
 
 

@@ -1,0 +1,148 @@
+"""The key is the statistic its question asks for, of a series shown (`key_is_statistic`, built on
+verification.audit.recompute), in both directions: a key that is another statistic fails
+(`key_statistic`), and so does a key that is no reading of the asked statistic at all (computed on
+a window shifted by a day, on another column, on the whole record, with a bug on half the items).
+
+Items are drawn in-process with the template helpers from one long record (8 seeds of 30 items,
+as the audit draws them; fixed seeds: deterministic). Controls: the same templates computing the key
+from exactly the values shown pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from itemsmith.items.helpers import date_options, mc_item, numeric_options, series
+from itemsmith.items.schema import Item
+from itemsmith.verification.audit import AuditReport, ItemDraw, audit_items
+from itemsmith.verification.audit.recompute import recompute
+
+RECORD = np.random.default_rng(7)
+TEMP_MAX = np.round(RECORD.normal(14, 5, 2000), 1)
+TEMP_MIN = np.round(TEMP_MAX - np.abs(RECORD.normal(7, 2, 2000)), 1)
+RAIN = np.round(np.maximum(0, RECORD.normal(1, 4, 2000)), 1)
+DATES = [str(d) for d in np.arange(np.datetime64("2012-01-01"), np.datetime64("2012-01-01") + 2000)]
+
+# (values shown, values the key is computed on) from a window start and size
+Window = Callable[[np.ndarray, int, int], tuple[np.ndarray, np.ndarray]]
+
+
+def same(column: np.ndarray, start: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+    return column[start:start + size], column[start:start + size]
+
+
+def shifted(column: np.ndarray, start: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+    return column[start:start + size], column[start + 1:start + 1 + size]
+
+
+def whole_record(column: np.ndarray, start: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+    return column[start:start + size], column[(start // 31) * 31:(start // 31) * 31 + 31 + size]
+
+
+def audit(make: Callable[[np.random.Generator], dict[str, Any] | None], seed: int = 0) -> AuditReport:
+    draws = []
+    for k in range(8):
+        rng = np.random.default_rng([seed, k])
+        items: list[Item] = []
+        while len(items) < 30:
+            raw = make(rng)
+            if raw is not None:
+                items.append(Item.model_validate(raw))
+        draws.append(ItemDraw(seed=k, num_samples=30, items=items))
+    return audit_items(draws)
+
+
+def finding(report: AuditReport) -> Any:
+    return next(f for f in report.findings if f.check == "key_is_statistic")
+
+
+def mean_item(window: Window, key_column: np.ndarray = TEMP_MAX) -> Callable[[np.random.Generator], dict[str, Any]]:
+    def make(rng: np.random.Generator) -> dict[str, Any]:
+        start, size = int(rng.integers(0, 1900)), int(rng.integers(20, 40))
+        values, _ = window(TEMP_MAX, start, size)
+        _, keyed = window(key_column, start, size)
+        key, wrong = numeric_options(float(keyed.mean()), rng=rng, spread=1.0, decimals=1, unit="°C")
+        return mc_item(f"What was the average daily maximum temperature from {DATES[start]} on?", key, wrong, rng=rng,
+                       series=[series(values, name="temp_max", timestamps=DATES[start:start + size], unit="°C")])
+    return make
+
+
+def count_item(window: Window) -> Callable[[np.random.Generator], dict[str, Any] | None]:
+    def make(rng: np.random.Generator) -> dict[str, Any] | None:
+        start, size = int(rng.integers(0, 1900)), int(rng.integers(20, 40))
+        values, keyed = window(RAIN, start, size)
+        try:
+            key, wrong = numeric_options(int((keyed > 2).sum()), rng=rng, spread=2, decimals=0, low=0)
+        except ValueError:
+            return None
+        return mc_item("On how many of these days was the precipitation more than 2 mm?", key, wrong, rng=rng,
+                       series=[series(values, name="precipitation", unit="mm")])
+    return make
+
+
+def peak_day_item(window: Window) -> Callable[[np.random.Generator], dict[str, Any] | None]:
+    def make(rng: np.random.Generator) -> dict[str, Any] | None:
+        start, size = int(rng.integers(0, 1900)), int(rng.integers(20, 40))
+        values, keyed = window(TEMP_MAX, start, size)
+        day = int(np.argmax(keyed)) + 1
+        wrong = [int(d) for d in rng.choice([d for d in range(1, size + 1) if d != day], size=3, replace=False)]
+        return mc_item("Counting the first day as day 1, on which day was the maximum temperature highest?",
+                       f"day {day}", [f"day {d}" for d in wrong], rng=rng,
+                       series=[series(values, name="temp_max", unit="°C")])
+    return make
+
+
+def peak_date_item(late: int = 0) -> Callable[[np.random.Generator], dict[str, Any] | None]:
+    def make(rng: np.random.Generator) -> dict[str, Any] | None:
+        start, size = int(rng.integers(0, 1900)), int(rng.integers(20, 40))
+        values = TEMP_MAX[start:start + size]
+        stamps = DATES[start:start + size]
+        peak = DATES[start + int(np.argmax(values)) + late]
+        try:
+            key, wrong = date_options(peak, rng=rng, spread_days=4, low=stamps[0], high=stamps[-1])
+        except ValueError:
+            return None
+        return mc_item("On which date was the daily maximum temperature highest?", key, wrong, rng=rng,
+                       series=[series(values, name="temp_max", timestamps=stamps, unit="°C")])
+    return make
+
+
+def half_wrong(rng: np.random.Generator) -> dict[str, Any]:
+    return mean_item(same if rng.random() < 0.5 else shifted)(rng)
+
+
+@pytest.mark.parametrize("make", [mean_item(same), count_item(same), peak_day_item(same), peak_date_item()],
+                         ids=["mean", "count above a threshold", "day of the max", "date of the max"])
+def test_keys_computed_on_the_values_shown_pass(make: Callable[..., Any]) -> None:
+    found = finding(audit(make))
+    assert found.passed and found.message.startswith("240 of 240"), found.message
+
+
+@pytest.mark.parametrize("make", [mean_item(shifted), count_item(shifted), peak_day_item(shifted),
+                                  peak_date_item(late=1), mean_item(same, key_column=TEMP_MIN),
+                                  mean_item(whole_record), half_wrong],
+                         ids=["mean on a window shifted by a day", "count on a shifted window",
+                              "day of the max on a shifted window", "date of the max a day late",
+                              "mean of temp_min under temp_max", "mean of the whole record", "wrong on half"])
+def test_keys_that_are_no_reading_of_the_asked_statistic_fail(make: Callable[..., Any]) -> None:
+    found = finding(audit(make))
+    assert not found.passed, found.message
+    assert "not the" in found.message and "compute the key from exactly the values shown" in found.message
+
+
+def test_questions_the_audit_cannot_recompute_are_not_told() -> None:
+    rng = np.random.default_rng(0)
+    values = TEMP_MAX[:30]
+    beats = Item.model_validate(mc_item("How many heartbeats are in this stretch?", "31", ["29", "33", "35"], rng=rng,
+                                        series=[series(values, name="ecg")]))
+    labels = Item.model_validate(mc_item("Which series has the highest mean?", "series 2",
+                                         ["series 1", "series 3", "series 4"], rng=rng,
+                                         series=[series(values, name=f"series {i}") for i in range(1, 5)]))
+    rate = Item.model_validate(mc_item("What is the average heart rate over this stretch?", "72 beats per minute",
+                                       ["69 beats per minute", "75 beats per minute", "80 beats per minute"], rng=rng,
+                                       series=[series(values, name="ECG lead MLII", unit="mV")]))
+    assert recompute(beats) is None and recompute(labels) is None and recompute(rate) is None
