@@ -46,6 +46,7 @@ from itemsmith.templates_bank.storage import (
     TemplateVersionRow,
     VerdictRow,
     get_bank,
+    get_bank_by_id,
     releasable_versions,
     utcnow,
 )
@@ -340,10 +341,15 @@ def _manifest(bank: str, handler: HandlerRef, task: str, number: int, request: R
     return manifest.model_copy(update={"checksum": manifest.content_checksum()})
 
 
-def get_release(session: Session, bank: str, number: int | None = None, owner: str | None = None) -> Release:
+def get_release(session: Session, bank: str, number: int | None = None, owner: str | None = None, *,
+                bank_id: int | None = None) -> Release:
     """A release of the bank (the latest when ``number`` is None) with its template sources and
-    local handlers; with `owner`, the bank is that owner's (names are unique per owner)."""
-    bank_row = get_bank(session, bank, owner)
+    local handlers; with `owner`, the bank is that owner's (names are unique per owner). With
+    `bank_id` (what jobs and the service use), the bank is that one, and `NotFoundError` unless it
+    is named `bank` (and is `owner`'s): another owner's bank of the same name is never read."""
+    bank_row = get_bank(session, bank, owner) if bank_id is None else get_bank_by_id(session, bank_id)
+    if bank_row.name != bank or (owner is not None and bank_row.owner != owner):
+        raise NotFoundError(f"bank {bank!r} is not bank {bank_id}")
     query = select(ReleaseRow).where(ReleaseRow.bank_id == bank_row.id)
     query = query.where(ReleaseRow.number == number) if number is not None else query.order_by(ReleaseRow.number.desc())
     row = session.scalars(query.limit(1)).first()
