@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from itemsmith.api.deps import PrincipalDep, SessionDep, SettingsDep
 from itemsmith.api.models import BankCreated, BankSettings, BankView, RecordId, validation_message
 from itemsmith.api.settings import ApiSettings
+from itemsmith.api.text_fields import TextCheckedRoute
 from itemsmith.handlers import BUILTIN_HANDLERS, HandlerSourceError
 from itemsmith.service.access import owned_bank, owned_bank_named, owned_banks
 from itemsmith.service.handler_upload import UploadRejected, UploadTooLarge, new_upload_folder, store_handler
@@ -26,7 +27,7 @@ from itemsmith.templates_bank.storage import (
     open_session,
 )
 
-router = APIRouter(prefix="/banks", tags=["banks"])
+router = APIRouter(prefix="/banks", tags=["banks"], route_class=TextCheckedRoute)
 
 _ERRORS = {404: {"description": "no such bank (or not yours)"}}
 

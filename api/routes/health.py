@@ -7,10 +7,11 @@ from pydantic import BaseModel, Field
 from sqlalchemy import text
 
 from itemsmith.api.deps import SessionDep
+from itemsmith.api.text_fields import TextCheckedRoute
 from itemsmith.sandbox import ALL_LAYERS, SandboxError, isolation_report
 from itemsmith.templates_bank.storage import current_revision, head_revision
 
-router = APIRouter(tags=["health"])
+router = APIRouter(tags=["health"], route_class=TextCheckedRoute)
 
 
 class SandboxHealth(BaseModel):

@@ -20,6 +20,7 @@ from itemsmith.api.models import (
     TemplatePage,
     TemplateVersionView,
 )
+from itemsmith.api.text_fields import TextCheckedRoute
 from itemsmith.sandbox import RunResult, SandboxError, run_template
 from itemsmith.sandbox.render import RenderError, render_item_png
 from itemsmith.service.access import owned_bank, owned_version, reviewer_name
@@ -40,7 +41,7 @@ from itemsmith.templates_bank.storage import (
     record_review,
 )
 
-router = APIRouter(tags=["review"])
+router = APIRouter(tags=["review"], route_class=TextCheckedRoute)
 
 _VERSION_ERRORS = {404: {"description": "no such template version (or not yours)"}}
 SeedQuery = Annotated[int, Query(ge=0, le=2**31 - 1, description="seed of the regenerated items")]

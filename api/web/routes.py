@@ -16,6 +16,7 @@ from pydantic import Field
 from itemsmith.api.deps import SessionDep
 from itemsmith.api.models import DecisionStage, RecordId
 from itemsmith.api.routes.templates import reviewer_name
+from itemsmith.api.text_fields import TextCheckedRoute
 from itemsmith.api.web.listing import review_listing
 from itemsmith.api.web.login import (
     LOGIN_PATH,
@@ -53,7 +54,7 @@ templates = Jinja2Templates(directory=_HERE / "templates")
 templates.env.filters["handler_label"] = handler_label  # a handler by name and hash, never its path
 # The page never loads an embedding model into the service process: text similarity only.
 PAGE_EMBEDDER = (None, "text similarity only (the review page loads no embedding model)")
-router = APIRouter(prefix="/review", include_in_schema=False)
+router = APIRouter(prefix="/review", include_in_schema=False, route_class=TextCheckedRoute)
 # a mount does not take the router's prefix: its full path
 router.mount("/review/static", StaticFiles(directory=_HERE / "static"), name="review-static")
 
