@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from itemsmith.templates_bank.releases import Release
 
 __all__ = ["DbOpt", "HandlerOpt", "JsonOpt", "ReleaseArg", "SamplesOpt", "SeedOpt", "StudentOpt", "WorkersOpt",
-           "bank_session", "fail", "load_release", "parse_students", "print_json", "usage_error"]
+           "bank_session", "fail", "load_release", "migrate_if_known", "parse_students", "print_json", "usage_error"]
 
 SamplesOpt = Annotated[int, typer.Option("-n", "--samples", min=1, max=1000, help="Items to sample.")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the run; same seed, same items.")]
@@ -59,15 +59,31 @@ def print_json(payload: BaseModel | dict[str, Any] | list[Any]) -> None:
     sys.stdout.write(json.dumps(payload, default=str) + "\n")
 
 
+def migrate_if_known(db: str | None) -> None:
+    """Migrate an empty database, or one an older itemsmith migrated, to this itemsmith's schema (as
+    `itemsmith serve` does, saying so on stderr); exit 1 on a database at a revision this itemsmith
+    does not know (a newer itemsmith's: migrating it down would drop its newer tables)."""
+    from itemsmith.service.jobs import upgrade_database
+    from itemsmith.templates_bank.storage import current_revision, head_revision, is_known_revision, normalize_url
+
+    url = normalize_url(db)
+    current, head = current_revision(url), head_revision()
+    if current == head:
+        return
+    where = url.render_as_string(hide_password=True)
+    if current is not None and not is_known_revision(current):
+        raise fail(f"the bank database {where} is at revision {current}, which this itemsmith does not know (it "
+                   f"needs {head}): a newer itemsmith migrated it; upgrade itemsmith")
+    upgrade_database(url.render_as_string(hide_password=False))
+    typer.echo(f"migrated the bank database {where} from revision {current or '(empty)'} to {head}", err=True)
+
+
 @contextmanager
 def bank_session(db: str | None) -> Iterator[Session]:
-    """A session on a bank database migrated to this itemsmith's schema (else exit 1, saying how)."""
-    from itemsmith.templates_bank.storage import StorageError, open_session, require_current_schema
+    """A session on a bank database at this itemsmith's schema (`migrate_if_known`)."""
+    from itemsmith.templates_bank.storage import open_session
 
-    try:
-        require_current_schema(db)
-    except StorageError as exc:
-        raise fail(str(exc)) from None
+    migrate_if_known(db)
     with open_session(db) as session:
         yield session
 
