@@ -45,8 +45,10 @@ def _engine(url: URL) -> Engine:
         Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
     settings = StorageSettings()
     in_memory = url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
+    # pre-ping: a connection the server dropped while it sat in the pool (a restart) is replaced
+    # at checkout instead of failing the first statement on it
     pool = {} if in_memory else {"pool_size": settings.pool_size, "max_overflow": settings.max_overflow,
-                                 "pool_timeout": settings.pool_timeout_s}
+                                 "pool_timeout": settings.pool_timeout_s, "pool_pre_ping": True}
     engine = create_engine(url, **pool)  # an in-memory SQLite database is one connection per thread
     if url.get_backend_name() == "sqlite":
         event.listen(engine, "connect", _enable_sqlite_foreign_keys)

@@ -18,12 +18,18 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import Engine
 
-from itemsmith.api.app import create_app
 from itemsmith.api.settings import ApiSettings
 from itemsmith.sandbox import RunResult
 from itemsmith.service.sampling import TemplateSampler
 from itemsmith.templates_bank.items.schema import Provenance, RunStatus, Template
-from itemsmith.templates_bank.storage import BankCreate, add_template_version, create_bank, get_engine, open_session, upgrade
+from itemsmith.templates_bank.storage import (
+    BankCreate,
+    add_template_version,
+    create_bank,
+    get_engine,
+    open_session,
+    upgrade,
+)
 
 from .conftest import OTHER_OWNER, TEMPLATE_SOURCE
 
