@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from itemsmith.templates_bank.releases import Release
 
 __all__ = ["DbOpt", "HandlerOpt", "JsonOpt", "ReleaseArg", "SamplesOpt", "SeedOpt", "StudentOpt", "WorkersOpt",
-           "bank_session", "fail", "load_release", "migrate_if_known", "parse_students", "print_json", "usage_error"]
+           "bank_session", "fail", "load_release", "migrate_if_known", "parse_students", "print_json", "progress_line",
+           "usage_error"]
 
 SamplesOpt = Annotated[int, typer.Option("-n", "--samples", min=1, max=1000, help="Items to sample.")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the run; same seed, same items.")]
@@ -102,6 +103,20 @@ def load_release(ref: str, db: str | None) -> Release:
             return get_release(session, bank, number)
     except (StorageError, ReleaseError) as exc:
         raise fail(str(exc)) from None
+
+
+def progress_line(what: str) -> Callable[[int, int], None]:
+    """``progress(done, total)``: "what: done/total" on stderr, about every tenth of the way and at the end
+    (commands leave it out with ``--json``)."""
+    shown = [-1]
+
+    def progress(done: int, total: int) -> None:
+        step = max(1, total // 10)
+        if done == total or done // step != shown[0] // step:
+            shown[0] = done
+            typer.echo(f"{what}: {done}/{total}", err=True)
+
+    return progress
 
 
 def parse_students(specs: list[str] | None) -> list[StudentSpec]:
