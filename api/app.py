@@ -15,6 +15,7 @@ from starlette.concurrency import run_in_threadpool
 
 from itemsmith.api.deps import DB_RETRY_AFTER_S
 from itemsmith.api.docs import router as docs_router
+from itemsmith.api.openapi import install_openapi, operation_id
 from itemsmith.api.routes import api_router
 from itemsmith.api.security import BodyCaps, RequestBodyGate, SecurityHeaders
 from itemsmith.api.settings import ApiSettings
@@ -96,7 +97,9 @@ def create_app(settings: ApiSettings | None = None) -> FastAPI:
     engine = get_engine(settings.database_url)
     require_current_schema(engine)
     app = FastAPI(title="itemsmith", version="0.1.0", lifespan=_lifespan, docs_url=None, redoc_url=None,
-                  description="Authoring, verification and review of time-series reasoning benchmarks.")
+                  description="Authoring, verification and review of time-series reasoning benchmarks.",
+                  generate_unique_id_function=operation_id)
+    install_openapi(app)
     app.state.settings = settings
     app.state.engine = engine
     app.state.job_runner = make_runner(settings, engine)
