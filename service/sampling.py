@@ -99,6 +99,7 @@ class FairGate:
 
 
 _Key = tuple[str, str, int, int]  # content hash, handler, count, seed
+_WARM_UP = "def question(num_samples):\n    return []\n"
 
 
 class TemplateSampler:
@@ -172,7 +173,20 @@ class TemplateSampler:
             stale = [self._pools.popitem(last=False)[1] for _ in range(len(self._pools) - self._max_pools)]
         for old in stale:
             old.close()
+        self._warm(pool)
         return pool
+
+    def _warm(self, pool: SandboxPool) -> None:
+        """Start the pool's other workers now, in the background (a worker loads its handler for
+        seconds): one owner's slow runs then never leave another owner's page a cold start."""
+        def run() -> None:
+            try:
+                pool.run(_WARM_UP, num_samples=1, seed=0)
+            except SandboxError:
+                pass  # the pool closed, or a worker did not start: requests start it on demand
+
+        for _ in range(self._workers - 1):
+            threading.Thread(target=run, name="itemsmith-sample-warm-up", daemon=True).start()
 
     def _run(self, source: str, handler: str, num_samples: int, seed: int) -> RunResult:
         with self._lock:
