@@ -29,15 +29,18 @@ def create_bank(session: Session, bank: BankCreate) -> BankPublic:
 
 
 def get_bank(session: Session, name: str, owner: str | None = None) -> BankPublic:
-    """The bank named `name` (of `owner` when given). Without an owner, a name that several
-    owners use is ambiguous (`NotFoundError` naming the owners: this is for the operator's CLI)."""
+    """The bank named `name` (of `owner` when given, or named ``OWNER/NAME``: bank names have no
+    "/"). Without an owner, a name that several owners use is ambiguous (`NotFoundError` naming
+    the owners: this is for the operator's CLI, where OWNER/NAME picks one)."""
+    if owner is None and "/" in name:
+        owner, name = name.rsplit("/", 1)
     query = select(BankRow).where(BankRow.name == name)
     if owner is not None:
         query = query.where(BankRow.owner == owner)
     rows = session.scalars(query.order_by(BankRow.id).limit(2)).all()
     if len(rows) > 1:
         owners = ", ".join(session.scalars(select(BankRow.owner).where(BankRow.name == name).order_by(BankRow.owner)))
-        raise NotFoundError(f"several owners have a bank named {name!r} ({owners}); name the owner")
+        raise NotFoundError(f"several owners have a bank named {name!r} ({owners}); name the owner: OWNER/{name}")
     if not rows:
         if owner is not None:
             raise NotFoundError(f"no bank named {name!r}")

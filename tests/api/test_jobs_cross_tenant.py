@@ -78,3 +78,21 @@ def test_a_job_of_one_owner_on_another_owners_bank_id_finds_nothing(engine: Engi
         else:
             raise AssertionError("a release looked up by a bank id of another name was found")
         assert get_release(session, NAME, 1, OTHER_OWNER, bank_id=bob_bank).bank_id == bob_bank
+
+
+def test_the_operator_names_the_owner_of_a_squatted_name_as_owner_slash_bank(engine: Engine) -> None:
+    from itemsmith.templates_bank.releases import parse_release_ref
+    from itemsmith.templates_bank.storage import get_bank
+
+    alice_bank, _, _ = _bank_with_release(engine, OWNER, ["exam_trend_direction"])
+    bob_bank, _, _ = _bank_with_release(engine, OTHER_OWNER, ["feat_seasonality_classify"])
+    with open_session(engine) as session:
+        try:
+            get_bank(session, NAME)
+        except NotFoundError as exc:
+            assert f"name the owner: OWNER/{NAME}" in str(exc)
+        else:
+            raise AssertionError("a name two owners use was resolved without an owner")
+        assert get_bank(session, f"{OTHER_OWNER}/{NAME}").id == bob_bank
+        assert parse_release_ref(f"{OWNER}/{NAME}@1") == (f"{OWNER}/{NAME}", 1)
+        assert get_release(session, *parse_release_ref(f"{OWNER}/{NAME}@1")).bank_id == alice_bank
