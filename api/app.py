@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
@@ -58,16 +57,6 @@ async def _pool_full(request: Request, exc: Exception) -> JSONResponse:
                         headers={"Retry-After": str(DB_RETRY_AFTER_S)})
 
 
-@asynccontextmanager
-async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """The job runner (`jobs_lifespan`); on shutdown, the sample sandbox workers stop too."""
-    try:
-        async with jobs_lifespan(app):
-            yield
-    finally:
-        await run_in_threadpool(app.state.sampler.close)
-
-
 async def _storage_conflict(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(status_code=409, content={"detail": str(exc)})
 
@@ -96,7 +85,7 @@ def create_app(settings: ApiSettings | None = None) -> FastAPI:
     settings = settings or ApiSettings()
     engine = get_engine(settings.database_url)
     require_current_schema(engine)
-    app = FastAPI(title="itemsmith", version="0.1.0", lifespan=_lifespan, docs_url=None, redoc_url=None,
+    app = FastAPI(title="itemsmith", version="0.1.0", lifespan=jobs_lifespan, docs_url=None, redoc_url=None,
                   description="Authoring, verification and review of time-series reasoning benchmarks.",
                   generate_unique_id_function=operation_id)
     install_openapi(app)

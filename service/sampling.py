@@ -5,8 +5,8 @@ sandbox work bounded per owner.
   gives the same items, so a page and its plots share one run, and requests that arrive while the
   run is in flight wait for it instead of starting their own.
 - **Fair**: at most `ServiceSettings.sample_workers` runs at once (the API's own pool per
-  handler, never the jobs'), at most ``sample_runs_per_owner`` of them one owner's; a freed slot
-  goes to the waiting owner with the fewest runs in flight (first come, first served among
+  handler, shared by the process's apps, never the jobs'), at most ``sample_runs_per_owner`` of
+  them one owner's; a freed slot goes to the waiting owner with the fewest runs in flight (first come, first served among
   equals), so one owner's slow template never queues another owner's page behind it.
 - **Bounded**: an owner with ``sample_queue_per_owner`` requests waiting already, or a wait over
   ``sample_wait_s``, gets `SamplerBusy` (the API answers 503 with Retry-After).
@@ -16,9 +16,11 @@ Callers hold no database session while they wait or run (the API releases it fir
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -111,7 +113,6 @@ class TemplateSampler:
         self._workers = settings.sample_workers
         self._cache: OrderedDict[_Key, Future[RunResult]] = OrderedDict()
         self._cache_size = cache_size
-        self._pools: OrderedDict[str, SandboxPool] = OrderedDict()
         self._max_pools = max_pools
         self._lock = threading.Lock()
         self.runs = 0  # sandbox runs made (the cache's misses)
@@ -158,27 +159,35 @@ class TemplateSampler:
             self.gate.release(owner)
 
     def _pool(self, handler: str) -> SandboxPool:
-        with self._lock:
-            pool = self._pools.get(handler)
+        """The process's sample pool of `handler` (shared by every app of the process, so a pool
+        stays warm; the least recently used beyond `max_pools` handlers are closed)."""
+        key = (handler, self._workers)
+        with _POOLS_LOCK:
+            pool = _POOLS.get(key)
             if pool is not None:
-                self._pools.move_to_end(handler)
+                _POOLS.move_to_end(key)
                 return pool
         pool = SandboxPool(handler, workers=self._workers)  # starts one worker now, the rest on demand
-        with self._lock:
-            if handler in self._pools:  # another thread made one meanwhile
-                spare, pool = pool, self._pools[handler]
+        with _POOLS_LOCK:
+            if key in _POOLS:  # another thread made one meanwhile
+                spare, pool = pool, _POOLS[key]
                 spare.close()
                 return pool
-            self._pools[handler] = pool
-            stale = [self._pools.popitem(last=False)[1] for _ in range(len(self._pools) - self._max_pools)]
+            _POOLS[key] = pool
+            stale = [_POOLS.popitem(last=False)[1] for _ in range(len(_POOLS) - self._max_pools)]
         for old in stale:
             old.close()
-        self._warm(pool)
         return pool
 
     def _warm(self, pool: SandboxPool) -> None:
-        """Start the pool's other workers now, in the background (a worker loads its handler for
-        seconds): one owner's slow runs then never leave another owner's page a cold start."""
+        """After a pool's first run: start its other workers in the background (a worker loads its
+        handler for seconds), so one owner's slow runs never leave another owner's page a cold
+        start; after the first run, so that the first page does not wait for them."""
+        with _POOLS_LOCK:
+            if pool in _WARMED:
+                return
+            _WARMED.add(pool)
+
         def run() -> None:
             try:
                 pool.run(_WARM_UP, num_samples=1, seed=0)
@@ -191,10 +200,20 @@ class TemplateSampler:
     def _run(self, source: str, handler: str, num_samples: int, seed: int) -> RunResult:
         with self._lock:
             self.runs += 1
-        return self._pool(handler).run(source, num_samples=num_samples, seed=seed)
+        pool = self._pool(handler)
+        result = pool.run(source, num_samples=num_samples, seed=seed)
+        self._warm(pool)
+        return result
 
-    def close(self) -> None:
-        with self._lock:
-            pools, self._pools = list(self._pools.values()), OrderedDict()
-        for pool in pools:
-            pool.close()
+def _close_pools() -> None:
+    with _POOLS_LOCK:
+        pools = list(_POOLS.values())
+        _POOLS.clear()
+    for pool in pools:
+        pool.close()
+
+
+_POOLS: OrderedDict[tuple[str, int], SandboxPool] = OrderedDict()
+_POOLS_LOCK = threading.Lock()
+_WARMED: weakref.WeakSet[SandboxPool] = weakref.WeakSet()
+atexit.register(_close_pools)
