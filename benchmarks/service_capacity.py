@@ -44,9 +44,9 @@ FAST_SOURCE = SLOW_SOURCE.replace("range(25_000_000)", "range(10)")
 
 
 def _seed(url: str) -> dict[str, Any]:
+    from itemsmith.items.schema import Provenance, Template
     from itemsmith.service.auth import create_key
     from itemsmith.service.jobs import upgrade_database
-    from itemsmith.templates_bank.items.schema import Provenance, Template
     from itemsmith.templates_bank.storage import BankCreate, add_template_version, create_bank, open_session
 
     upgrade_database(url)

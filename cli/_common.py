@@ -41,7 +41,7 @@ StudentOpt = Annotated[list[str] | None, typer.Option(
 def fail(message: str) -> typer.Exit:
     """Report a failed operation (exit code 1); ``raise fail(...)``. The message is made
     terminal-safe: it often quotes template output."""
-    from itemsmith.templates_bank.items.rendering import terminal_safe
+    from itemsmith.items.rendering import terminal_safe
 
     typer.secho(f"error: {terminal_safe(message)}", err=True, fg=typer.colors.RED)
     return typer.Exit(code=1)

@@ -26,9 +26,9 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
+from itemsmith.items.schema import RunStatus
 from itemsmith.sandbox import RunResult, SandboxError, SandboxPool
 from itemsmith.service.settings import ServiceSettings
-from itemsmith.templates_bank.items.schema import RunStatus
 
 __all__ = ["FairGate", "SamplerBusy", "TemplateSampler"]
 

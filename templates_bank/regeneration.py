@@ -18,9 +18,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
 
+from itemsmith.items.hashing import canonical_json
+from itemsmith.items.schema import Item
 from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool, get_pool
-from itemsmith.templates_bank.items.hashing import canonical_json
-from itemsmith.templates_bank.items.schema import Item
 
 __all__ = ["RegenerationError", "RunItems", "TemplateRun", "items_digest", "regenerate"]
 

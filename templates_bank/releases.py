@@ -32,10 +32,10 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from itemsmith.handlers import BUILTIN_HANDLERS
+from itemsmith.items.hashing import canonical_json, sha256_hex
+from itemsmith.items.schema import IRTParameters
 from itemsmith.sandbox import SandboxLimits
 from itemsmith.templates_bank.handler_identity import HandlerRef, handler_ref
-from itemsmith.templates_bank.items.hashing import canonical_json, sha256_hex
-from itemsmith.templates_bank.items.schema import IRTParameters
 from itemsmith.templates_bank.regeneration import RunItems, TemplateRun, items_digest, regenerate
 from itemsmith.templates_bank.storage import (
     NotFoundError,

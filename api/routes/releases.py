@@ -24,6 +24,7 @@ from itemsmith.api.models import (
     validation_message,
 )
 from itemsmith.api.text_fields import TextCheckedRoute
+from itemsmith.items.rendering import TextFormat
 from itemsmith.service.access import owned_bank, owned_release, owned_releases, reviewer_name
 from itemsmith.service.auth import Principal
 from itemsmith.service.jobs import (
@@ -41,7 +42,6 @@ from itemsmith.service.jobs import (
 )
 from itemsmith.templates_bank.adaptive import AdaptiveConfig
 from itemsmith.templates_bank.exporters import EXPORTERS
-from itemsmith.templates_bank.items.rendering import TextFormat
 from itemsmith.templates_bank.releases import ReleaseCreate, ReleaseManifest
 from itemsmith.templates_bank.storage import BankPublic, ReleaseRow, releasable_versions
 

@@ -21,13 +21,13 @@ from itemsmith.api.models import (
     TemplateVersionView,
 )
 from itemsmith.api.text_fields import TextCheckedRoute
+from itemsmith.items.schema import IRTParameters, Item, Provenance, Template
 from itemsmith.sandbox import RunResult
 from itemsmith.sandbox.render import RenderError, render_item_png
 from itemsmith.service.access import owned_bank, owned_version, reviewer_name
 from itemsmith.service.jobs import JobPublic, RecheckJobRequest, jobs_on_bank, latest_request, submit_job
 from itemsmith.service.review import TemplateFilters, list_templates, version_status
 from itemsmith.templates_bank.handler_identity import redact_handler_paths
-from itemsmith.templates_bank.items.schema import IRTParameters, Item, Provenance, Template
 from itemsmith.templates_bank.storage import (
     ReviewCreate,
     ReviewPublic,

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from itemsmith.items.schema import Item
 from itemsmith.sandbox.render import RenderError, render_item_png
 from itemsmith.service.sampling import TemplateSampler
 from itemsmith.templates_bank.handler_identity import redact_handler_paths
-from itemsmith.templates_bank.items.schema import Item
 from itemsmith.templates_bank.storage import TemplateVersionPublic
 
 __all__ = ["SAMPLE_COUNT", "SAMPLE_SEED", "RenderError", "Samples", "plot_png", "sample_items"]

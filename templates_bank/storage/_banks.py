@@ -6,7 +6,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from itemsmith.templates_bank.items.schema import Template
+from itemsmith.items.schema import Template
 from itemsmith.templates_bank.storage._errors import BankExistsError, NotFoundError, VersionConflictError
 from itemsmith.templates_bank.storage._models import BankRow, TemplateVersionRow
 from itemsmith.templates_bank.storage._schemas import BankCreate, BankPublic, TemplateVersionPublic

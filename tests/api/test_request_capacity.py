@@ -19,9 +19,9 @@ from fastapi import FastAPI
 from sqlalchemy import Engine
 
 from itemsmith.api.settings import ApiSettings
+from itemsmith.items.schema import Provenance, RunStatus, Template
 from itemsmith.sandbox import RunResult
 from itemsmith.service.sampling import TemplateSampler
-from itemsmith.templates_bank.items.schema import Provenance, RunStatus, Template
 from itemsmith.templates_bank.storage import (
     BankCreate,
     add_template_version,

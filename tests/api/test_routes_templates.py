@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, select
 
+from itemsmith.items.schema import Template
 from itemsmith.service.review import TemplateFilters, list_templates
 from itemsmith.service.tables import JobRow
-from itemsmith.templates_bank.items.schema import Template
 from itemsmith.templates_bank.storage import (
     add_template_version,
     get_engine,

@@ -11,10 +11,10 @@ from collections.abc import Callable
 
 import pytest
 
+from itemsmith.items.schema import RunStatus
 from itemsmith.sandbox import RunResult
 from itemsmith.service.sampling import FairGate, SamplerBusy, TemplateSampler
 from itemsmith.service.settings import ServiceSettings
-from itemsmith.templates_bank.items.schema import RunStatus
 
 
 def _until(condition: Callable[[], bool], timeout: float = 10.0) -> None:

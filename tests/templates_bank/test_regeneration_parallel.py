@@ -12,10 +12,10 @@ import threading
 
 import pytest
 
+from itemsmith.items.schema import RunStatus
 from itemsmith.sandbox import RunResult, run_template
 from itemsmith.templates_bank import regeneration
 from itemsmith.templates_bank.curated import load_curated
-from itemsmith.templates_bank.items.schema import RunStatus
 from itemsmith.templates_bank.regeneration import RegenerationError, TemplateRun, regenerate
 
 
