@@ -9,9 +9,12 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy import Engine
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.concurrency import run_in_threadpool
 
+from itemsmith.api.deps import DB_RETRY_AFTER_S
 from itemsmith.api.docs import router as docs_router
+from itemsmith.api.openapi import install_openapi, operation_id
 from itemsmith.api.routes import api_router
 from itemsmith.api.security import BodyCaps, RequestBodyGate, SecurityHeaders
 from itemsmith.api.settings import ApiSettings
@@ -20,6 +23,7 @@ from itemsmith.api.web.login import COOKIE_NAME, LOGIN_FORM_MAX_BYTES, LOGIN_PAT
 from itemsmith.sandbox import IsolationUnavailable
 from itemsmith.service.auth import authenticate
 from itemsmith.service.jobs import jobs_lifespan, make_runner
+from itemsmith.service.sampling import SamplerBusy, TemplateSampler
 from itemsmith.templates_bank.storage import (
     NotFoundError,
     StorageError,
@@ -38,6 +42,19 @@ async def _not_found(request: Request, exc: Exception) -> JSONResponse:
 async def _sandbox_unavailable(request: Request, exc: Exception) -> JSONResponse:
     """A required sandbox isolation layer is missing: the service's fault, not the request's."""
     return JSONResponse(status_code=503, content={"detail": str(exc)})
+
+
+async def _sampler_busy(request: Request, exc: Exception) -> JSONResponse:
+    """The owner has too much sandbox work queued: the request may be retried, never a 500."""
+    assert isinstance(exc, SamplerBusy)
+    return JSONResponse(status_code=503, content={"detail": str(exc)},
+                        headers={"Retry-After": str(exc.retry_after_s)})
+
+
+async def _pool_full(request: Request, exc: Exception) -> JSONResponse:
+    """No database connection freed in time (the pool is shared with jobs and key checks)."""
+    return JSONResponse(status_code=503, content={"detail": "the database is busy; try again shortly"},
+                        headers={"Retry-After": str(DB_RETRY_AFTER_S)})
 
 
 async def _storage_conflict(request: Request, exc: Exception) -> JSONResponse:
@@ -69,13 +86,18 @@ def create_app(settings: ApiSettings | None = None) -> FastAPI:
     engine = get_engine(settings.database_url)
     require_current_schema(engine)
     app = FastAPI(title="itemsmith", version="0.1.0", lifespan=jobs_lifespan, docs_url=None, redoc_url=None,
-                  description="Authoring, verification and review of time-series reasoning benchmarks.")
+                  description="Authoring, verification and review of time-series reasoning benchmarks.",
+                  generate_unique_id_function=operation_id)
+    install_openapi(app)
     app.state.settings = settings
     app.state.engine = engine
     app.state.job_runner = make_runner(settings, engine)
+    app.state.sampler = TemplateSampler(settings)
     app.add_exception_handler(NotFoundError, _not_found)
     app.add_exception_handler(StorageError, _storage_conflict)
     app.add_exception_handler(IsolationUnavailable, _sandbox_unavailable)
+    app.add_exception_handler(SamplerBusy, _sampler_busy)
+    app.add_exception_handler(PoolTimeout, _pool_full)
     app.add_exception_handler(RequestValidationError, _invalid_request)
     # the last added is the outermost: refusals of the body gate get the security headers too
     caps = BodyCaps(upload=settings.max_upload_bytes + settings.max_handler_source_bytes + 65536,  # + form fields

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -22,9 +22,9 @@ if TYPE_CHECKING:
     from itemsmith.agents.model_factory import StudentSpec
     from itemsmith.templates_bank.releases import Release
 
-__all__ = ["DbOpt", "HandlerOpt", "JsonOpt", "ReleaseArg", "SamplesOpt", "SeedOpt", "StudentOpt",
-           "WorkersOpt", "bank_session", "check_handler", "check_model_spec", "check_model_specs", "fail", "load_release", "parse_students",
-           "print_json", "usage_error"]
+__all__ = ["DbOpt", "HandlerOpt", "JsonOpt", "ReleaseArg", "SamplesOpt", "SeedOpt", "StudentOpt", "WorkersOpt",
+           "bank_session", "check_handler", "check_model_spec", "check_model_specs", "fail", "load_release",
+           "migrate_if_known", "parse_students", "print_json", "progress_line", "usage_error"]
 
 SpecValue = TypeVar("SpecValue", str, list[str], None)
 
@@ -103,15 +103,31 @@ def print_json(payload: BaseModel | dict[str, Any] | list[Any]) -> None:
     sys.stdout.write(json.dumps(payload, default=str) + "\n")
 
 
+def migrate_if_known(db: str | None) -> None:
+    """Migrate an empty database, or one an older itemsmith migrated, to this itemsmith's schema (as
+    `itemsmith serve` does, saying so on stderr); exit 1 on a database at a revision this itemsmith
+    does not know (a newer itemsmith's: migrating it down would drop its newer tables)."""
+    from itemsmith.service.jobs import upgrade_database
+    from itemsmith.templates_bank.storage import current_revision, head_revision, is_known_revision, normalize_url
+
+    url = normalize_url(db)
+    current, head = current_revision(url), head_revision()
+    if current == head:
+        return
+    where = url.render_as_string(hide_password=True)
+    if current is not None and not is_known_revision(current):
+        raise fail(f"the bank database {where} is at revision {current}, which this itemsmith does not know (it "
+                   f"needs {head}): a newer itemsmith migrated it; upgrade itemsmith")
+    upgrade_database(url.render_as_string(hide_password=False))
+    typer.echo(f"migrated the bank database {where} from revision {current or '(empty)'} to {head}", err=True)
+
+
 @contextmanager
 def bank_session(db: str | None) -> Iterator[Session]:
-    """A session on a bank database migrated to this itemsmith's schema (else exit 1, saying how)."""
-    from itemsmith.templates_bank.storage import StorageError, open_session, require_current_schema
+    """A session on a bank database at this itemsmith's schema (`migrate_if_known`)."""
+    from itemsmith.templates_bank.storage import open_session
 
-    try:
-        require_current_schema(db)
-    except StorageError as exc:
-        raise fail(str(exc)) from None
+    migrate_if_known(db)
     with open_session(db) as session:
         yield session
 
@@ -130,6 +146,20 @@ def load_release(ref: str, db: str | None) -> Release:
             return get_release(session, bank, number)
     except (StorageError, ReleaseError) as exc:
         raise fail(str(exc)) from None
+
+
+def progress_line(what: str) -> Callable[[int, int], None]:
+    """``progress(done, total)``: "what: done/total" on stderr, about every tenth of the way and at the end
+    (commands leave it out with ``--json``)."""
+    shown = [-1]
+
+    def progress(done: int, total: int) -> None:
+        step = max(1, total // 10)
+        if done == total or done // step != shown[0] // step:
+            shown[0] = done
+            typer.echo(f"{what}: {done}/{total}", err=True)
+
+    return progress
 
 
 def parse_students(specs: list[str] | None) -> list[StudentSpec]:

@@ -22,6 +22,7 @@ from itemsmith.cli._common import (
     load_release,
     parse_students,
     print_json,
+    progress_line,
     usage_error,
 )
 from itemsmith.items.rendering import TextFormat
@@ -63,7 +64,8 @@ def release_create(
                             template_ids=template, created_by=by, note=note)
     try:
         with bank_session(db) as session:
-            manifest = create_release(session, request, workers=workers).manifest
+            manifest = create_release(session, request, workers=workers, on_progress=None if as_json else
+                                      progress_line("regenerated (template, seed) runs")).manifest
     except (StorageError, ReleaseError, RegenerationError) as exc:
         raise fail(str(exc)) from None
     if as_json:
@@ -128,7 +130,9 @@ def release_export(
     frozen = load_release(release, db)
     options = ExportOptions(text_format=text_format, decimals=decimals, plots=plots, license=license_)
     try:
-        report = export_release(frozen, fmt, out, options, workers=workers, overwrite=force)
+        rows, progress = frozen.manifest.counts.items, progress_line("exported items")
+        report = export_release(frozen, fmt, out, options, workers=workers, overwrite=force,
+                                on_row=None if as_json else lambda done: progress(done, rows))
     except (ExportError, ReleaseError, RegenerationError) as exc:
         raise fail(str(exc)) from None
     if as_json:

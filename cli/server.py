@@ -59,7 +59,10 @@ def worker(
 ) -> None:
     """Run a Celery worker for jobs (broker ITEMSMITH_API_REDIS_URL). The API sends jobs here when
     ITEMSMITH_API_JOB_RUNNER=celery. Start as many as you like; a job whose worker is killed is
-    resumed by another one once its lease (ITEMSMITH_API_JOB_LEASE_S) expires."""
+    resumed by another one once its lease (ITEMSMITH_API_JOB_LEASE_S) expires. The Celery worker
+    runs in a child process, started again if it exits on its own (a broker restart)."""
+    import sys
+
     from itemsmith.templates_bank.storage import StorageError, require_current_schema
 
     if pool not in WORKER_POOLS:
@@ -67,7 +70,8 @@ def worker(
     if db is not None:  # the worker's job code reads the one setting from the environment
         os.environ["ITEMSMITH_DATABASE_URL"] = db
     try:
-        from itemsmith.service.jobs.celery_app import app as celery_app
+        from itemsmith.service.jobs.celery_app import app as celery_app  # noqa: F401 - fail here, not in the child
+        from itemsmith.service.jobs.supervisor import supervise
     except ImportError as exc:
         raise fail(f"workers need Celery ({exc.name} is missing): pip install 'itemsmith[workers]'") from None
     try:
@@ -75,5 +79,7 @@ def worker(
     except StorageError as exc:
         raise fail(str(exc)) from None
     _require_sandbox_layers()
-    celery_app.worker_main(["worker", f"--concurrency={concurrency}", f"--pool={pool}", f"--loglevel={loglevel}",
-                            f"--hostname=itemsmith-{os.getpid()}@%h", "--without-gossip", "--without-mingle"])
+    raise typer.Exit(supervise([
+        sys.executable, "-m", "celery", "-A", "itemsmith.service.jobs.celery_app", "worker",
+        f"--concurrency={concurrency}", f"--pool={pool}", f"--loglevel={loglevel}",
+        f"--hostname=itemsmith-{os.getpid()}@%h", "--without-gossip", "--without-mingle"]))

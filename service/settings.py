@@ -60,6 +60,20 @@ class ServiceSettings(BaseSettings):
                     "ITEMSMITH_API_ENDPOINTS; `scripted` (recorded replies from ITEMSMITH_SCRIPTED_DIR) is for tests "
                     "only")
     job_lease_s: float = Field(60.0, gt=0, description="a running job's lease; renewed while its worker lives")
+    job_db_retry_s: float = Field(60.0, ge=0, description="how long a job's progress and status writes retry a "
+                                                         "transient database error (a restart) before giving up")
+    job_transient_attempts: int = Field(5, ge=1, description="claims of a job whose code keeps meeting transient "
+                                                            "database errors before it is marked failed")
+    db_request_slots: int | None = Field(None, ge=1, description="requests that hold a database session at once "
+                                                                "(default: ITEMSMITH_POOL_SIZE; the overflow is left "
+                                                                "to in-process jobs and key checks)")
+    db_wait_s: float = Field(10.0, gt=0, description="how long a request waits for a session slot before a 503")
+    sample_workers: int = Field(4, ge=1, le=64, description="sandbox workers per handler for review samples")
+    sample_runs_per_owner: int = Field(2, ge=1, le=64, description="sample runs one owner has at once")
+    sample_queue_per_owner: int = Field(4, ge=0, le=1000, description="sample requests one owner may have "
+                                                                     "waiting; more get a 503")
+    sample_wait_s: float = Field(30.0, gt=0, description="how long a sample request waits for a sandbox slot "
+                                                         "before a 503")
 
     @classmethod
     def settings_customise_sources(

@@ -192,7 +192,7 @@ def release_items(release: Release, *, fresh_seed: int | None = None, workers: i
 
 def release_versions(session: Session, release: Release) -> dict[str, int]:
     """The bank's version id of each template of the release."""
-    bank_id = get_bank(session, release.manifest.bank).id
+    bank_id = release.bank_id if release.bank_id is not None else get_bank(session, release.manifest.bank).id
     out: dict[str, int] = {}
     for entry in release.manifest.templates:
         version = find_version(session, bank_id, entry.version)

@@ -1,8 +1,12 @@
 """Regenerate a release's items from template sources and seeds, in the sandbox, in order.
 
-One sandbox pool per handler (the shared single-worker pool, or a pool of ``workers`` with
-that many runs in flight). Results come back in (template, seed) order whatever the
-concurrency, and at most ``2 * workers`` runs are held in memory, so a bank of any size streams.
+One sandbox pool per handler, each loading its handler once (one snapshot): for one handler
+and one worker the shared single-worker pool (warm across calls in a long-lived process), else
+a pool of ``workers`` per handler of this regeneration alone. Those pools start at once and run
+side by side (starting a pool, which loads the handler's data,
+costs more than most runs), so a bank over several handlers takes about as long as its
+slowest handler, not their sum. Results come back in (template, seed) order whatever the
+concurrency, and a bounded window of runs is held in memory, so a bank of any size streams.
 
 A static run (an imported group of stored items, `items.static`) needs no sandbox: its items are
 read from its source, whatever the seed and size.
@@ -79,25 +83,33 @@ def regenerate(runs: Sequence[TemplateRun], *, workers: int = 1,
         yield from _mixed(runs, workers=workers, limits=limits)
         return
     jobs = [(run, seed) for run in runs for seed in run.seeds]
+    handlers = list(dict.fromkeys(run.handler for run in runs))
+    if not jobs:
+        return
+    in_flight = len(handlers) * workers
+    window = max(4 * in_flight, 16)
     with ExitStack() as stack:
-        pools: dict[str, SandboxPool] = {}
+        # pool starts, then runs: every handler's pool starts on a thread of its own at once
+        executor = stack.enter_context(ThreadPoolExecutor(max_workers=len(handlers) + in_flight))
 
-        def pool(handler: str) -> SandboxPool:
-            if handler not in pools:
-                pools[handler] = (get_pool(handler, limits) if workers == 1 else
-                                  stack.enter_context(SandboxPool(handler, workers=workers, limits=limits)))
-            return pools[handler]
+        shared = workers == 1 and len(handlers) == 1
 
-        if workers == 1:
-            for run, seed in jobs:
-                yield _items(run, seed, pool(run.handler).run(run.source, num_samples=run.num_samples, seed=seed))
-            return
-        executor = stack.enter_context(ThreadPoolExecutor(max_workers=workers))
+        def start(handler: str) -> SandboxPool:
+            return get_pool(handler, limits) if shared else SandboxPool(handler, workers=workers, limits=limits)
+
+        pools = {handler: executor.submit(start, handler) for handler in handlers}
+        if not shared:
+            stack.callback(_close_started, pools)
+        # on an early exit (a failed run, the caller stops reading): drop the runs not started
+        stack.callback(executor.shutdown, wait=True, cancel_futures=True)
+
+        def run_one(run: TemplateRun, seed: int) -> RunResult:
+            return pools[run.handler].result().run(run.source, num_samples=run.num_samples, seed=seed)
+
         pending: deque[tuple[TemplateRun, int, Future[RunResult]]] = deque()
         for run, seed in jobs:
-            pending.append((run, seed, executor.submit(pool(run.handler).run, run.source,
-                                                       num_samples=run.num_samples, seed=seed)))
-            if len(pending) >= 2 * workers:
+            pending.append((run, seed, executor.submit(run_one, run, seed)))
+            if len(pending) >= window:
                 done_run, done_seed, future = pending.popleft()
                 yield _items(done_run, done_seed, future.result())
         while pending:
@@ -119,3 +131,10 @@ def _mixed(runs: Sequence[TemplateRun], *, workers: int, limits: SandboxLimits |
             yield _static_items(run, seed)
     if stretch:
         yield from regenerate(stretch, workers=workers, limits=limits)
+
+
+def _close_started(pools: dict[str, Future[SandboxPool]]) -> None:
+    """Close the pools of this regeneration (not the shared ones) that started."""
+    for future in pools.values():
+        if future.done() and future.exception() is None:
+            future.result().close()

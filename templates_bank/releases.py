@@ -47,6 +47,7 @@ from itemsmith.templates_bank.storage import (
     TemplateVersionRow,
     VerdictRow,
     get_bank,
+    get_bank_by_id,
     releasable_versions,
     utcnow,
 )
@@ -246,11 +247,12 @@ def _handlers_of(specs: Iterator[str] | list[str]) -> dict[HandlerRef, str]:
     return {handler_ref(spec): spec for spec in dict.fromkeys(specs)}
 
 
-_REF = re.compile(r"^(?P<bank>[a-z0-9][a-z0-9_.-]*?)(?:@(?P<number>[0-9]+|latest))?$")
+_REF = re.compile(r"^(?P<bank>(?:[^/@]+/)?[a-z0-9][a-z0-9_.-]*?)(?:@(?P<number>[0-9]+|latest))?$")
 
 
 def parse_release_ref(ref: str) -> tuple[str, int | None]:
-    """``bank@3`` -> ("bank", 3); ``bank`` or ``bank@latest`` -> ("bank", None)."""
+    """``bank@3`` -> ("bank", 3); ``bank`` or ``bank@latest`` -> ("bank", None); ``owner/bank@3`` ->
+    ("owner/bank", 3) (`get_bank` reads the owner: for a name several owners use)."""
     match = _REF.match(ref)
     if match is None:
         raise ValueError(f"bad release {ref!r}; write BANK@NUMBER (e.g. curated@1) or BANK@latest")
@@ -363,10 +365,18 @@ def _manifest(bank: str, handler: HandlerRef, task: str, number: int, request: R
     return manifest.model_copy(update={"checksum": manifest.content_checksum()})
 
 
-def get_release(session: Session, bank: str, number: int | None = None, owner: str | None = None) -> Release:
+def get_release(session: Session, bank: str, number: int | None = None, owner: str | None = None, *,
+                bank_id: int | None = None) -> Release:
     """A release of the bank (the latest when ``number`` is None) with its template sources and
-    local handlers; with `owner`, the bank is that owner's (names are unique per owner)."""
-    bank_row = get_bank(session, bank, owner)
+    local handlers; with `owner`, the bank is that owner's (names are unique per owner). With
+    `bank_id` (what jobs and the service use), the bank is that one, and `NotFoundError` unless it
+    is named `bank` (and is `owner`'s): another owner's bank of the same name is never read."""
+    if bank_id is None:
+        bank_row = get_bank(session, bank, owner)
+    else:
+        bank_row = get_bank_by_id(session, bank_id)
+        if bank_row.name != bank or (owner is not None and bank_row.owner != owner):
+            raise NotFoundError(f"bank {bank!r} is not bank {bank_id}")
     query = select(ReleaseRow).where(ReleaseRow.bank_id == bank_row.id)
     query = query.where(ReleaseRow.number == number) if number is not None else query.order_by(ReleaseRow.number.desc())
     row = session.scalars(query.limit(1)).first()

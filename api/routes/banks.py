@@ -11,9 +11,10 @@ from typing import Annotated
 from fastapi import APIRouter, File, Form, HTTPException, Request, UploadFile, status
 from pydantic import ValidationError
 
-from itemsmith.api.deps import PrincipalDep, SessionDep, SettingsDep
+from itemsmith.api.deps import PrincipalDep, SessionDep, SettingsDep, release_session
 from itemsmith.api.models import BankCreated, BankSettings, BankView, RecordId, validation_message
 from itemsmith.api.settings import ApiSettings
+from itemsmith.api.text_fields import TextCheckedRoute
 from itemsmith.handlers import BUILTIN_HANDLERS, HandlerSourceError
 from itemsmith.service.access import owned_bank, owned_bank_named, owned_banks
 from itemsmith.service.handler_upload import UploadRejected, UploadTooLarge, new_upload_folder, store_handler
@@ -26,7 +27,7 @@ from itemsmith.templates_bank.storage import (
     open_session,
 )
 
-router = APIRouter(prefix="/banks", tags=["banks"])
+router = APIRouter(prefix="/banks", tags=["banks"], route_class=TextCheckedRoute)
 
 _ERRORS = {404: {"description": "no such bank (or not yours)"}}
 
@@ -121,6 +122,7 @@ def create_bank_route(
                             "give exactly one of handler (a built-in name), handler_source or handler_file")
     if owned_bank_named(session, name, principal.owner) is not None:
         raise HTTPException(status.HTTP_409_CONFLICT, f"you have a bank named {name!r} already")
+    release_session(request)  # loading the handler in the sandbox holds no database connection
     if handler is not None:
         handler_spec = _builtin(handler, files)
     else:

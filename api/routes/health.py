@@ -6,11 +6,14 @@ from fastapi import APIRouter
 from pydantic import BaseModel, Field
 from sqlalchemy import text
 
-from itemsmith.api.deps import SessionDep
+from itemsmith.api.deps import SessionDep, SettingsDep
+from itemsmith.api.settings import ApiSettings
+from itemsmith.api.text_fields import TextCheckedRoute
 from itemsmith.sandbox import ALL_LAYERS, SandboxError, isolation_report
+from itemsmith.service.jobs import alive_workers
 from itemsmith.templates_bank.storage import current_revision, head_revision
 
-router = APIRouter(tags=["health"])
+router = APIRouter(tags=["health"], route_class=TextCheckedRoute)
 
 
 class SandboxHealth(BaseModel):
@@ -22,11 +25,21 @@ class SandboxHealth(BaseModel):
     errors: dict[str, str]
 
 
+class WorkersHealth(BaseModel):
+    """Who runs jobs: the API itself (``inprocess``), or Celery workers, counted by their beats."""
+
+    runner: str
+    alive: int | None = Field(description="live job workers (Celery: those that beat within 15 s); None: unknown")
+    error: str | None = Field(None, description="why the count is unknown (the broker is away)")
+
+
 class Health(BaseModel):
-    status: str = Field(description="ok, needs-migration, or sandbox-degraded (a required sandbox layer is missing)")
+    status: str = Field(description="ok, needs-migration, sandbox-degraded (a required sandbox layer is missing), "
+                                    "or no-workers (Celery jobs, and no worker alive or the broker away)")
     schema_revision: str | None
     expected_revision: str
     sandbox: SandboxHealth
+    workers: WorkersHealth
 
 
 def _sandbox_health() -> SandboxHealth:
@@ -39,13 +52,25 @@ def _sandbox_health() -> SandboxHealth:
                          errors=report.errors)
 
 
+def _workers_health(settings: ApiSettings) -> WorkersHealth:
+    if settings.job_runner != "celery":
+        return WorkersHealth(runner=settings.job_runner, alive=1)
+    try:
+        return WorkersHealth(runner="celery", alive=alive_workers(settings.redis_url))
+    except Exception as exc:  # noqa: BLE001 - any broker failure: the count is unknown, health still answers
+        return WorkersHealth(runner="celery", alive=None, error=f"{type(exc).__name__}: {exc}"[:300])
+
+
 @router.get("/health")
-def health(session: SessionDep) -> Health:
+def health(session: SessionDep, settings: SettingsDep) -> Health:
     """The database answers and is migrated to this itemsmith's schema; which sandbox layers are active."""
     session.execute(text("SELECT 1"))
     current, head = current_revision(session.get_bind()), head_revision()
     sandbox = _sandbox_health()
+    workers = _workers_health(settings)
     status = "ok" if current == head else "needs-migration"
     if status == "ok" and sandbox.missing:
         status = "sandbox-degraded"
-    return Health(status=status, schema_revision=current, expected_revision=head, sandbox=sandbox)
+    if status == "ok" and not workers.alive:
+        status = "no-workers"
+    return Health(status=status, schema_revision=current, expected_revision=head, sandbox=sandbox, workers=workers)

@@ -14,6 +14,7 @@ from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
 
 from itemsmith.api.deps import PrincipalDep, SessionDep
+from itemsmith.api.text_fields import TextCheckedRoute
 from itemsmith.service.jobs import (
     FINAL_STATUSES,
     JobEventPublic,
@@ -28,7 +29,7 @@ from itemsmith.service.jobs import (
 )
 from itemsmith.templates_bank.storage import open_session
 
-router = APIRouter(prefix="/jobs", tags=["jobs"])
+router = APIRouter(prefix="/jobs", tags=["jobs"], route_class=TextCheckedRoute)
 
 POLL_S = 0.5  # how often a stream looks for new events
 KEEPALIVE_S = 15.0  # a comment line this often keeps proxies from closing an idle stream

@@ -23,6 +23,7 @@ from itemsmith.api.models import (
     ReverifyCreate,
     validation_message,
 )
+from itemsmith.api.text_fields import TextCheckedRoute
 from itemsmith.items.rendering import TextFormat
 from itemsmith.service.access import owned_bank, owned_release, owned_releases, reviewer_name
 from itemsmith.service.auth import Principal
@@ -44,7 +45,7 @@ from itemsmith.templates_bank.exporters import EXPORTERS
 from itemsmith.templates_bank.releases import ReleaseCreate, ReleaseManifest
 from itemsmith.templates_bank.storage import BankPublic, ReleaseRow, releasable_versions
 
-router = APIRouter(tags=["releases"])
+router = APIRouter(tags=["releases"], route_class=TextCheckedRoute)
 
 _BANK_ERRORS = {404: {"description": "no such bank (or not yours)"}}
 _RELEASE_ERRORS = {404: {"description": "no such release (or not yours)"}}

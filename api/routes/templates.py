@@ -10,7 +10,7 @@ from typing import Annotated
 from fastapi import APIRouter, Header, HTTPException, Path, Query, Request, Response, status
 from sqlalchemy.orm import Session
 
-from itemsmith.api.deps import PrincipalDep, SessionDep
+from itemsmith.api.deps import PrincipalDep, SessionDep, release_session
 from itemsmith.api.models import (
     RecordId,
     ReviewRequest,
@@ -20,8 +20,9 @@ from itemsmith.api.models import (
     TemplatePage,
     TemplateVersionView,
 )
-from itemsmith.items.schema import IRTParameters, Item, Provenance, RunStatus, Template
-from itemsmith.sandbox import RunResult, SandboxError, run_template
+from itemsmith.api.text_fields import TextCheckedRoute
+from itemsmith.items.schema import IRTParameters, Item, Provenance, Template
+from itemsmith.sandbox import RunResult
 from itemsmith.sandbox.render import RenderError, render_item_png
 from itemsmith.service.access import owned_bank, owned_version, reviewer_name
 from itemsmith.service.jobs import JobPublic, RecheckJobRequest, jobs_on_bank, latest_request, submit_job
@@ -40,19 +41,20 @@ from itemsmith.templates_bank.storage import (
     record_review,
 )
 
-router = APIRouter(tags=["review"])
+router = APIRouter(tags=["review"], route_class=TextCheckedRoute)
 
 _VERSION_ERRORS = {404: {"description": "no such template version (or not yours)"}}
 SeedQuery = Annotated[int, Query(ge=0, le=2**31 - 1, description="seed of the regenerated items")]
 PLOT_MAX_AGE_S = 86_400
 
 
-def _sample(version: TemplateVersionPublic, handler: str, num_samples: int, seed: int) -> RunResult:
-    """Items of a version regenerated in the sandbox; a failure is a result, never an exception."""
-    try:
-        return run_template(version.source, handler, num_samples=num_samples, seed=seed)
-    except SandboxError as exc:
-        return RunResult(status=RunStatus.error, error=str(exc))
+def _sample(request: Request, owner: str, version: TemplateVersionPublic, handler: str, num_samples: int,
+            seed: int) -> RunResult:
+    """Items of a version regenerated in the sandbox (`service.sampling`: cached, fair between owners),
+    after the request's session is given back; a failure is a result, a full queue `SamplerBusy`."""
+    release_session(request)
+    return request.app.state.sampler.sample(owner, source=version.source, content_hash=version.content_hash,
+                                            handler=handler, num_samples=num_samples, seed=seed)
 
 
 @router.get("/banks/{bank_id}/templates", responses={404: {"description": "no such bank (or not yours)"}})
@@ -65,7 +67,7 @@ def list_templates_route(bank_id: RecordId, filters: Annotated[TemplateFilters, 
 
 
 @router.get("/templates/{version_id}", responses=_VERSION_ERRORS)
-def get_template_route(version_id: RecordId, principal: PrincipalDep, session: SessionDep,
+def get_template_route(version_id: RecordId, request: Request, principal: PrincipalDep, session: SessionDep,
                        n: Annotated[int, Query(ge=1, le=20, description="sample items to regenerate")] = 3,
                        seed: SeedQuery = 0) -> TemplateDetail:
     """A version's source and metadata, every verdict, student answer and review, its IRT
@@ -74,13 +76,13 @@ def get_template_route(version_id: RecordId, principal: PrincipalDep, session: S
     verdicts = list_verdicts(session, version_id)
     irt = [v for v in verdicts if v.stage == "irt"]
     handler = version.handler or bank.handler
-    result = _sample(version, handler, n, seed)
+    stored = {"version": TemplateVersionView.of(version), "status": version_status(session, version_id),
+              "verdicts": verdicts, "responses": list_student_responses(session, version_id),
+              "reviews": list_reviews(session, version_id),
+              "irt": IRTParameters.model_validate(irt[-1].payload) if irt else None}
+    result = _sample(request, principal.owner, version, handler, n, seed)
     error = None if result.ok else redact_handler_paths(f"{result.status.value}: {result.error}", handler)
-    return TemplateDetail(version=TemplateVersionView.of(version), status=version_status(session, version_id),
-                          verdicts=verdicts, responses=list_student_responses(session, version_id),
-                          reviews=list_reviews(session, version_id),
-                          irt=IRTParameters.model_validate(irt[-1].payload) if irt else None,
-                          samples=[Item.model_validate(raw) for raw in result.items] if result.ok else [],
+    return TemplateDetail(**stored, samples=[Item.model_validate(raw) for raw in result.items] if result.ok else [],
                           samples_seed=seed, samples_error=error)
 
 
@@ -89,8 +91,8 @@ def get_template_route(version_id: RecordId, principal: PrincipalDep, session: S
     304: {"description": "unchanged (If-None-Match)"},
     404: {"description": "no such version, or the item has no series"},
     422: {"description": "the template failed to regenerate its items, or the plot worker could not draw it"}})
-def plot_route(version_id: RecordId, index: Annotated[int, Path(ge=0, le=99, description="item number in the run")], principal: PrincipalDep,
-               session: SessionDep, seed: SeedQuery = 0,
+def plot_route(version_id: RecordId, index: Annotated[int, Path(ge=0, le=99, description="item number in the run")],
+               request: Request, principal: PrincipalDep, session: SessionDep, seed: SeedQuery = 0,
                if_none_match: Annotated[str | None, Header()] = None) -> Response:
     """A PNG of item ``index`` of the version's run with ``seed``. Versions are immutable and the
     same seed gives the same items, so the ETag is fixed and clients may cache it."""
@@ -100,7 +102,7 @@ def plot_route(version_id: RecordId, index: Annotated[int, Path(ge=0, le=99, des
     if if_none_match is not None and etag in {tag.strip() for tag in if_none_match.split(",")}:
         return Response(status_code=status.HTTP_304_NOT_MODIFIED, headers=headers)
     handler = version.handler or bank.handler
-    result = _sample(version, handler, index + 1, seed)
+    result = _sample(request, principal.owner, version, handler, index + 1, seed)
     if not result.ok:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, redact_handler_paths(
             f"the template failed to regenerate its items: {result.status.value}: {result.error}", handler))

@@ -13,9 +13,10 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from pydantic import Field
 
-from itemsmith.api.deps import SessionDep
+from itemsmith.api.deps import SessionDep, release_session
 from itemsmith.api.models import DecisionStage, RecordId
 from itemsmith.api.routes.templates import reviewer_name
+from itemsmith.api.text_fields import TextCheckedRoute
 from itemsmith.api.web.listing import review_listing
 from itemsmith.api.web.login import (
     LOGIN_PATH,
@@ -53,7 +54,7 @@ templates = Jinja2Templates(directory=_HERE / "templates")
 templates.env.filters["handler_label"] = handler_label  # a handler by name and hash, never its path
 # The page never loads an embedding model into the service process: text similarity only.
 PAGE_EMBEDDER = (None, "text similarity only (the review page loads no embedding model)")
-router = APIRouter(prefix="/review", include_in_schema=False)
+router = APIRouter(prefix="/review", include_in_schema=False, route_class=TextCheckedRoute)
 # a mount does not take the router's prefix: its full path
 router.mount("/review/static", StaticFiles(directory=_HERE / "static"), name="review-static")
 
@@ -144,21 +145,25 @@ def template(request: Request, session: SessionDep, reviewer: ReviewerDep, versi
         return _not_found(request, str(exc))
     verdicts = list_verdicts(session, version_id)
     irt = [v for v in verdicts if v.stage == "irt"]
-    return templates.TemplateResponse(request, "template.html", {
-        "reviewer": reviewer, "bank": bank, "version": version,
-        "status": version_status(session, version_id),
-        "samples": sample_items(version.source, version.handler or bank.handler), "seed": SAMPLE_SEED,
-        "verdicts": verdicts, "irt": irt[-1].payload if irt else None,
-        "responses": list_student_responses(session, version_id), "reviews": list_reviews(session, version_id),
-        "history": list_versions(session, bank.id, version.template_key), "decided": decided})
+    page = {"reviewer": reviewer, "bank": bank, "version": version, "status": version_status(session, version_id),
+            "seed": SAMPLE_SEED, "verdicts": verdicts, "irt": irt[-1].payload if irt else None,
+            "responses": list_student_responses(session, version_id), "reviews": list_reviews(session, version_id),
+            "history": list_versions(session, bank.id, version.template_key), "decided": decided}
+    release_session(request)  # the sandbox run below holds no database connection
+    samples = sample_items(request.app.state.sampler, reviewer.principal.owner, version,
+                           version.handler or bank.handler)
+    return templates.TemplateResponse(request, "template.html", {**page, "samples": samples})
 
 
 @router.get("/templates/{version_id}/items/{index}/plot.png")
-def item_plot(session: SessionDep, reviewer: ReviewerDep, version_id: RecordId,
+def item_plot(request: Request, session: SessionDep, reviewer: ReviewerDep, version_id: RecordId,
               index: Annotated[int, Path(ge=0, le=99)]) -> Response:
     version, bank = owned_version(session, version_id, reviewer.principal.owner)  # NotFoundError: a JSON 404
+    release_session(request)
+    samples = sample_items(request.app.state.sampler, reviewer.principal.owner, version,
+                           version.handler or bank.handler)
     try:
-        png = plot_png(sample_items(version.source, version.handler or bank.handler), index)
+        png = plot_png(samples, index)
     except RenderError as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"the plot could not be drawn: {exc}") from None
     if png is None:

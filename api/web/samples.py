@@ -1,19 +1,18 @@
 """Sample items of a template version for the review page, run in the sandbox (never in this
-process) and kept in a small in-memory cache: a version's source is immutable and the same seed
-gives the same items, so the page and its plot requests share one sandbox run. Their plots are
-drawn by the limited plot worker (`sandbox.render`), never in this process either."""
+process) by the app's `TemplateSampler` (cached per version and seed, fair between owners), so
+the page and its plot requests share one sandbox run. Their plots are drawn by the limited plot
+worker (`sandbox.render`), never in this process either."""
 
 from __future__ import annotations
-
-from functools import lru_cache
 
 from pydantic import BaseModel
 
 from itemsmith.items.schema import Item
 from itemsmith.items.static import StaticSourceError, parse_static_source
-from itemsmith.sandbox import SandboxError, get_pool
 from itemsmith.sandbox.render import RenderError, render_item_png
+from itemsmith.service.sampling import TemplateSampler
 from itemsmith.templates_bank.handler_identity import is_static_handler, redact_handler_paths
+from itemsmith.templates_bank.storage import TemplateVersionPublic
 
 __all__ = ["SAMPLE_COUNT", "SAMPLE_SEED", "RenderError", "Samples", "plot_png", "sample_items"]
 
@@ -28,26 +27,20 @@ class Samples(BaseModel):
     error: str | None = None
 
 
-@lru_cache(maxsize=128)
-def _run(source: str, handler: str) -> Samples:
-    if is_static_handler(handler):  # imported items: the source is the items (JSON, never run)
+def sample_items(sampler: TemplateSampler, owner: str, version: TemplateVersionPublic, handler: str) -> Samples:
+    """`SAMPLE_COUNT` items of the version on seed `SAMPLE_SEED` with the given handler
+    (`SamplerBusy` when the owner has too much sandbox work queued); imported items are read from
+    the version's source (JSON, never run)."""
+    if is_static_handler(handler):
         try:
-            return Samples(items=parse_static_source(source)[:SAMPLE_COUNT])
+            return Samples(items=parse_static_source(version.source)[:SAMPLE_COUNT])
         except StaticSourceError as exc:
             return Samples(error=str(exc))
-    result = get_pool(handler).run(source, num_samples=SAMPLE_COUNT, seed=SAMPLE_SEED)
+    result = sampler.sample(owner, source=version.source, content_hash=version.content_hash, handler=handler,
+                            num_samples=SAMPLE_COUNT, seed=SAMPLE_SEED)
     if not result.ok:
         return Samples(error=redact_handler_paths(f"{result.status.value}: {result.error}", handler))
     return Samples(items=[Item.model_validate(raw) for raw in result.items])
-
-
-def sample_items(source: str, handler: str) -> Samples:
-    """`SAMPLE_COUNT` items of the template on seed `SAMPLE_SEED` with the given handler. A worker
-    that fails to start is reported but not cached (it may start next time)."""
-    try:
-        return _run(source, handler)
-    except SandboxError as exc:
-        return Samples(error=redact_handler_paths(str(exc), handler))
 
 
 def plot_png(samples: Samples, index: int) -> bytes | None:

@@ -55,6 +55,7 @@ from itemsmith.service.jobs._store import (
     requeue_job,
 )
 from itemsmith.service.jobs._verdicts import store_accepted
+from itemsmith.service.jobs._worker_registry import alive_workers
 from itemsmith.templates_bank.storage import open_session, upgrade
 
 __all__ = [
@@ -62,7 +63,7 @@ __all__ = [
     "EvaluateJobRequest", "ExportJobRequest", "InProcessRunner", "ReleaseJobRequest", "export_file", "JobContext", "JobEventPublic", "JobInterrupted", "JobKind", "JobPublic",
     "JobRunner", "JobStateError", "JobStatus", "RecheckJobRequest", "ReverifyJobRequest", "cancel_job", "execute_job",
     "get_job", "get_runner", "job_kind", "jobs_lifespan", "jobs_on_bank", "latest_request", "list_events", "list_jobs", "make_runner", "resume_job",
-    "setup_job_checkpoints", "store_accepted", "submit_job", "upgrade_database",
+    "setup_job_checkpoints", "store_accepted", "submit_job", "upgrade_database", "alive_workers",
 ]
 
 

@@ -21,7 +21,7 @@ from itemsmith.templates_bank.calibration import (
     calibration_on_record,
 )
 from itemsmith.templates_bank.releases import get_release
-from itemsmith.templates_bank.storage import BankSession, NotFoundError, get_bank, open_session
+from itemsmith.templates_bank.storage import BankSession, open_session
 
 __all__ = ["CalibrateJobRequest", "calibrate_authored", "run_calibrate_job"]
 
@@ -50,9 +50,7 @@ def run_calibrate_job(request: CalibrateJobRequest, context: JobContext) -> dict
         return {"calibration_id": context.job_id, "resumed": True, "verdicts": stored}
     options = CalibrationOptions(priors=request.priors, min_respondents=request.min_respondents)
     with BankSession(context.engine, expire_on_commit=False) as session:
-        if context.bank_id is not None and get_bank(session, request.bank).id != context.bank_id:
-            raise NotFoundError(f"bank {request.bank!r} is not this job's bank")
-        release = get_release(session, request.bank, request.release)
+        release = get_release(session, request.bank, request.release, context.owner, bank_id=context.bank_id)
         report = calibrate_release(session, release, options, calibration_id=context.job_id, commit=True)
     return report.model_dump(mode="json")
 

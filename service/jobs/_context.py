@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from itemsmith.service.jobs._schemas import JobEventPublic
 from itemsmith.service.jobs._store import Claim, LeaseLost, append_event, fenced_session, list_events, renew_lease
+from itemsmith.service.jobs._transient import retry_transient
 from itemsmith.service.settings import ServiceSettings
 from itemsmith.templates_bank.storage import open_session
 
@@ -96,10 +97,15 @@ class JobContext:
             self.interrupt("cancel")
 
     def publish(self, kind: str, payload: dict[str, Any], *, progress: dict[str, Any] | None = None) -> None:
-        """Append an event (and replace the job's progress summary) in one fenced transaction."""
+        """Append an event (and replace the job's progress summary) in one fenced transaction,
+        retried across a transient database error (a restart) for ``job_db_retry_s``."""
         changes = {} if progress is None else {"progress": progress}
-        with self.fenced(**changes) as session:
-            append_event(session, self.job_id, kind, payload)
+
+        def write() -> None:
+            with self.fenced(**changes) as session:
+                append_event(session, self.job_id, kind, payload)
+
+        retry_transient(write, within_s=self.settings.job_db_retry_s, what=f"job {self.job_id}: {kind} event")
 
     def events(self, kind: str | None = None) -> list[JobEventPublic]:
         """Every event of the job so far (of every earlier run too)."""

@@ -18,6 +18,7 @@ from itemsmith.service.jobs._context import Heartbeat, Interruption, JobContext,
 from itemsmith.service.jobs._kinds import JOB_KINDS
 from itemsmith.service.jobs._schemas import JobStatus
 from itemsmith.service.jobs._store import LeaseLost, claim_job, finish_job, release_job
+from itemsmith.service.jobs._transient import is_transient, retry_transient
 from itemsmith.service.settings import ServiceSettings
 
 __all__ = ["execute_job", "worker_name"]
@@ -73,18 +74,33 @@ def _run(context: JobContext) -> JobStatus | None:
     except Exception as exc:  # any failure of the job's code ends it as failed, with its message
         if context.interruption == "lost":
             return None
+        if is_transient(exc) and claim.attempt < context.settings.job_transient_attempts:
+            # the database went away under the job's own code: back to the queue, not failed
+            log.warning("job %s (%s): transient database error; queued again", claim.job_id, claim.kind,
+                        exc_info=True)
+            reason = f"database error: {type(exc).__name__}"
+            _write(context, lambda: release_job(context.engine, claim, reason))
+            return "queued"
         log.exception("job %s (%s) failed", claim.job_id, claim.kind)
-        finish_job(context.engine, claim, "failed", error=_error_text(exc, context.settings.uploads_dir))
+        error = _error_text(exc, context.settings.uploads_dir)
+        _write(context, lambda: finish_job(context.engine, claim, "failed", error=error))
         return "failed"
-    finish_job(context.engine, claim, "succeeded", result=result)
+    _write(context, lambda: finish_job(context.engine, claim, "succeeded", result=result))
     return "succeeded"
+
+
+def _write(context: JobContext, write: Callable[[], None]) -> None:
+    """A status write, retried across a transient database error; if the database stays away, the
+    job's lease runs out and the sweeper queues it again (a finished job's run is then repeated,
+    which every kind is safe to do)."""
+    retry_transient(write, within_s=context.settings.job_db_retry_s, what=f"job {context.job_id}: status")
 
 
 def _stop(context: JobContext, reason: Interruption) -> JobStatus | None:
     if reason == "cancel":
-        finish_job(context.engine, context.claim, "cancelled")
+        _write(context, lambda: finish_job(context.engine, context.claim, "cancelled"))
         return "cancelled"
     if reason == "shutdown":
-        release_job(context.engine, context.claim, "the worker stopped")
+        _write(context, lambda: release_job(context.engine, context.claim, "the worker stopped"))
         return "queued"
     return None

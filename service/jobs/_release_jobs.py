@@ -16,17 +16,15 @@ from itemsmith.templates_bank.adaptive import AdaptiveReport
 from itemsmith.templates_bank.calibration import current_parameters, refresh_calibration
 from itemsmith.templates_bank.evaluation import EvaluationReport, EvaluationStore
 from itemsmith.templates_bank.releases import Release, get_release
-from itemsmith.templates_bank.storage import BankSession, NotFoundError, get_bank, open_session
+from itemsmith.templates_bank.storage import BankSession, open_session
 
 __all__ = ["run_evaluate_job", "run_reverify_job"]
 
 
 def _release(context: JobContext, bank: str, number: int) -> Release:
-    """The release, which must be of the job's bank."""
+    """The release, which must be of the job's bank (by id: another owner may use the name)."""
     with open_session(context.engine) as session:
-        if context.bank_id is not None and get_bank(session, bank, context.owner).id != context.bank_id:
-            raise NotFoundError(f"bank {bank!r} is not this job's bank")
-        return get_release(session, bank, number, context.owner)
+        return get_release(session, bank, number, context.owner, bank_id=context.bank_id)
 
 
 @job_kind("reverify", ReverifyJobRequest)

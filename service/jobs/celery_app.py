@@ -19,6 +19,7 @@ from celery.signals import worker_process_init, worker_ready, worker_shutdown, w
 from itemsmith.service.jobs._context import JobContext
 from itemsmith.service.jobs._execute import execute_job, worker_name
 from itemsmith.service.jobs._runners import JobSweeper
+from itemsmith.service.jobs._worker_registry import WorkerBeat
 from itemsmith.service.settings import ServiceSettings
 from itemsmith.templates_bank.storage import get_engine
 
@@ -26,6 +27,7 @@ __all__ = ["RUN_JOB_TASK", "app", "make_celery"]
 
 RUN_JOB_TASK = "itemsmith.run_job"
 _sweepers: list[JobSweeper] = []  # of this worker process
+_beats: list[WorkerBeat] = []
 
 
 class _RunningJobs:
@@ -66,7 +68,13 @@ def make_celery(settings: ServiceSettings | None = None) -> Celery:
         worker_prefetch_multiplier=1,  # long jobs: reserve one message at a time
         task_ignore_result=True,
         task_default_queue="itemsmith",
+        # a broker restart: reconnect for as long as it takes (the worker process is also
+        # supervised, `service.jobs.supervisor`, in case the reconnect itself fails)
         broker_connection_retry_on_startup=True,
+        broker_connection_retry=True,
+        broker_connection_max_retries=None,
+        broker_transport_options={"socket_keepalive": True, "health_check_interval": 10, "retry_on_timeout": True},
+        worker_cancel_long_running_tasks_on_connection_loss=False,  # jobs hold leases of their own
         worker_hijack_root_logger=False,
     )
     celery.itemsmith_settings = settings  # type: ignore[attr-defined] - read by the worker's sweep
@@ -94,6 +102,9 @@ def _start_sweep(sender: Any = None, **_: Any) -> None:
                          first_queued_for_s=settings.job_lease_s)
     _sweepers.append(sweeper)
     sweeper.start()
+    beat = WorkerBeat(settings.redis_url, worker_name("celery"))
+    _beats.append(beat)
+    beat.start()
 
 
 @worker_process_init.connect
@@ -114,6 +125,9 @@ def _stop_sweep(sender: Any = None, **_: Any) -> None:
     for sweeper in _sweepers:
         sweeper.stop()
     _sweepers.clear()
+    for beat in _beats:
+        beat.stop()
+    _beats.clear()
 
 
 app = make_celery()

@@ -12,8 +12,8 @@ from itemsmith.templates_bank.storage._models import BankRow, TemplateVersionRow
 from itemsmith.templates_bank.storage._schemas import BankCreate, BankPublic, TemplateVersionPublic
 from itemsmith.templates_bank.storage._summaries import summary_on_new_version
 
-__all__ = ["add_template_version", "create_bank", "find_version", "get_bank", "get_version", "list_banks",
-           "list_versions"]
+__all__ = ["add_template_version", "create_bank", "find_version", "get_bank", "get_bank_by_id", "get_version",
+           "list_banks", "list_versions"]
 
 
 def create_bank(session: Session, bank: BankCreate) -> BankPublic:
@@ -29,21 +29,32 @@ def create_bank(session: Session, bank: BankCreate) -> BankPublic:
 
 
 def get_bank(session: Session, name: str, owner: str | None = None) -> BankPublic:
-    """The bank named `name` (of `owner` when given). Without an owner, a name that several
-    owners use is ambiguous (`NotFoundError` naming the owners: this is for the operator's CLI)."""
+    """The bank named `name` (of `owner` when given, or named ``OWNER/NAME``: bank names have no
+    "/"). Without an owner, a name that several owners use is ambiguous (`NotFoundError` naming
+    the owners: this is for the operator's CLI, where OWNER/NAME picks one)."""
+    if owner is None and "/" in name:
+        owner, name = name.rsplit("/", 1)
     query = select(BankRow).where(BankRow.name == name)
     if owner is not None:
         query = query.where(BankRow.owner == owner)
     rows = session.scalars(query.order_by(BankRow.id).limit(2)).all()
     if len(rows) > 1:
         owners = ", ".join(session.scalars(select(BankRow.owner).where(BankRow.name == name).order_by(BankRow.owner)))
-        raise NotFoundError(f"several owners have a bank named {name!r} ({owners}); name the owner")
+        raise NotFoundError(f"several owners have a bank named {name!r} ({owners}); name the owner: OWNER/{name}")
     if not rows:
         if owner is not None:
             raise NotFoundError(f"no bank named {name!r}")
         known = ", ".join(session.scalars(select(BankRow.name).distinct().order_by(BankRow.name))) or "none yet"
         raise NotFoundError(f"no bank named {name!r} (banks: {known})")
     return BankPublic.model_validate(rows[0])
+
+
+def get_bank_by_id(session: Session, bank_id: int) -> BankPublic:
+    """The bank with this id (names are unique per owner only; jobs and the service name banks by id)."""
+    row = session.get(BankRow, bank_id)
+    if row is None:
+        raise NotFoundError(f"no bank with id {bank_id}")
+    return BankPublic.model_validate(row)
 
 
 def list_banks(session: Session) -> list[BankPublic]:

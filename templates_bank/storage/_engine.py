@@ -19,7 +19,7 @@ from itemsmith.templates_bank.storage._errors import StorageError
 from itemsmith.templates_bank.storage._models import BankSession
 
 __all__ = ["MIGRATIONS_DIR", "VERSION_TABLE", "current_revision", "downgrade", "get_engine", "head_revision",
-           "normalize_url", "open_session", "require_current_schema", "upgrade"]
+           "is_known_revision", "normalize_url", "open_session", "require_current_schema", "upgrade"]
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[1] / "migrations"
 VERSION_TABLE = "itemsmith_alembic_version"  # not alembic_version: the database may be shared
@@ -45,8 +45,10 @@ def _engine(url: URL) -> Engine:
         Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
     settings = StorageSettings()
     in_memory = url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
+    # pre-ping: a connection the server dropped while it sat in the pool (a restart) is replaced
+    # at checkout instead of failing the first statement on it
     pool = {} if in_memory else {"pool_size": settings.pool_size, "max_overflow": settings.max_overflow,
-                                 "pool_timeout": settings.pool_timeout_s}
+                                 "pool_timeout": settings.pool_timeout_s, "pool_pre_ping": True}
     engine = create_engine(url, **pool)  # an in-memory SQLite database is one connection per thread
     if url.get_backend_name() == "sqlite":
         event.listen(engine, "connect", _enable_sqlite_foreign_keys)
@@ -96,13 +98,23 @@ def current_revision(url: str | URL | Engine | None = None) -> str | None:
 
 
 @cache
-def head_revision() -> str:
-    """The newest migration this itemsmith ships (read once: the scripts ship with the package)."""
+def _scripts() -> ScriptDirectory:
+    """The migrations this itemsmith ships (read once: the scripts ship with the package)."""
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
-    head = ScriptDirectory.from_config(config).get_current_head()
+    return ScriptDirectory.from_config(config)
+
+
+def head_revision() -> str:
+    """The newest migration this itemsmith ships."""
+    head = _scripts().get_current_head()
     assert head is not None
     return head
+
+
+def is_known_revision(revision: str) -> bool:
+    """Whether `revision` is one of this itemsmith's migrations (else a newer itemsmith wrote it)."""
+    return revision in {script.revision for script in _scripts().walk_revisions()}
 
 
 def require_current_schema(url: str | URL | Engine | None = None) -> None:

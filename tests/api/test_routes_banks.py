@@ -61,7 +61,6 @@ BAD_HANDLERS = {
         'return pd.DataFrame({"record_id"',
         'import socket\n        socket.create_connection(("127.0.0.1", 5432), timeout=2)\n'
         '        return pd.DataFrame({"record_id"'), "PermissionError"),
-    "null_byte": ("class H:\x00\n", "null bytes"),
 }
 
 
@@ -141,6 +140,13 @@ def test_a_handler_that_is_malformed_raises_or_attacks_is_refused_with_the_sandb
     assert message in response.json()["detail"]
     assert bank_count(engine) == 0 and job_runner.dispatched == []
     assert uploaded_files(api_settings) == []  # the rejected upload is removed
+
+
+def test_a_handler_source_with_a_null_byte_is_refused_before_it_reaches_the_sandbox(client, api_key, engine,
+                                                                                   job_runner) -> None:
+    response = post_bank(client, api_key, handler_source="class H:\x00\n")
+    assert response.status_code == 422 and response.json()["detail"][0]["type"] == "string_nul"
+    assert bank_count(engine) == 0 and job_runner.dispatched == []
 
 
 def test_a_handler_file_that_is_not_utf8_is_refused(client, api_key) -> None:

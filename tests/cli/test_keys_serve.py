@@ -45,9 +45,11 @@ def test_key_commands_refuse_bad_input(database_url: str, engine) -> None:
     assert unknown.exit_code == 1 and "no API key with id 999" in unknown.stderr  # a failed operation
 
 
-def test_key_commands_need_a_migrated_database(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["keys", "create", "alice", "--db", f"sqlite:///{tmp_path / 'new.sqlite'}"])
-    assert result.exit_code == 1 and "itemsmith db upgrade" in result.stderr
+def test_key_commands_migrate_a_fresh_database_first(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'new.sqlite'}"
+    result = runner.invoke(app, ["keys", "create", "alice", "--db", url])
+    assert result.exit_code == 0, result.output
+    assert f"from revision (empty) to {head_revision()}" in result.stderr and current_revision(url) == head_revision()
 
 
 def test_key_commands_print_json(database_url: str, engine) -> None:
