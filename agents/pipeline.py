@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # agents.run imports this module
 
 __all__ = ["Pipeline", "StageInfo", "header_lines", "missing_local_model", "resolve_pipeline", "run_header"]
 
-TITLES = {"structure": "structure", "audit": "item audit", "judges": "judge panel", "students": "student pool",
+TITLES = {"structure": "structure", "audit": "item audit", "rederivation": "re-derivation", "judges": "judge panel", "students": "student pool",
           "capability": "capability filter", "custom": "custom stages"}
 
 
@@ -47,6 +47,7 @@ class Pipeline(BaseModel):
     judges: list[str]
     students: list[StudentSpec]
     stages: list[StageInfo]
+    solver: str | None = None  # the re-derivation solver's spec (None: the stage is off)
 
 
 def missing_local_model(spec: str) -> str | None:
@@ -123,6 +124,26 @@ def _student_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[list[
         reason=("" if given else "default ladder; ") + f"answer {' and '.join(sorted(modes))}, {blind}")
 
 
+def _rederivation_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[str | None, StageInfo]:
+    """The solver: the run's own (never left out), else the settings', else the generator (left out,
+    with the reason, when it is a local model that is not installed)."""
+    if not (settings.rederivation if config.rederivation is None else config.rederivation):
+        why = "turned off (--no-rederivation)" if config.rederivation is False else "off by default " \
+              "(ITEMSMITH_REDERIVATION=false)"
+        return None, StageInfo(name="rederivation", status="off", reason=why)
+    spec = config.solver or settings.solver or config.generator or settings.default_generator()
+    why = None if config.solver else missing_local_model(spec)
+    if why is not None:
+        return None, StageInfo(name="rederivation", status="off", left_out=[f"{spec}: {why}"],
+                               reason="the default solver is not installed")
+    from itemsmith.verification.rederivation import RederivationConfig
+
+    flag = ("flagged" if RederivationConfig().on_not_rederivable == "flag" else "rejected")
+    return spec, StageInfo(name="rederivation", status="on", models=[spec],
+                           reason=f"writes solve(item) from one item (no source, no key), run over fresh draws; "
+                                  f"not re-derivable: {flag}")
+
+
 def _capability_stage(config: AuthorConfig, students: Sequence[StudentSpec]) -> StageInfo:
     ranks = sorted({s.rank for s in students})
     if not students:
@@ -150,13 +171,16 @@ def resolve_pipeline(config: AuthorConfig, settings: AgentSettings, *, custom: S
         if config.judges or config.students:
             raise ProviderConfigError("pass verifiers or configure judges/students, not both")
         replaced = "replaced by the caller's verifiers"
-        return Pipeline(judges=[], students=[], stages=[
-            *stages, StageInfo(name="custom", status="on", models=list(custom), reason="verifiers given by the caller"),
+        solver, rederivation_stage = _rederivation_stage(config, settings)
+        return Pipeline(judges=[], students=[], solver=solver, stages=[
+            *stages, rederivation_stage, StageInfo(name="custom", status="on", models=list(custom), reason="verifiers given by the caller"),
             *(StageInfo(name=name, status="off", reason=replaced) for name in ("judges", "students", "capability"))])
+    solver, rederivation_stage = _rederivation_stage(config, settings)
     judges, judge_stage = _judge_stage(config, settings)
     students, student_stage = _student_stage(config, settings)
-    return Pipeline(judges=judges, students=students,
-                    stages=[*stages, judge_stage, student_stage, _capability_stage(config, students)])
+    return Pipeline(judges=judges, students=students, solver=solver,
+                    stages=[*stages, rederivation_stage, judge_stage, student_stage,
+                            _capability_stage(config, students)])
 
 
 def header_lines(stages: Sequence[StageInfo]) -> list[str]:

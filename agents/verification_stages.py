@@ -28,16 +28,25 @@ import asyncio
 import hashlib
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from itemsmith.agents.feedback import audit_feedback
-from itemsmith.agents.inference import RetryPolicy
-from itemsmith.agents.model_factory import CallLog, JudgeModel, StudentModel, build_judges, build_students
+from itemsmith.agents.inference import ModelHandle, RetryPolicy
+from itemsmith.agents.model_factory import (
+    CallLog,
+    JudgeModel,
+    StudentModel,
+    build_judges,
+    build_solver,
+    build_students,
+    model_identity,
+)
 from itemsmith.agents.pipeline import Pipeline, resolve_pipeline
 from itemsmith.agents.providers import SpecPolicy
+from itemsmith.agents.rederivation import RederivationVerifier
 from itemsmith.agents.settings import AgentSettings
 from itemsmith.agents.verify import VerificationResult, Verifier, pass_through
 from itemsmith.sandbox import SandboxLimits, SandboxPool, run_template
@@ -72,6 +81,7 @@ class ItemAuditVerifier:
     config: AuditConfig | None = None
     limits: SandboxLimits | None = None
     executor: Executor | None = None
+    review_items: int = 20  # at least this many fresh items for the later stages (students answer each)
 
     def _review_items(self, source: str, count: int) -> tuple[int, list[Item], str | None]:
         seed = fresh_seed()
@@ -92,7 +102,7 @@ class ItemAuditVerifier:
             return VerificationResult(decision=Decision(accepted=False, stage="audit", reasons=[audit.summary()]),
                                       feedback=audit_feedback(audit), audit=audit,
                                       elapsed_s=time.monotonic() - started)
-        count = max(len(report.items), 1)
+        count = max(len(report.items), self.review_items)
         seed, items, error = await loop.run_in_executor(self.executor, lambda: self._review_items(source, count))
         if error is not None:
             return VerificationResult(decision=Decision(accepted=False, stage="audit", reasons=[error]),
@@ -216,23 +226,39 @@ class ReviewModels:
 
     judges: list[JudgeModel]
     students: list[StudentModel]
+    solver: ModelHandle | None = None
+    solver_name: str = ""
 
 
 def build_review_models(config: AuthorConfig, *, settings: AgentSettings, policy: SpecPolicy | None = None,
                         pipeline: Pipeline | None = None) -> ReviewModels:
     """The models of `pipeline` (default: `config` resolved against `settings`)."""
     pipeline = pipeline or resolve_pipeline(config, settings)
+    solver = None if pipeline.solver is None else build_solver(pipeline.solver, settings=settings, policy=policy)
     return ReviewModels(
+        solver=solver, solver_name=model_identity(pipeline.solver) if pipeline.solver else "",
         judges=build_judges(pipeline.judges, settings=settings, samples=config.judge_samples,
                             retries=config.judge_retries, max_tokens=config.review_max_tokens, policy=policy),
         students=build_students(pipeline.students, settings=settings, text_format=config.student_format,
                                 max_tokens=config.review_max_tokens, policy=policy))
 
 
-def verification_stages(audit: ItemAuditVerifier, content: Sequence[Verifier]) -> list[Verifier]:
-    """The stages after the structure check: the item audit first (always), then `content`
-    (none: `pass_through`, which accepts what the audit passed)."""
-    return [audit, *(content or (pass_through,))]
+def verification_stages(audit: ItemAuditVerifier, content: Sequence[Verifier],
+                        rederivation: Verifier | None = None) -> list[Verifier]:
+    """The stages after the structure check: the item audit first (always), the re-derivation
+    when configured, then `content` (none: `pass_through`, which accepts what the audit passed)."""
+    return [audit, *((rederivation,) if rederivation is not None else ()), *(content or (pass_through,))]
+
+
+def rederivation_stage(models: ReviewModels, pool: SandboxPool, *, retry: RetryPolicy,
+                       executor: Executor | None = None,
+                       programs: Mapping[str, str] | None = None) -> RederivationVerifier | None:
+    """The re-derivation stage with the configured solver (none: None), its thresholds from
+    ``ITEMSMITH_REDERIVATION_*``; `programs` are stored programs to reuse (content hash -> program)."""
+    if models.solver is None:
+        return None
+    return RederivationVerifier(models.solver, models.solver_name, pool, retry=retry, executor=executor,
+                                programs=dict(programs or {}))
 
 
 def content_stages(models: ReviewModels, config: AuthorConfig, *, dataset: str, retry: RetryPolicy) -> list[Verifier]:

@@ -20,7 +20,7 @@ from typing import Protocol
 from pydantic import BaseModel, Field
 
 from itemsmith.agents.usage import UsageTotals
-from itemsmith.templates_bank.items.schema import AuditReport, Decision, Item, StructureReport
+from itemsmith.templates_bank.items.schema import AuditReport, Decision, Item, RederivationReport, StructureReport
 from itemsmith.verification.capability import CapabilityReport
 from itemsmith.verification.judges import TemplateJudgement
 from itemsmith.verification.students import StudentReport
@@ -34,6 +34,7 @@ class VerificationResult(BaseModel):
     audit: AuditReport | None = None
     review_items: list[Item] = Field(default_factory=list, description="items for the later stages (fresh seed)")
     review_seed: int | None = None
+    rederivation: RederivationReport | None = None
     judgement: TemplateJudgement | None = None
     students: StudentReport | None = None
     capability: CapabilityReport | None = None
