@@ -110,6 +110,19 @@ def _number_fits(value: float, option: str) -> bool:
     return abs(value - number) <= 0.5 * 10.0 ** -decimals + 1e-9 * max(1.0, abs(number))
 
 
+def _nearest_per_precision(value: float, options: Sequence[str], fitted: list[int]) -> list[int]:
+    """Of the fitting options written with the same decimals, the nearest only: a value on the
+    rounding boundary of two neighbours (18.25 between 18.2 and 18.3) picks one; options of
+    different precision that both fit ("12" and "12.3" for 12.3) stay ambiguous."""
+    best: dict[int, int] = {}
+    for i in fitted:
+        number, decimals = plain_number(options[i]) or (0.0, 0)
+        kept = best.get(decimals)
+        if kept is None or abs(value - number) < abs(value - (plain_number(options[kept]) or (0.0, 0))[0]):
+            best[decimals] = i
+    return sorted(best.values())
+
+
 def fits(value: str | float | bool, options: Sequence[str]) -> list[int]:
     """The positions of the options `value` fits (see the module docstring)."""
     if isinstance(value, bool):
@@ -131,7 +144,8 @@ def fits(value: str | float | bool, options: Sequence[str]) -> list[int]:
                 and abs((option_value(o) or 0.0) - stated) < 1e-6]
     numeric = [plain_number(o) is not None for o in options]
     if all(numeric):
-        return [i for i, o in enumerate(options) if _number_fits(float(value), o)]
+        return _nearest_per_precision(float(value), options,
+                                      [i for i, o in enumerate(options) if _number_fits(float(value), o)])
     if float(value).is_integer() and 0 <= value < len(options):
         return [int(value)]
     return [i for i, (o, n) in enumerate(zip(options, numeric, strict=True)) if n and _number_fits(float(value), o)]
