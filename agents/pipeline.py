@@ -48,6 +48,7 @@ class Pipeline(BaseModel):
     students: list[StudentSpec]
     stages: list[StageInfo]
     solver: str | None = None  # the re-derivation solver's spec (None: the stage is off)
+    advisory_judges: list[str] = []  # the panel's judges whose scores are advisory
 
 
 def missing_local_model(spec: str) -> str | None:
@@ -101,8 +102,20 @@ def _judge_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[list[st
                              reason=_off_reason("judge", "judges", "ITEMSMITH_DEFAULT_JUDGES", given, left_out))
     forms = {"local judges read their score distribution in one pass" if ModelSpec.parse(s).provider == "local"
              else "chat judges reason, then score" for s in specs}
+    advisory = advisory_specs(specs, config, settings)
+    if advisory:
+        whole = len(advisory) == len(specs)
+        forms.add(("advisory panel" if whole else f"advisory: {', '.join(advisory)}") + " (separation of good and "
+                  "flawed templates below AUC 0.7)" + (": its scores never accept a template alone" if whole else ""))
     return specs, StageInfo(name="judges", status="on", models=specs, left_out=left_out,
                             reason=("" if given else "default panel; ") + "; ".join(sorted(forms)))
+
+
+def advisory_specs(specs: Sequence[str], config: AuthorConfig, settings: AgentSettings) -> list[str]:
+    """The judges of `specs` whose scores are advisory (`config.advisory_judges`, else the settings')."""
+    marked = config.advisory_judges if config.advisory_judges is not None else settings.advisory_judges
+    advisory = {str(ModelSpec.parse(spec)) for spec in marked}
+    return [spec for spec in specs if str(ModelSpec.parse(spec)) in advisory]
 
 
 def _student_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[list[StudentSpec], StageInfo]:
@@ -125,9 +138,11 @@ def _student_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[list[
 
 
 def _rederivation_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[str | None, StageInfo]:
-    """The solver: the run's own (never left out), else the settings', else the generator (left out,
-    with the reason, when it is a local model that is not installed)."""
-    if not (settings.rederivation if config.rederivation is None else config.rederivation):
+    """The solver: the run's own (never left out; naming one turns the stage on), else the
+    settings', else the generator (left out, with the reason, when it is a local model that is not
+    installed)."""
+    enabled = config.rederivation if config.rederivation is not None else bool(config.solver) or settings.rederivation
+    if not enabled:
         why = "turned off (--no-rederivation)" if config.rederivation is False else "off by default " \
               "(ITEMSMITH_REDERIVATION=false)"
         return None, StageInfo(name="rederivation", status="off", reason=why)
@@ -179,6 +194,7 @@ def resolve_pipeline(config: AuthorConfig, settings: AgentSettings, *, custom: S
     judges, judge_stage = _judge_stage(config, settings)
     students, student_stage = _student_stage(config, settings)
     return Pipeline(judges=judges, students=students, solver=solver,
+                    advisory_judges=advisory_specs(judges, config, settings),
                     stages=[*stages, rederivation_stage, judge_stage, student_stage,
                             _capability_stage(config, students)])
 

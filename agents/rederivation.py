@@ -41,7 +41,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from itemsmith.agents.errors import AgentError
 from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, reply_text
 from itemsmith.agents.model_factory import CallLog
-from itemsmith.agents.verify import VerificationResult
+from itemsmith.agents.verify import Evidence, VerificationResult
 from itemsmith.sandbox import SandboxPool
 from itemsmith.templates_bank.items.schema import (
     Decision,
@@ -147,6 +147,18 @@ def rederivation_feedback(report: RederivationReport) -> str:
     return "\n".join(lines)
 
 
+def _evidence(verdict: RederivationReport) -> Evidence:
+    """The finding as the judges read it (an agreement independently confirms the keys)."""
+    who = "A solver model that never saw the template's code nor its keys"
+    if verdict.status == "not_rederivable":
+        text = f"{who} could not compute the answers from the items as shown ({verdict.error})."
+    else:
+        text = (f"{who} wrote a program from one item; over {verdict.n_items} fresh items its answer was the keyed "
+                f"option in {verdict.agree} of {verdict.answered}"
+                + (f", several options fit it in {verdict.ambiguous}" if verdict.ambiguous else "") + ".")
+    return Evidence(stage="rederivation", text=text, corroborates=verdict.status == "agrees")
+
+
 @dataclass(frozen=True)
 class RederivationVerifier:
     """The re-derivation stage of the authoring loop (after the item audit). `programs` maps a
@@ -250,5 +262,6 @@ class RederivationVerifier:
                         f"An independent solver could not compute the answer from the item as shown "
                         f"({verdict.error}). State every parameter the answer depends on in the question.")
         return VerificationResult(decision=Decision(accepted=accepted, stage="rederivation", reasons=reasons),
-                                  feedback=feedback, rederivation=verdict, errors=log.errors,
+                                  feedback=feedback, rederivation=verdict, evidence=[_evidence(verdict)],
+                                  errors=log.errors,
                                   usage=log.ledger.totals(), elapsed_s=time.monotonic() - started)

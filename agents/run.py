@@ -103,6 +103,9 @@ class AuthorConfig(BaseModel):
     planner_max_tokens: int | None = None
     judges: list[str] | None = Field(None, description="judge model specs; None: the default panel of the settings "
                                                        "(its installed models); []: no judge panel")
+    advisory_judges: list[str] | None = Field(
+        None, description="judge specs whose scores are advisory (a panel of only these never accepts a template "
+                          "alone); None: the settings' (ITEMSMITH_ADVISORY_JUDGES)")
     judge_samples: int = Field(1, ge=1, le=20, description="sampled scores per judge and criterion")
     judge_retries: int = Field(2, ge=0, le=5, description="re-asks after a judge reply without a parseable score")
     panel: PanelConfig = Field(default_factory=PanelConfig, description="criteria, thresholds, item rendering")

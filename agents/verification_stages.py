@@ -48,12 +48,18 @@ from itemsmith.agents.pipeline import Pipeline, resolve_pipeline
 from itemsmith.agents.providers import SpecPolicy
 from itemsmith.agents.rederivation import RederivationVerifier
 from itemsmith.agents.settings import AgentSettings
-from itemsmith.agents.verify import VerificationResult, Verifier, pass_through
+from itemsmith.agents.verify import Evidence, VerificationResult, Verifier, pass_through
 from itemsmith.sandbox import SandboxLimits, SandboxPool, run_template
 from itemsmith.templates_bank.items.schema import Decision, Item, RunStatus, StructureReport
 from itemsmith.verification.audit import AuditConfig, audit_template
 from itemsmith.verification.capability import CapabilityConfig, CapabilityReport, Outcome, assess
-from itemsmith.verification.judges import CRITERIA, PanelConfig, TemplateJudgement, ajudge_template
+from itemsmith.verification.judges import (
+    CRITERIA,
+    PanelConfig,
+    TemplateJudgement,
+    advisory_decision,
+    ajudge_template,
+)
 from itemsmith.verification.samples import TemplateSample
 from itemsmith.verification.seeds import fresh_seed
 from itemsmith.verification.students import PoolConfig, aanswer_template
@@ -146,24 +152,39 @@ def judge_feedback(judgement: TemplateJudgement) -> str:
 
 @dataclass(frozen=True)
 class JudgePanelVerifier:
-    """The judge panel as a stage of the authoring loop."""
+    """The judge panel as a stage of the authoring loop. The judges read the earlier stages'
+    evidence (the re-derivation's finding) in their prompt. An `advisory` panel (every judge
+    advisory: ``ITEMSMITH_ADVISORY_JUDGES``) decides nothing by its scores (`advisory_decision`):
+    it accepts only when the re-derivation agreed or `corroborated_later` names a stage that
+    decides after it (the capability filter)."""
 
     label: ClassVar[str] = "judging"  # the run's live progress while the stage runs
+    reads_evidence: ClassVar[bool] = True
 
     judges: Sequence[JudgeModel]
     panel: PanelConfig
     task: str
     dataset: str
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    advisory: bool = False
+    corroborated_later: tuple[str, ...] = ()
 
-    async def __call__(self, source: str, report: StructureReport) -> VerificationResult:
+    async def __call__(self, source: str, report: StructureReport, *,
+                       evidence: Sequence[Evidence] = ()) -> VerificationResult:
         started = time.monotonic()
         log = CallLog()
         judges = [judge.bind(log, self.retry) for judge in self.judges]
-        sample = template_sample(source, report, task=self.task, dataset=self.dataset)
+        sample = template_sample(source, report, task=self.task, dataset=self.dataset).model_copy(
+            update={"evidence": [e.text for e in evidence]})
         judgement = await ajudge_template(sample, judges, self.panel)
-        return VerificationResult(decision=judgement.decision,
-                                  feedback=None if judgement.passed else judge_feedback(judgement),
+        decision = judgement.decision
+        if self.advisory:
+            confirmed = [f"the {e.stage} (it agreed with the keys)" for e in evidence if e.corroborates]
+            decision = advisory_decision(judgement, corroborated_by=[*confirmed, *self.corroborated_later])
+        return VerificationResult(decision=decision,
+                                  feedback=(None if decision.accepted else
+                                            judge_feedback(judgement) if not judgement.passed else
+                                            "; ".join(decision.reasons)),
                                   judgement=judgement, errors=log.errors, usage=log.ledger.totals(),
                                   elapsed_s=time.monotonic() - started)
 
@@ -228,6 +249,7 @@ class ReviewModels:
     students: list[StudentModel]
     solver: ModelHandle | None = None
     solver_name: str = ""
+    advisory_panel: bool = False  # every judge is advisory: the panel's scores decide nothing
 
 
 def build_review_models(config: AuthorConfig, *, settings: AgentSettings, policy: SpecPolicy | None = None,
@@ -237,6 +259,7 @@ def build_review_models(config: AuthorConfig, *, settings: AgentSettings, policy
     solver = None if pipeline.solver is None else build_solver(pipeline.solver, settings=settings, policy=policy)
     return ReviewModels(
         solver=solver, solver_name=model_identity(pipeline.solver) if pipeline.solver else "",
+        advisory_panel=bool(pipeline.judges) and set(pipeline.judges) <= set(pipeline.advisory_judges),
         judges=build_judges(pipeline.judges, settings=settings, samples=config.judge_samples,
                             retries=config.judge_retries, max_tokens=config.review_max_tokens, policy=policy),
         students=build_students(pipeline.students, settings=settings, text_format=config.student_format,
@@ -264,8 +287,11 @@ def rederivation_stage(models: ReviewModels, pool: SandboxPool, *, retry: RetryP
 def content_stages(models: ReviewModels, config: AuthorConfig, *, dataset: str, retry: RetryPolicy) -> list[Verifier]:
     """The judge panel and the student pool as stages, in that order (none configured: none)."""
     stages: list[Verifier] = []
+    capability_follows = len({student.config.rank for student in models.students}) >= 2
     if models.judges:
-        stages.append(JudgePanelVerifier(models.judges, config.panel, task=config.task, dataset=dataset, retry=retry))
+        stages.append(JudgePanelVerifier(models.judges, config.panel, task=config.task, dataset=dataset, retry=retry,
+                                         advisory=models.advisory_panel,
+                                         corroborated_later=("the capability filter",) if capability_follows else ()))
     if models.students:
         stages.append(StudentPoolVerifier(models.students, config.pool, config.capability, task=config.task,
                                           dataset=dataset, retry=retry))

@@ -348,7 +348,8 @@ def test_scripted_author_job_runs_the_default_panel_and_reports_its_stages(
     assert execute_job(engine, job_id, worker="w1", settings=settings) == "succeeded"
     result = _job(engine, job_id).result
     stages = {s["name"]: s for s in result["stages"]}
-    assert [s["name"] for s in result["stages"]] == ["structure", "audit", "judges", "students", "capability"]
+    assert [s["name"] for s in result["stages"]] == ["structure", "audit", "rederivation", "judges", "students",
+                                                     "capability"]
     assert stages["judges"]["status"] == "on" and stages["judges"]["models"] == [judge]
     assert stages["students"]["status"] == "off" and stages["students"]["reason"].startswith("turned off")
     assert "calibration" not in result  # no student pool answered
