@@ -143,9 +143,9 @@ def _rederivation_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[
     installed)."""
     enabled = config.rederivation if config.rederivation is not None else bool(config.solver) or settings.rederivation
     if not enabled:
-        why = "turned off (--no-rederivation)" if config.rederivation is False else "off by default " \
+        off = "turned off (--no-rederivation)" if config.rederivation is False else "off by default " \
               "(ITEMSMITH_REDERIVATION=false)"
-        return None, StageInfo(name="rederivation", status="off", reason=why)
+        return None, StageInfo(name="rederivation", status="off", reason=off)
     spec = config.solver or settings.solver or config.generator or settings.default_generator()
     why = None if config.solver else missing_local_model(spec)
     if why is not None:

@@ -231,6 +231,7 @@ class RederivationVerifier:
         shuffle = random.Random(secrets.randbits(64))
         views = [solver_view(item, shuffle) for _, item in drawn]
         stored = self.programs.get(content_hash(source))
+        program: str | None
         if stored is not None:
             program, tries, why = stored, 0, ""
         else:

@@ -63,12 +63,12 @@ class TemplateVerification(BaseModel):
         for info in self.stages:
             if info.name == "structure":
                 continue
-            result = ran.get("students" if info.name == "capability" else info.name)
+            found = ran.get("students" if info.name == "capability" else info.name)
             stages[info.name] = {"status": info.status, "models": info.models, "about": info.reason,
-                                 "ran": result is not None,
-                                 "accepted": None if result is None else result.decision.accepted,
-                                 "reasons": [] if result is None else result.decision.reasons,
-                                 "verdict": None if result is None else _verdict(info.name, result)}
+                                 "ran": found is not None,
+                                 "accepted": None if found is None else found.decision.accepted,
+                                 "reasons": [] if found is None else found.decision.reasons,
+                                 "verdict": None if found is None else _verdict(info.name, found)}
         return {"accepted": self.accepted, "stage": None if self.accepted else self.decision.stage,
                 "reasons": self.decision.reasons, "stages": stages}
 
