@@ -1,11 +1,11 @@
 """The re-derivation stage: a solver model re-derives a template's keys without its source.
 
 After the item audit, the stage draws fresh items (``ITEMSMITH_REDERIVATION_SEEDS`` seeds at
-small sizes and one large draw), shows the solver model ONE of them as `verification.rederivation.
-solver_view` makes it (question, shuffled options, series with units, context; never the key,
-the answer text, the rationale, the metadata or the template's source) and asks for a short
-``solve(item)``. The program must run on the item it was shown and return a usable value; when it
-does not, the solver is told its own error (nothing about the key) and tries again, up to
+small sizes and one large draw), shows the solver model two of them (from different draws, so
+it sees which parameters change) as `verification.rederivation.solver_view` makes them
+(question, shuffled options, series with units, context; never the key, the answer text, the
+rationale, the metadata or the template's source) and asks for a short ``solve(item)``. The
+program must return a usable value on the items it was shown; when it does not, the solver is told its own error (nothing about the key) and tries again, up to
 ``ITEMSMITH_REDERIVATION_TRIES`` programs. The program then runs in the sandbox over every drawn
 item and `verification.rederivation.assess` decides.
 
@@ -31,7 +31,7 @@ import random
 import re
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -58,6 +58,7 @@ from itemsmith.verification.rederivation import (
     assess,
     run_solver,
     solver_view,
+    usable,
 )
 from itemsmith.verification.seeds import fresh_seed, fresh_size
 
@@ -106,14 +107,17 @@ def _shown_channel(channel: dict[str, object]) -> dict[str, object]:
     return shown
 
 
-def solver_messages(view: SolverView) -> list[BaseMessage]:
-    """The solver's prompt for one item view (long series shortened in the prompt only)."""
-    shown = {"question": view.question, "options": view.options, "kind": view.kind,
-             "series": [_shown_channel(c) for c in view.series], "context": view.context}
+def solver_messages(views: Sequence[SolverView]) -> list[BaseMessage]:
+    """The solver's prompt for the example items (two from different draws: the parameters that
+    change between them must be read from the item; long series shortened in the prompt only)."""
+    blocks = []
+    for number, view in enumerate(views, 1):
+        shown = {"question": view.question, "options": view.options, "kind": view.kind,
+                 "series": [_shown_channel(c) for c in view.series], "context": view.context}
+        blocks.append(f"Item {number}:\n" + json.dumps(shown, indent=1, ensure_ascii=False, default=str))
     return [SystemMessage(SOLVER_SYSTEM),
-            HumanMessage("The item (long series shortened here; your function gets every value):\n"
-                         + json.dumps(shown, indent=1, ensure_ascii=False, default=str)
-                         + "\n\nWrite solve(item).")]
+            HumanMessage(f"{len(views)} item(s) of the same kind (long series shortened here; your function gets "
+                         "every value):\n\n" + "\n\n".join(blocks) + "\n\nWrite solve(item).")]
 
 
 def extract_solver(reply: str) -> str:
@@ -124,6 +128,13 @@ def extract_solver(reply: str) -> str:
     if not re.search(r"^def\s+solve\s*\(", code, re.M):
         raise ValueError("the reply defines no top-level `def solve(item):`")
     return code.strip("\n") + "\n"
+
+
+def _examples(drawn: Sequence[tuple[int, Item]], views: Sequence[tuple[SolverView, list[int]]]
+              ) -> list[SolverView]:
+    """The items shown to the solver: the first of the first draw and the first of another."""
+    other = next((i for i, (seed, _) in enumerate(drawn) if seed != drawn[0][0]), None)
+    return [views[0][0], *([views[other][0]] if other is not None else [])]
 
 
 def rederivation_feedback(report: RederivationReport) -> str:
@@ -190,10 +201,10 @@ class RederivationVerifier:
             drawn += [(seed, Item.model_validate(raw)) for raw in result.items]
         return drawn, None
 
-    async def _program(self, view: SolverView, log: CallLog) -> tuple[str | None, int, str]:
-        """A program that gives a value on `view`, the tries it took, and the last error."""
+    async def _program(self, shown: Sequence[SolverView], log: CallLog) -> tuple[str | None, int, str]:
+        """A program that gives a value on every item it was `shown`, the tries it took, and the last error."""
         loop = asyncio.get_running_loop()
-        messages = solver_messages(view)
+        messages = solver_messages(shown)
         error = ""
         for attempt in range(1, self.config.tries + 1):
             try:
@@ -207,14 +218,16 @@ class RederivationVerifier:
             except ValueError as exc:
                 error = str(exc)
             else:
-                outcome: SolverOutcome = (await loop.run_in_executor(
-                    self.executor, functools.partial(run_solver, program, [view], self.pool,
-                                                     wall_s=self.config.solver_wall_s)))[0]
-                if outcome.value is not None:
+                outcomes: list[SolverOutcome] = await loop.run_in_executor(
+                    self.executor, functools.partial(run_solver, program, shown, self.pool,
+                                                     wall_s=self.config.solver_wall_s))
+                failed = next(((n, o) for n, o in enumerate(outcomes, 1) if usable(o, shown[n - 1]) is not None),
+                              None)
+                if failed is None:
                     return program, attempt, ""
-                error = outcome.error or "no value"
+                error = f"item {failed[0]}: {usable(failed[1], shown[failed[0] - 1])}"
             messages = [*messages, AIMessage(text), HumanMessage(
-                f"That did not work on this item: {error}\nFix it and reply with the whole solve(item) in one "
+                f"That did not work: {error}\nFix it and reply with the whole solve(item) in one "
                 "```python block.")]
         return None, self.config.tries, f"no program that runs after {self.config.tries} tries (last: {error})"
 
@@ -235,7 +248,7 @@ class RederivationVerifier:
         if stored is not None:
             program, tries, why = stored, 0, ""
         else:
-            program, tries, why = await self._program(views[0][0], log)
+            program, tries, why = await self._program(_examples(drawn, views), log)
         seeds, sizes = [s for s, _ in plan], [n for _, n in plan]
         if program is None:
             verdict = RederivationReport(status="not_rederivable", solver=self.solver_name, tries=tries,

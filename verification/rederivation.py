@@ -34,7 +34,8 @@ from itemsmith.sandbox import SandboxPool
 from itemsmith.templates_bank.items.schema import Item, RederivationReport, RederivedItem, RunStatus
 from itemsmith.verification.audit.features import option_value, plain_number
 
-__all__ = ["RederivationConfig", "SolverOutcome", "SolverView", "assess", "fits", "run_solver", "solver_view"]
+__all__ = ["RederivationConfig", "SolverOutcome", "SolverView", "assess", "fits", "run_solver", "solver_view",
+           "usable"]
 
 MAX_EXAMPLES = 3
 # each sandbox run of a solver holds at most this much item data in its source (the source cap is 256 KiB)
@@ -238,13 +239,26 @@ def run_solver(program: str, views: Sequence[SolverView], pool: SandboxPool, *,
 # --- the verdict ----------------------------------------------------------------------------
 
 
+def usable(outcome: SolverOutcome, view: SolverView) -> str | None:
+    """Why `outcome` is no answer to `view` (None: it is one). A text that is none of the options
+    (and states no number or date that fits one) is a malformed answer, not a disagreement; a
+    number that fits no option is a disagreement."""
+    value = outcome.value
+    if value is None:
+        return outcome.error or "no value"
+    if isinstance(value, str) and not fits(value, view.options):
+        return f"solve() returned {value[:80]!r}, which is none of the options"
+    return None
+
+
 def _outcome(item: Item, order: list[int], result: SolverOutcome, seed: int, index: int) -> RederivedItem:
     common: dict[str, Any] = {"seed": seed, "index": index, "question": item.question, "options": item.options,
                               "key": item.answer_index}
     value = result.value
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return RederivedItem(**common, error=result.error or "no value", outcome="failed")
     view_options = [item.options[i] for i in order]
+    why = usable(result, SolverView(question=item.question, options=view_options, kind=item.kind.value, series=[]))
+    if value is None or why is not None or (isinstance(value, float) and not math.isfinite(value)):
+        return RederivedItem(**common, value=value, error=why or "no value", outcome="failed")
     fitted = sorted(order[j] for j in fits(value, view_options))
     outcome: Literal["agree", "disagree", "ambiguous"] = (
         "ambiguous" if len(fitted) > 1 else "agree" if fitted == [item.answer_index] else "disagree")

@@ -57,6 +57,7 @@ def test_scripted_solver_never_sees_the_key_the_rationale_or_the_source(pool) ->
     assert "the mean of the level column" not in prompt  # the item's rationale
     assert "answer_index" not in prompt and "record_ids" not in prompt  # neither the key nor metadata
     assert "What is the mean water level" in prompt and '"unit": "m"' in prompt
+    assert "Item 1:" in prompt and "Item 2:" in prompt  # two items of different draws
 
 
 def test_scripted_solver_catches_a_shifted_window_and_quotes_an_item(pool) -> None:

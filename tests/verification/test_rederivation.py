@@ -191,3 +191,12 @@ def test_a_program_cannot_forge_the_driver_report_of_a_key_it_never_saw(pool: Sa
                "    return [{'question': 'x', 'options': ['a', 'b'], 'answer_index': 0}] * num_samples\n")
     outcomes = run_solver(program, _views(3), pool)
     assert [o.value for o in outcomes] == [0.0, 0.0, 0.0]  # the driver's question() is the one that runs
+
+
+def test_a_text_that_is_none_of_the_options_is_a_failure_not_a_disagreement() -> None:
+    items = _mean_items(10)
+    report = _judge(items, [SolverOutcome(value="The timestamp does not exist in the series.")] * 10)
+    assert report.status == "not_rederivable" and report.disagree == 0 and report.failed == 10
+    assert "none of the options" in (report.error or "")
+    numbers = _judge(items, [SolverOutcome(value=-999.0)] * 10)  # a number that fits no option disagrees
+    assert numbers.status == "disagrees" and numbers.disagree == 10
