@@ -55,8 +55,9 @@ def test_default_pipeline_with_every_local_model_installed(monkeypatch, defaults
                         "round restarts without the curated example")
     assert run_header(config(generator="openai:gpt-4o"), defaults, resolved)[0] == "generator: openai:gpt-4o"
     assert run_header(config(restart_broken=False), defaults, resolved)[0] == "generator: local:qwen2.5-coder-1.5b"
-    assert "  judge panel       on: local:qwen2.5-coder-1.5b; default panel; local judges read their score " \
-           "distribution in one pass" in lines
+    assert "  judge panel       on: local:qwen2.5-coder-1.5b; default panel; advisory panel (separation of good " \
+           "and flawed templates below AUC 0.7): its scores never accept a template alone; local judges read " \
+           "their score distribution in one pass" in lines
     assert any(line.startswith(f"  student pool      on: {', '.join(LADDER)}; default ladder; answer by letter "
                                "log-likelihood, with and without the series (blind condition)") for line in lines)
     assert "  capability filter on: accuracy against rank 1 < 2 < 3; drops expertise reversals and " \
