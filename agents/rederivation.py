@@ -42,8 +42,7 @@ from itemsmith.agents.errors import AgentError
 from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, reply_text
 from itemsmith.agents.model_factory import CallLog
 from itemsmith.agents.verify import Evidence, VerificationResult
-from itemsmith.sandbox import SandboxPool
-from itemsmith.templates_bank.items.schema import (
+from itemsmith.items.schema import (
     Decision,
     Item,
     RederivationReport,
@@ -51,6 +50,7 @@ from itemsmith.templates_bank.items.schema import (
     StructureReport,
     content_hash,
 )
+from itemsmith.sandbox import SandboxPool
 from itemsmith.verification.rederivation import (
     RederivationConfig,
     SolverOutcome,

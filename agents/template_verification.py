@@ -30,8 +30,8 @@ from itemsmith.agents.verification_stages import (
     verification_stages,
 )
 from itemsmith.agents.verify import VerificationResult, run_stages
+from itemsmith.items.schema import Decision, StructureReport
 from itemsmith.sandbox import SandboxPool
-from itemsmith.templates_bank.items.schema import Decision, StructureReport
 from itemsmith.verification.structure import check_structure
 
 __all__ = ["TemplateVerification", "verify_template"]

@@ -30,8 +30,8 @@ from pathlib import Path
 
 from itemsmith.agents.model_factory import CallLog, build_judges, retry_policy
 from itemsmith.agents.settings import get_settings
+from itemsmith.items.schema import Item
 from itemsmith.sandbox import run_template
-from itemsmith.templates_bank.items.schema import Item
 from itemsmith.verification.judges import PanelConfig, ajudge_template
 from itemsmith.verification.samples import TemplateSample
 

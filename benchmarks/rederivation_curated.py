@@ -24,9 +24,9 @@ from pathlib import Path
 from itemsmith.agents.model_factory import build_solver, model_identity, retry_policy
 from itemsmith.agents.rederivation import RederivationVerifier
 from itemsmith.agents.settings import get_settings
+from itemsmith.items.schema import RunStatus, StructureReport
 from itemsmith.sandbox.executor import SandboxPool
 from itemsmith.templates_bank.curated import load_curated
-from itemsmith.templates_bank.items.schema import RunStatus, StructureReport
 
 
 def main() -> None:

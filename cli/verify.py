@@ -83,7 +83,7 @@ def verify(
     if as_json:
         print_json(summary)
     else:
-        from itemsmith.templates_bank.items.rendering import terminal_safe
+        from itemsmith.items.rendering import terminal_safe
 
         for name, stage in summary["stages"].items():
             state = ("not run" if not stage["ran"] else "passed" if stage["accepted"] else "rejected")

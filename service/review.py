@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from itemsmith.templates_bank.items.schema import Decision, IRTParameters
+from itemsmith.items.schema import Decision, IRTParameters
 from itemsmith.templates_bank.storage import (
     BankPublic,
     BankRow,

@@ -30,8 +30,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from itemsmith.items.schema import Item, RederivationReport, RederivedItem, RunStatus
 from itemsmith.sandbox import SandboxPool
-from itemsmith.templates_bank.items.schema import Item, RederivationReport, RederivedItem, RunStatus
 from itemsmith.verification.audit.features import option_value, plain_number
 
 __all__ = ["RederivationConfig", "SolverOutcome", "SolverView", "assess", "fits", "run_solver", "solver_view",

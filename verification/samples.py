@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from itemsmith.templates_bank.items.schema import Item
+from itemsmith.items.schema import Item
 
 __all__ = ["TemplateSample"]
 

@@ -15,6 +15,7 @@ from itemsmith.agents.rederivation import SOLVER_PROMPT_VERSION
 from itemsmith.agents.run import AuthorConfig
 from itemsmith.agents.settings import get_settings
 from itemsmith.agents.template_verification import verify_template
+from itemsmith.items.schema import AuditReport, Decision, StructureReport
 from itemsmith.sandbox import SandboxPool
 from itemsmith.service.jobs._context import JobContext
 from itemsmith.service.jobs._kinds import job_kind
@@ -22,7 +23,6 @@ from itemsmith.service.jobs._schemas import RecheckJobRequest
 from itemsmith.service.jobs._store import append_event
 from itemsmith.service.jobs._verdicts import record_verification, recorded_by, stored_programs
 from itemsmith.service.settings import request_policy
-from itemsmith.templates_bank.items.schema import AuditReport, Decision, StructureReport
 from itemsmith.templates_bank.storage import BankRow, NotFoundError, get_version, list_verdicts, open_session
 
 __all__ = ["run_recheck_job"]

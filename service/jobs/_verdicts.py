@@ -12,8 +12,8 @@ from sqlalchemy.orm import Session
 
 from itemsmith.agents.rederivation import SOLVER_PROMPT_VERSION
 from itemsmith.agents.verify import VerificationResult
-from itemsmith.templates_bank.items.hashing import item_hash
-from itemsmith.templates_bank.items.schema import Decision, RederivationReport, StructureReport, Template
+from itemsmith.items.hashing import item_hash
+from itemsmith.items.schema import Decision, RederivationReport, StructureReport, Template
 from itemsmith.templates_bank.storage import (
     TemplateVersionPublic,
     VerdictRow,

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from itemsmith.templates_bank.items.schema import (
+from itemsmith.items.schema import (
     AuditReport,
     CapabilityVerdict,
     Decision,

@@ -17,7 +17,7 @@ from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.agents.settings import AgentSettings
 from itemsmith.agents.verification_stages import JudgePanelVerifier
 from itemsmith.agents.verify import Evidence, VerificationResult, run_stages
-from itemsmith.templates_bank.items.schema import Decision, Item, RunStatus, StructureReport
+from itemsmith.items.schema import Decision, Item, RunStatus, StructureReport
 from itemsmith.verification.judges import JudgeConfig, PanelConfig
 
 FAST = RetryPolicy(max_retries=0, initial_s=0.0, max_s=0.0)

@@ -10,8 +10,8 @@ from typing import Any
 
 from itemsmith.agents.run import AuthorConfig, author
 from itemsmith.agents.verify import VerificationResult
+from itemsmith.items.schema import Decision, Item, StructureReport
 from itemsmith.sandbox import SandboxPool
-from itemsmith.templates_bank.items.schema import Decision, Item, StructureReport
 
 from .conftest import GOOD, SHORTCUT, fenced, plan_reply, scripted
 

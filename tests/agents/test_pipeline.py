@@ -12,7 +12,7 @@ from itemsmith.agents.models import StageInfo, judge_agreement
 from itemsmith.agents.pipeline import Pipeline, header_lines, resolve_pipeline, run_header
 from itemsmith.agents.run import AuthorConfig
 from itemsmith.agents.settings import AgentSettings
-from itemsmith.templates_bank.items.schema import JudgeScore
+from itemsmith.items.schema import JudgeScore
 from itemsmith.verification.judges import PanelConfig, TemplateJudgement, judgement_from_scores
 
 LADDER = ["local:smollm2-135m@1", "local:qwen2.5-coder-0.5b@2", "local:qwen2.5-coder-1.5b@3"]

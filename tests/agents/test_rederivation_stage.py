@@ -13,8 +13,8 @@ import pytest
 
 from itemsmith.agents.rederivation import RederivationVerifier, extract_solver
 from itemsmith.agents.run import AuthorConfig, author
+from itemsmith.items.schema import StructureReport, content_hash
 from itemsmith.sandbox import SandboxPool
-from itemsmith.templates_bank.items.schema import StructureReport, content_hash
 from itemsmith.verification.rederivation import RederivationConfig
 from itemsmith.verification.structure import check_structure
 

@@ -17,6 +17,18 @@ from sqlalchemy import Engine, update
 from itemsmith.agents.context import SlotEvent
 from itemsmith.agents.verify import VerificationResult
 from itemsmith.api.settings import ApiSettings
+from itemsmith.items.hashing import item_hash
+from itemsmith.items.schema import (
+    CapabilityVerdict,
+    Decision,
+    Item,
+    Provenance,
+    RunStatus,
+    StructureReport,
+    StudentResponse,
+    Template,
+    content_hash,
+)
 from itemsmith.service.jobs import (
     AuthorProgress,
     InProcessRunner,
@@ -31,18 +43,6 @@ from itemsmith.service.jobs._store import create_job, requeue_job
 from itemsmith.service.jobs._verdicts import record_verification
 from itemsmith.service.tables import JobRow
 from itemsmith.templates_bank.curated import get_curated
-from itemsmith.templates_bank.items.hashing import item_hash
-from itemsmith.templates_bank.items.schema import (
-    CapabilityVerdict,
-    Decision,
-    Item,
-    Provenance,
-    RunStatus,
-    StructureReport,
-    StudentResponse,
-    Template,
-    content_hash,
-)
 from itemsmith.templates_bank.storage import (
     BankCreate,
     add_template_version,

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from itemsmith.items.schema import Item
 from itemsmith.sandbox import SandboxPool
-from itemsmith.templates_bank.items.schema import Item
 from itemsmith.verification.rederivation import (
     RederivationConfig,
     SolverOutcome,
