@@ -308,6 +308,13 @@ def build_students(specs: Sequence[StudentSpec], *, settings: AgentSettings | No
     return students
 
 
+def build_solver(spec: str, *, settings: AgentSettings | None = None, max_tokens: int = 700,
+                 policy: SpecPolicy | None = None) -> ModelHandle:
+    """The re-derivation stage's solver (`agents.rederivation`): a chat model that writes code."""
+    return make_model(spec, options=ModelOptions(max_tokens=max_tokens, temperature=0.2),
+                      settings=settings or get_settings(), policy=policy)
+
+
 def build_respondent(spec: str, *, settings: AgentSettings | None = None, decimals: int = 2,
                      policy: SpecPolicy | None = None) -> StudentModel:
     """The model under evaluation, built like a student (rank 0)."""

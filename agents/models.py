@@ -120,7 +120,7 @@ class StageInfo(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: Literal["structure", "audit", "judges", "students", "capability", "custom"]
+    name: Literal["structure", "audit", "rederivation", "judges", "students", "capability", "custom"]
     status: Literal["on", "off"]
     models: list[str] = Field(default_factory=list, description="judge specs, or students as SPEC@RANK")
     reason: str = Field(description="on: what it runs; off: why it is left out")
@@ -198,7 +198,7 @@ class RunReport(BaseModel):
         checked = [a for _, a in attempts if a.status in SANDBOX_STATUSES]
         stages = {"structure": _rate(len(checked), sum(a.status in ("ok", "verify_rejected") for a in checked))}
         results = [(slot, a.round, r) for slot, a in attempts for r in a.verification]
-        for stage in ("audit", "judges", "students"):
+        for stage in ("audit", "rederivation", "judges", "students"):
             ran = [r for *_, r in results if r.decision.stage == stage]
             stages[stage] = _rate(len(ran), sum(r.decision.accepted for r in ran))
         audit_problems: dict[str, int] = {}  # shortcut or failed check -> candidates the audit rejected for it

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # agents.run imports this module
 
 __all__ = ["Pipeline", "StageInfo", "header_lines", "missing_local_model", "resolve_pipeline", "run_header"]
 
-TITLES = {"structure": "structure", "audit": "item audit", "judges": "judge panel", "students": "student pool",
+TITLES = {"structure": "structure", "audit": "item audit", "rederivation": "re-derivation", "judges": "judge panel", "students": "student pool",
           "capability": "capability filter", "custom": "custom stages"}
 
 
@@ -47,6 +47,8 @@ class Pipeline(BaseModel):
     judges: list[str]
     students: list[StudentSpec]
     stages: list[StageInfo]
+    solver: str | None = None  # the re-derivation solver's spec (None: the stage is off)
+    advisory_judges: list[str] = []  # the panel's judges whose scores are advisory
 
 
 def missing_local_model(spec: str) -> str | None:
@@ -100,8 +102,20 @@ def _judge_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[list[st
                              reason=_off_reason("judge", "judges", "ITEMSMITH_DEFAULT_JUDGES", given, left_out))
     forms = {"local judges read their score distribution in one pass" if ModelSpec.parse(s).provider == "local"
              else "chat judges reason, then score" for s in specs}
+    advisory = advisory_specs(specs, config, settings)
+    if advisory:
+        whole = len(advisory) == len(specs)
+        forms.add(("advisory panel" if whole else f"advisory: {', '.join(advisory)}") + " (separation of good and "
+                  "flawed templates below AUC 0.7)" + (": its scores never accept a template alone" if whole else ""))
     return specs, StageInfo(name="judges", status="on", models=specs, left_out=left_out,
                             reason=("" if given else "default panel; ") + "; ".join(sorted(forms)))
+
+
+def advisory_specs(specs: Sequence[str], config: AuthorConfig, settings: AgentSettings) -> list[str]:
+    """The judges of `specs` whose scores are advisory (`config.advisory_judges`, else the settings')."""
+    marked = config.advisory_judges if config.advisory_judges is not None else settings.advisory_judges
+    advisory = {str(ModelSpec.parse(spec)) for spec in marked}
+    return [spec for spec in specs if str(ModelSpec.parse(spec)) in advisory]
 
 
 def _student_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[list[StudentSpec], StageInfo]:
@@ -121,6 +135,28 @@ def _student_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[list[
     return students, StageInfo(
         name="students", status="on", models=[f"{s.spec}@{s.rank}" for s in students], left_out=left_out,
         reason=("" if given else "default ladder; ") + f"answer {' and '.join(sorted(modes))}, {blind}")
+
+
+def _rederivation_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[str | None, StageInfo]:
+    """The solver: the run's own (never left out; naming one turns the stage on), else the
+    settings', else the generator (left out, with the reason, when it is a local model that is not
+    installed)."""
+    enabled = config.rederivation if config.rederivation is not None else bool(config.solver) or settings.rederivation
+    if not enabled:
+        off = "turned off (--no-rederivation)" if config.rederivation is False else "off by default " \
+              "(ITEMSMITH_REDERIVATION=false)"
+        return None, StageInfo(name="rederivation", status="off", reason=off)
+    spec = config.solver or settings.solver or config.generator or settings.default_generator()
+    why = None if config.solver else missing_local_model(spec)
+    if why is not None:
+        return None, StageInfo(name="rederivation", status="off", left_out=[f"{spec}: {why}"],
+                               reason="the default solver is not installed")
+    from itemsmith.verification.rederivation import RederivationConfig
+
+    flag = ("flagged" if RederivationConfig().on_not_rederivable == "flag" else "rejected")
+    return spec, StageInfo(name="rederivation", status="on", models=[spec],
+                           reason=f"writes solve(item) from one item (no source, no key), run over fresh draws; "
+                                  f"not re-derivable: {flag}")
 
 
 def _capability_stage(config: AuthorConfig, students: Sequence[StudentSpec]) -> StageInfo:
@@ -150,13 +186,17 @@ def resolve_pipeline(config: AuthorConfig, settings: AgentSettings, *, custom: S
         if config.judges or config.students:
             raise ProviderConfigError("pass verifiers or configure judges/students, not both")
         replaced = "replaced by the caller's verifiers"
-        return Pipeline(judges=[], students=[], stages=[
-            *stages, StageInfo(name="custom", status="on", models=list(custom), reason="verifiers given by the caller"),
+        solver, rederivation_stage = _rederivation_stage(config, settings)
+        return Pipeline(judges=[], students=[], solver=solver, stages=[
+            *stages, rederivation_stage, StageInfo(name="custom", status="on", models=list(custom), reason="verifiers given by the caller"),
             *(StageInfo(name=name, status="off", reason=replaced) for name in ("judges", "students", "capability"))])
+    solver, rederivation_stage = _rederivation_stage(config, settings)
     judges, judge_stage = _judge_stage(config, settings)
     students, student_stage = _student_stage(config, settings)
-    return Pipeline(judges=judges, students=students,
-                    stages=[*stages, judge_stage, student_stage, _capability_stage(config, students)])
+    return Pipeline(judges=judges, students=students, solver=solver,
+                    advisory_judges=advisory_specs(judges, config, settings),
+                    stages=[*stages, rederivation_stage, judge_stage, student_stage,
+                            _capability_stage(config, students)])
 
 
 def header_lines(stages: Sequence[StageInfo]) -> list[str]:

@@ -56,6 +56,7 @@ from itemsmith.agents.verification_stages import (
     ItemAuditVerifier,
     build_review_models,
     content_stages,
+    rederivation_stage,
     verification_stages,
 )
 from itemsmith.agents.verify import Verifier
@@ -83,6 +84,9 @@ class AuthorConfig(AuthoringRequest):
     allow_fallback_briefs: bool = True
     generator_max_tokens: int | None = None
     planner_max_tokens: int | None = None
+    advisory_judges: list[str] | None = Field(
+        None, description="judge specs whose scores are advisory (a panel of only these never accepts a template "
+                          "alone); None: the settings' (ITEMSMITH_ADVISORY_JUDGES)")
     judge_samples: int = Field(1, ge=1, le=20, description="sampled scores per judge and criterion")
     judge_retries: int = Field(2, ge=0, le=5, description="re-asks after a judge reply without a parseable score")
     panel: PanelConfig = Field(default_factory=PanelConfig, description="criteria, thresholds, item rendering")
@@ -91,6 +95,12 @@ class AuthorConfig(AuthoringRequest):
     pool: PoolConfig = Field(default_factory=PoolConfig, description="the blind condition")
     capability: CapabilityConfig = Field(default_factory=CapabilityConfig, description="which outcomes keep a template")
     review_max_tokens: int = Field(512, ge=16, le=8192, description="reply cap of judges and chat-mode students")
+    review_items: int = Field(20, ge=1, le=200, description="fresh-seed items the judges and students are given "
+                                                            "(at least this many; the students answer every one)")
+    rederivation: bool | None = Field(None, description="run the re-derivation stage (a solver model re-derives the "
+                                                        "keys from the items alone); None: the settings' default")
+    solver: str | None = Field(None, description="model spec of the re-derivation solver; None: the settings' "
+                                                 "solver, else the generator")
 
 
 def new_run_id() -> str:
@@ -405,9 +415,11 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
                                                                    limits=limits))
         sandbox = pool
         profile: HandlerProfile = await _in_thread(executor, profile_handler, sandbox)
-        audit = ItemAuditVerifier(config.handler, pool=sandbox, limits=limits, executor=executor)
+        audit = ItemAuditVerifier(config.handler, pool=sandbox, limits=limits, executor=executor,
+                                  review_items=config.review_items)
         stages: list[Verifier] = verification_stages(audit, [
-            *verifiers, *content_stages(review_models, config, dataset=profile.description, retry=run.retry)])
+            *verifiers, *content_stages(review_models, config, dataset=profile.description, retry=run.retry)],
+            rederivation_stage(review_models, sandbox, retry=run.retry, executor=executor))
 
         async def sandbox_check(source: str) -> StructureReport:
             return await _in_thread(executor, lambda: check_structure(

@@ -100,6 +100,13 @@ class AgentSettings(BaseSettings):
 
     generator: str | None = Field(None, description="default generator spec; else chosen from the keys present")
     planner: str | None = Field(None, description="default planner spec; else the generator")
+    rederivation: bool = Field(True, description="whether a run that does not say runs the re-derivation stage")
+    solver: str | None = Field(None, description="default re-derivation solver spec; else the run's generator "
+                                                 "(the local model offline, the hosted one when configured)")
+    advisory_judges: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_LOCAL_JUDGES),
+        description="judge specs whose scores are advisory (measured AUC < 0.7 on the semantic corpus, "
+                    "benchmarks/judge_discrimination.py): an advisory panel's scores never accept a template alone")
     default_judges: list[str] = Field(
         default_factory=lambda: list(DEFAULT_LOCAL_JUDGES),
         description="the judge panel of a run that names none (JSON list of specs; []: no panel by default); a "

@@ -28,23 +28,38 @@ import asyncio
 import hashlib
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from itemsmith.agents.feedback import audit_feedback
-from itemsmith.agents.inference import RetryPolicy
-from itemsmith.agents.model_factory import CallLog, JudgeModel, StudentModel, build_judges, build_students
+from itemsmith.agents.inference import ModelHandle, RetryPolicy
+from itemsmith.agents.model_factory import (
+    CallLog,
+    JudgeModel,
+    StudentModel,
+    build_judges,
+    build_solver,
+    build_students,
+    model_identity,
+)
 from itemsmith.agents.pipeline import Pipeline, resolve_pipeline
 from itemsmith.agents.providers import SpecPolicy
+from itemsmith.agents.rederivation import RederivationVerifier
 from itemsmith.agents.settings import AgentSettings
-from itemsmith.agents.verify import VerificationResult, Verifier, pass_through
+from itemsmith.agents.verify import Evidence, VerificationResult, Verifier, pass_through
 from itemsmith.items.schema import Decision, Item, RunStatus, StructureReport
 from itemsmith.sandbox import SandboxLimits, SandboxPool, run_template
 from itemsmith.verification.audit import AuditConfig, audit_template
 from itemsmith.verification.capability import CapabilityConfig, CapabilityReport, Outcome, assess
-from itemsmith.verification.judges import CRITERIA, PanelConfig, TemplateJudgement, ajudge_template
+from itemsmith.verification.judges import (
+    CRITERIA,
+    PanelConfig,
+    TemplateJudgement,
+    advisory_decision,
+    ajudge_template,
+)
 from itemsmith.verification.samples import TemplateSample
 from itemsmith.verification.seeds import fresh_seed
 from itemsmith.verification.students import PoolConfig, aanswer_template
@@ -72,6 +87,7 @@ class ItemAuditVerifier:
     config: AuditConfig | None = None
     limits: SandboxLimits | None = None
     executor: Executor | None = None
+    review_items: int = 20  # at least this many fresh items for the later stages (students answer each)
 
     def _review_items(self, source: str, count: int) -> tuple[int, list[Item], str | None]:
         seed = fresh_seed()
@@ -92,7 +108,7 @@ class ItemAuditVerifier:
             return VerificationResult(decision=Decision(accepted=False, stage="audit", reasons=[audit.summary()]),
                                       feedback=audit_feedback(audit), audit=audit,
                                       elapsed_s=time.monotonic() - started)
-        count = max(len(report.items), 1)
+        count = max(len(report.items), self.review_items)
         seed, items, error = await loop.run_in_executor(self.executor, lambda: self._review_items(source, count))
         if error is not None:
             return VerificationResult(decision=Decision(accepted=False, stage="audit", reasons=[error]),
@@ -136,24 +152,39 @@ def judge_feedback(judgement: TemplateJudgement) -> str:
 
 @dataclass(frozen=True)
 class JudgePanelVerifier:
-    """The judge panel as a stage of the authoring loop."""
+    """The judge panel as a stage of the authoring loop. The judges read the earlier stages'
+    evidence (the re-derivation's finding) in their prompt. An `advisory` panel (every judge
+    advisory: ``ITEMSMITH_ADVISORY_JUDGES``) decides nothing by its scores (`advisory_decision`):
+    it accepts only when the re-derivation agreed or `corroborated_later` names a stage that
+    decides after it (the capability filter)."""
 
     label: ClassVar[str] = "judging"  # the run's live progress while the stage runs
+    reads_evidence: ClassVar[bool] = True
 
     judges: Sequence[JudgeModel]
     panel: PanelConfig
     task: str
     dataset: str
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    advisory: bool = False
+    corroborated_later: tuple[str, ...] = ()
 
-    async def __call__(self, source: str, report: StructureReport) -> VerificationResult:
+    async def __call__(self, source: str, report: StructureReport, *,
+                       evidence: Sequence[Evidence] = ()) -> VerificationResult:
         started = time.monotonic()
         log = CallLog()
         judges = [judge.bind(log, self.retry) for judge in self.judges]
-        sample = template_sample(source, report, task=self.task, dataset=self.dataset)
+        sample = template_sample(source, report, task=self.task, dataset=self.dataset).model_copy(
+            update={"evidence": [e.text for e in evidence]})
         judgement = await ajudge_template(sample, judges, self.panel)
-        return VerificationResult(decision=judgement.decision,
-                                  feedback=None if judgement.passed else judge_feedback(judgement),
+        decision = judgement.decision
+        if self.advisory:
+            confirmed = [f"the {e.stage} (it agreed with the keys)" for e in evidence if e.corroborates]
+            decision = advisory_decision(judgement, corroborated_by=[*confirmed, *self.corroborated_later])
+        return VerificationResult(decision=decision,
+                                  feedback=(None if decision.accepted else
+                                            judge_feedback(judgement) if not judgement.passed else
+                                            "; ".join(decision.reasons)),
                                   judgement=judgement, errors=log.errors, usage=log.ledger.totals(),
                                   elapsed_s=time.monotonic() - started)
 
@@ -216,30 +247,51 @@ class ReviewModels:
 
     judges: list[JudgeModel]
     students: list[StudentModel]
+    solver: ModelHandle | None = None
+    solver_name: str = ""
+    advisory_panel: bool = False  # every judge is advisory: the panel's scores decide nothing
 
 
 def build_review_models(config: AuthorConfig, *, settings: AgentSettings, policy: SpecPolicy | None = None,
                         pipeline: Pipeline | None = None) -> ReviewModels:
     """The models of `pipeline` (default: `config` resolved against `settings`)."""
     pipeline = pipeline or resolve_pipeline(config, settings)
+    solver = None if pipeline.solver is None else build_solver(pipeline.solver, settings=settings, policy=policy)
     return ReviewModels(
+        solver=solver, solver_name=model_identity(pipeline.solver) if pipeline.solver else "",
+        advisory_panel=bool(pipeline.judges) and set(pipeline.judges) <= set(pipeline.advisory_judges),
         judges=build_judges(pipeline.judges, settings=settings, samples=config.judge_samples,
                             retries=config.judge_retries, max_tokens=config.review_max_tokens, policy=policy),
         students=build_students(pipeline.students, settings=settings, text_format=config.student_format,
                                 max_tokens=config.review_max_tokens, policy=policy))
 
 
-def verification_stages(audit: ItemAuditVerifier, content: Sequence[Verifier]) -> list[Verifier]:
-    """The stages after the structure check: the item audit first (always), then `content`
-    (none: `pass_through`, which accepts what the audit passed)."""
-    return [audit, *(content or (pass_through,))]
+def verification_stages(audit: ItemAuditVerifier, content: Sequence[Verifier],
+                        rederivation: Verifier | None = None) -> list[Verifier]:
+    """The stages after the structure check: the item audit first (always), the re-derivation
+    when configured, then `content` (none: `pass_through`, which accepts what the audit passed)."""
+    return [audit, *((rederivation,) if rederivation is not None else ()), *(content or (pass_through,))]
+
+
+def rederivation_stage(models: ReviewModels, pool: SandboxPool, *, retry: RetryPolicy,
+                       executor: Executor | None = None,
+                       programs: Mapping[str, str] | None = None) -> RederivationVerifier | None:
+    """The re-derivation stage with the configured solver (none: None), its thresholds from
+    ``ITEMSMITH_REDERIVATION_*``; `programs` are stored programs to reuse (content hash -> program)."""
+    if models.solver is None:
+        return None
+    return RederivationVerifier(models.solver, models.solver_name, pool, retry=retry, executor=executor,
+                                programs=dict(programs or {}))
 
 
 def content_stages(models: ReviewModels, config: AuthorConfig, *, dataset: str, retry: RetryPolicy) -> list[Verifier]:
     """The judge panel and the student pool as stages, in that order (none configured: none)."""
     stages: list[Verifier] = []
+    capability_follows = len({student.config.rank for student in models.students}) >= 2
     if models.judges:
-        stages.append(JudgePanelVerifier(models.judges, config.panel, task=config.task, dataset=dataset, retry=retry))
+        stages.append(JudgePanelVerifier(models.judges, config.panel, task=config.task, dataset=dataset, retry=retry,
+                                         advisory=models.advisory_panel,
+                                         corroborated_later=("the capability filter",) if capability_follows else ()))
     if models.students:
         stages.append(StudentPoolVerifier(models.students, config.pool, config.capability, task=config.task,
                                           dataset=dataset, retry=retry))

@@ -7,7 +7,9 @@ the stage's typed verdicts (the item audit's `AuditReport`, the judge panel's
 slot's attempt so the run report and the bank keep them. `run_stages` runs the configured
 verifiers in order and stops at the first rejection; a stage that draws `review_items` (the item
 audit, first, draws them under a fresh seed) hands them to every later stage in place of the
-structure check's items, so judges and students never see the checked seed's items. With none
+structure check's items, so judges and students never see the checked seed's items. A stage's
+`evidence` (the re-derivation's finding, in a line or two) is collected and handed to each later
+stage that `reads_evidence` (the judge panel puts it in its prompt). With none
 configured the only stage is `pass_through`, which accepts every template that passed the
 structure check. The real stages are built in `agents.verification_stages`.
 """
@@ -20,10 +22,19 @@ from typing import Protocol
 from pydantic import BaseModel, Field
 
 from itemsmith.agents.usage import UsageTotals
-from itemsmith.items.schema import AuditReport, Decision, Item, StructureReport
+from itemsmith.items.schema import AuditReport, Decision, Item, RederivationReport, StructureReport
 from itemsmith.verification.capability import CapabilityReport
 from itemsmith.verification.judges import TemplateJudgement
 from itemsmith.verification.students import StudentReport
+
+
+class Evidence(BaseModel):
+    """One stage's finding as later stages read it: a line for the judges' prompt, and whether it
+    independently confirms the keys (what an advisory judge panel needs to accept a template)."""
+
+    stage: str
+    text: str
+    corroborates: bool = False
 
 
 class VerificationResult(BaseModel):
@@ -34,6 +45,9 @@ class VerificationResult(BaseModel):
     audit: AuditReport | None = None
     review_items: list[Item] = Field(default_factory=list, description="items for the later stages (fresh seed)")
     review_seed: int | None = None
+    rederivation: RederivationReport | None = None
+    evidence: list[Evidence] = Field(default_factory=list, description="what the stage found, for the later "
+                                                                       "stages that read evidence (the judges)")
     judgement: TemplateJudgement | None = None
     students: StudentReport | None = None
     capability: CapabilityReport | None = None
@@ -44,6 +58,15 @@ class VerificationResult(BaseModel):
 
 class Verifier(Protocol):
     async def __call__(self, source: str, report: StructureReport) -> VerificationResult: ...
+
+
+class EvidenceReader(Protocol):
+    """A verifier that also reads the `evidence` of the stages before it (the judge panel)."""
+
+    reads_evidence: bool
+
+    async def __call__(self, source: str, report: StructureReport, *,
+                       evidence: Sequence[Evidence] = ()) -> VerificationResult: ...
 
 
 async def pass_through(source: str, report: StructureReport) -> VerificationResult:
@@ -67,10 +90,15 @@ async def run_stages(verifiers: Sequence[Verifier], source: str, report: Structu
     told each stage's `label` (``verifying`` for a verifier without one) as it starts.
     """
     results: list[VerificationResult] = []
+    evidence: list[Evidence] = []
     for verifier in verifiers or (pass_through,):
         if on_stage is not None:
             on_stage(getattr(verifier, "label", "verifying"))
-        result = await verifier(source, report)
+        if getattr(verifier, "reads_evidence", False):
+            result = await verifier(source, report, evidence=tuple(evidence))  # type: ignore[call-arg]
+        else:
+            result = await verifier(source, report)
+        evidence += result.evidence
         results.append(result)
         if not result.decision.accepted:
             return result.decision, result.feedback, results

@@ -5,6 +5,7 @@
     itemsmith release create|list|show|export|evaluate|reverify|calibrate   (cli.release)
     itemsmith author                         the authoring agents (cli.author)
     itemsmith sample | check-template        one template in the sandbox (cli.templates)
+    itemsmith verify                         one template through author's stages (cli.verify)
     itemsmith handlers list                  dataset handlers (cli.handlers)
     itemsmith db upgrade|downgrade|current   the schema (cli.db)
     itemsmith keys create|list|revoke        API keys (cli.keys)
@@ -27,6 +28,7 @@ from itemsmith.cli.author import author
 from itemsmith.cli.server import serve, worker
 from itemsmith.cli.settings import settings
 from itemsmith.cli.templates import check_template, sample
+from itemsmith.cli.verify import verify
 
 __all__ = ["app"]
 
@@ -38,6 +40,7 @@ app.add_typer(release.app, name="release")
 app.command("author")(author)
 app.command("sample")(sample)
 app.command("check-template")(check_template)
+app.command("verify")(verify)
 app.add_typer(handlers.app, name="handlers")
 app.add_typer(db.app, name="db")
 app.add_typer(keys.app, name="keys")

@@ -359,6 +359,64 @@ class AuditReport(BaseModel):
         return "audit failed: " + (", ".join(problems) if problems else (self.error or "see feedback"))
 
 
+class RederivedItem(BaseModel):
+    """One item as the independent solver answered it: what its program returned, which options
+    that value fits, and how that compares with the template's key."""
+
+    seed: int
+    index: int  # the item's position in its draw
+    question: str
+    options: list[str]
+    key: int  # the template's answer_index
+    value: str | float | bool | None = None  # what solve(item) returned (None: it failed)
+    error: str | None = None  # why solve(item) gave no usable value
+    fits: list[int] = Field(default_factory=list)  # the options the value fits (within their rounding)
+    outcome: Literal["agree", "disagree", "ambiguous", "failed"]
+
+
+class RederivationReport(BaseModel):
+    """The re-derivation stage's verdict: a solver model that never saw the template's source nor
+    its keys wrote `solve(item)` from one drawn item; run in the sandbox over fresh draws, does it
+    pick the keyed option? `status` is ``agrees``, ``disagrees``, ``ambiguous`` or
+    ``not_rederivable`` (no program that runs after the allowed tries: never counted as agreement)."""
+
+    status: Literal["agrees", "disagrees", "ambiguous", "not_rederivable"]
+    solver: str  # the solver model's identity
+    program: str | None = None  # the solve(item) program that was run (stored per template version, reused)
+    reused: bool = False  # the program was a stored one, not written now
+    tries: int = 0  # programs the solver wrote (0 when reused)
+    n_items: int = 0
+    agree: int = 0
+    disagree: int = 0
+    ambiguous: int = 0
+    failed: int = 0
+    seeds: list[int] = Field(default_factory=list)
+    sizes: list[int] = Field(default_factory=list)
+    examples: list[RederivedItem] = Field(default_factory=list)  # items that did not agree (a few)
+    error: str | None = None  # why the solver could not re-derive the key, or a draw that failed
+    elapsed_ms: float = 0.0
+
+    @property
+    def answered(self) -> int:
+        return self.agree + self.disagree + self.ambiguous
+
+    @property
+    def agreement(self) -> float | None:
+        return self.agree / self.answered if self.answered else None
+
+    def summary(self) -> str:
+        """One line for reasons and reports."""
+        if self.status == "not_rederivable":
+            return f"not re-derivable by {self.solver}: {self.error}"
+        rate = "n/a" if self.agreement is None else f"{self.agreement:.0%}"
+        parts = [f"{self.agree} of {self.answered} agree ({rate})"]
+        parts += [f"{n} {what}" for n, what in ((self.disagree, "disagree"), (self.ambiguous, "ambiguous"),
+                                               (self.failed, "unsolved")) if n]
+        verb = {"agrees": "re-derived the key", "disagrees": "disagrees with the key",
+                "ambiguous": "finds several options right"}[self.status]
+        return f"{self.solver} {verb}: {', '.join(parts)} over {self.n_items} items"
+
+
 class JudgeScore(BaseModel):
     """One judge's score on one criterion; `score` is None when the reply never parsed."""
 
@@ -410,5 +468,5 @@ class Decision(BaseModel):
     """The final decision on a template version, with its reasons."""
 
     accepted: bool
-    stage: Literal["structure", "audit", "judges", "students", "capability", "review"]
+    stage: Literal["structure", "audit", "rederivation", "judges", "students", "capability", "review"]
     reasons: list[str] = Field(default_factory=list)

@@ -37,7 +37,7 @@ from itemsmith.templates_bank.storage import (
 __all__ = ["CategoryAudit", "DecisionStage", "JudgePanelScore", "TemplateFilters", "TemplatePage", "TemplateSummary",
            "audits_by_category", "bank_categories", "banks_with_version_counts", "list_templates", "version_status"]
 
-DecisionStage = Literal["structure", "audit", "judges", "students", "capability", "review"]
+DecisionStage = Literal["structure", "audit", "rederivation", "judges", "students", "capability", "review"]
 
 
 class JudgePanelScore(BaseModel):

@@ -49,7 +49,7 @@ from itemsmith.verification.agreement import krippendorff_alpha_interval
 from itemsmith.verification.samples import TemplateSample
 
 __all__ = [
-    "CRITERIA", "CRITERION_MARKER", "ChatScoreReader", "Criterion", "CriterionAggregate", "CriterionThreshold", "Judge", "JudgeCall", "JudgeConfig",
+    "CRITERIA", "CRITERION_MARKER", "advisory_decision", "ChatScoreReader", "Criterion", "CriterionAggregate", "CriterionThreshold", "Judge", "JudgeCall", "JudgeConfig",
     "PanelConfig", "ScoreCache", "TemplateJudgement", "ajudge_template", "ajudge_templates", "judge_template",
     "judge_templates", "judge_prompt", "judgement_from_scores", "krippendorff_alpha_interval", "panel_agreement",
     "parse_score", "ScoreReader", "score_distribution_text", "weighted_score",
@@ -263,6 +263,8 @@ def judge_prompt(sample: TemplateSample, criterion: Criterion, config: PanelConf
     if sample.dataset.strip():
         header.append(f"Dataset: {sample.dataset.strip()}")
     shared = "\n".join(header) + "\n\nQuestions sampled from one question template:\n\n" + "\n\n".join(blocks)
+    if sample.evidence:
+        shared += "\n\nIndependent checks of this template:\n" + "\n".join(f"- {line}" for line in sample.evidence)
     closing = _FORM if form == "reasoning" else _SCORE_FIRST_FORM
     text = (f"{shared}{CRITERION_MARKER}{criterion.replace('_', ' ')}. {spec.definition}\n\n"
             f"Evaluation steps:\n{steps}\n\n{closing}")
@@ -520,6 +522,21 @@ def judge_templates(samples: Sequence[TemplateSample], judges: Sequence[Judge], 
                     *, cache: ScoreCache | None = None) -> list[TemplateJudgement]:
     """Synchronous `ajudge_templates` (not from inside a running event loop)."""
     return asyncio.run(ajudge_templates(samples, judges, config, cache=cache))
+
+
+def advisory_decision(judgement: TemplateJudgement, *, corroborated_by: Sequence[str]) -> Decision:
+    """The decision of an advisory panel (judges whose measured separation of good and flawed
+    templates is too weak to trust, `benchmarks/judge_discrimination.py`): its scores neither accept
+    nor reject. The stage accepts only when an independent check confirms the keys
+    (`corroborated_by`: the re-derivation agreed, or a capability filter decides after it), with the
+    panel's own verdict kept as a note; with none it rejects, because the panel alone cannot accept."""
+    verdict = "passed" if judgement.passed else "failed"
+    note = f"advisory panel {verdict} (its scores decide nothing): " + "; ".join(judgement.decision.reasons)
+    if corroborated_by:
+        return Decision(accepted=True, stage="judges", reasons=[note, f"decided by {', '.join(corroborated_by)}"])
+    return Decision(accepted=False, stage="judges", reasons=[
+        "an advisory judge panel cannot accept a template alone and no independent check confirmed the keys "
+        "(the re-derivation did not agree; no capability filter follows)", note])
 
 
 def panel_agreement(judgements: Sequence[TemplateJudgement]) -> float | None:

@@ -19,3 +19,5 @@ class TemplateSample(BaseModel):
     items: list[Item] = Field(min_length=1)
     task: str = ""
     dataset: str = ""
+    evidence: list[str] = Field(default_factory=list, description="findings of the earlier checks (the "
+                                                                  "re-derivation), shown to the judges")

@@ -1,6 +1,8 @@
 """The ``recheck`` job: a stored template version (typically an edit a reviewer saved) goes
-through the structure check in the sandbox, the item audit (always) and the configured content
-stages again; the verdicts and the decision are stored on the version under the job id (once)."""
+through the same verification as `itemsmith verify` (`agents.template_verification`): the
+structure check in the sandbox, the item audit (always), the re-derivation (reusing the solver
+program stored on the version) and the configured content stages; the verdicts and the decision
+are stored on the version under the job id (once)."""
 
 from __future__ import annotations
 
@@ -9,27 +11,19 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from itemsmith.agents.model_factory import retry_policy
-from itemsmith.agents.profile import profile_handler
+from itemsmith.agents.rederivation import SOLVER_PROMPT_VERSION
 from itemsmith.agents.run import AuthorConfig
 from itemsmith.agents.settings import get_settings
-from itemsmith.agents.verification_stages import (
-    ItemAuditVerifier,
-    build_review_models,
-    content_stages,
-    verification_stages,
-)
-from itemsmith.agents.verify import VerificationResult, run_stages
+from itemsmith.agents.template_verification import verify_template
 from itemsmith.items.schema import AuditReport, Decision, StructureReport
 from itemsmith.sandbox import SandboxPool
 from itemsmith.service.jobs._context import JobContext
 from itemsmith.service.jobs._kinds import job_kind
 from itemsmith.service.jobs._schemas import RecheckJobRequest
 from itemsmith.service.jobs._store import append_event
-from itemsmith.service.jobs._verdicts import record_verification, recorded_by
+from itemsmith.service.jobs._verdicts import record_verification, recorded_by, stored_programs
 from itemsmith.service.settings import request_policy
 from itemsmith.templates_bank.storage import BankRow, NotFoundError, get_version, list_verdicts, open_session
-from itemsmith.verification.structure import check_structure
 
 __all__ = ["run_recheck_job"]
 
@@ -44,21 +38,14 @@ def run_recheck_job(request: RecheckJobRequest, context: JobContext) -> dict[str
         if recorded_by(session, version.id, context.job_id):  # checked before a crash
             return _recorded(session, version.id, context.job_id)
         handler, task = version.handler or bank.handler, bank.task
+        programs = stored_programs(session, version.id, prompt_version=SOLVER_PROMPT_VERSION)
     config = AuthorConfig(handler=handler, task=task or f"questions about the {handler} data",
-                          judges=request.judges, students=request.students)
+                          judges=request.judges, students=request.students, num_samples=request.num_samples,
+                          seed=request.seed, sandbox_workers=1)
     with SandboxPool(handler, workers=1) as pool:
-        structure = check_structure(version.source, handler, num_samples=request.num_samples, seed=request.seed,
-                                    pool=pool)
-        results: list[VerificationResult] = []
-        if structure.passed:
-            settings = get_settings()
-            models = build_review_models(config, settings=settings, policy=request_policy())
-            stages = verification_stages(ItemAuditVerifier(handler, pool=pool), content_stages(
-                models, config, dataset=profile_handler(pool).description, retry=retry_policy(settings)))
-            decision, _, results = asyncio.run(run_stages(stages, version.source, structure))
-        else:
-            decision = Decision(accepted=False, stage="structure",
-                                reasons=[structure.error or f"the template ended as {structure.status.value}"])
+        verification = asyncio.run(verify_template(version.source, config, settings=get_settings(),
+                                                   policy=request_policy(), pool=pool, programs=programs))
+    structure, results, decision = verification.structure, verification.results, verification.decision
     with context.fenced() as session:
         record_verification(session, version.id, structure=structure, results=results, decision=decision,
                             run_id=context.job_id)

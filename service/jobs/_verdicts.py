@@ -10,19 +10,33 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from itemsmith.agents.rederivation import SOLVER_PROMPT_VERSION
 from itemsmith.agents.verify import VerificationResult
 from itemsmith.items.hashing import item_hash
-from itemsmith.items.schema import Decision, StructureReport, Template
+from itemsmith.items.schema import Decision, RederivationReport, StructureReport, Template
 from itemsmith.templates_bank.storage import (
     TemplateVersionPublic,
     VerdictRow,
     add_template_version,
     find_version,
+    get_version,
+    list_verdicts,
     record_student_response,
     record_verdict,
 )
 
-__all__ = ["record_verification", "recorded_by", "store_accepted"]
+__all__ = ["record_verification", "recorded_by", "store_accepted", "stored_programs"]
+
+
+def stored_programs(session: Session, version_id: int, *, prompt_version: str = SOLVER_PROMPT_VERSION
+                    ) -> dict[str, str]:
+    """The newest re-derivation program stored on the version (written under `prompt_version`'s
+    prompt), keyed by the version's content hash; empty when there is none."""
+    for verdict in reversed(list_verdicts(session, version_id, "rederivation")):
+        record = verdict.record
+        if verdict.prompt_hash == prompt_version and isinstance(record, RederivationReport) and record.program:
+            return {get_version(session, version_id).content_hash: record.program}
+    return {}
 
 
 def recorded_by(session: Session, version_id: int, run_id: str) -> bool:
@@ -43,6 +57,9 @@ def record_verification(session: Session, version_id: int, *, structure: Structu
     for result in results:
         if result.audit is not None:
             record_verdict(session, version_id, result.audit, run_id=run_id)
+        if result.rederivation is not None:  # the program is kept: a recheck of the version reuses it
+            record_verdict(session, version_id, result.rederivation, model=result.rederivation.solver,
+                           prompt_hash=SOLVER_PROMPT_VERSION, run_id=run_id)
         for score in result.judgement.scores if result.judgement is not None else []:
             record_verdict(session, version_id, score, run_id=run_id)
         for response in result.students.responses if result.students is not None else []:

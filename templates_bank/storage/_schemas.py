@@ -14,6 +14,7 @@ from itemsmith.items.schema import (
     IRTParameters,
     JudgeScore,
     Provenance,
+    RederivationReport,
     StructureReport,
     StudentResponse,
     Template,
@@ -25,11 +26,13 @@ __all__ = [
     "TemplateVersionPublic", "VerdictPublic", "VerdictRecord",
 ]
 
-Stage = Literal["structure", "audit", "judge", "capability", "irt", "decision"]
-VerdictRecord = StructureReport | AuditReport | JudgeScore | CapabilityVerdict | IRTParameters | Decision
+Stage = Literal["structure", "audit", "rederivation", "judge", "capability", "irt", "decision"]
+VerdictRecord = (StructureReport | AuditReport | RederivationReport | JudgeScore | CapabilityVerdict | IRTParameters
+                 | Decision)
 STAGE_RECORDS: dict[Stage, type[VerdictRecord]] = {
     "structure": StructureReport,
     "audit": AuditReport,
+    "rederivation": RederivationReport,
     "judge": JudgeScore,
     "capability": CapabilityVerdict,
     "irt": IRTParameters,

@@ -74,3 +74,15 @@ def test_a_template_keyed_on_the_clock_never_reaches_the_judges(pool, handler_fi
     slot = report.slots[0]
     assert slot.status == "discarded" and not calls
     assert all("not available in templates" in (a.error or "") for a in slot.attempts)
+
+
+def test_the_later_stages_get_at_least_twenty_items_whatever_the_check_drew(pool, handler_file) -> None:
+    """The students' capability verdict needs enough items: the review draw is at least
+    `review_items` (20 by default) even when the structure check drew 4."""
+    from itemsmith.agents.verification_stages import ItemAuditVerifier
+    from itemsmith.verification.structure import check_structure
+
+    report = check_structure(GOOD, str(handler_file), num_samples=4, seed=5, pool=pool)
+    result = asyncio.run(ItemAuditVerifier(str(handler_file), pool=pool)(GOOD, report))
+    assert result.decision.accepted and len(result.review_items) == 20
+    assert AuthorConfig(handler="h", task="levels").review_items == 20

@@ -37,7 +37,7 @@ def test_scripted_default_judge_runs_and_report_records_the_stages(monkeypatch: 
         in result.stderr.splitlines()
     report = json.loads((tmp_path / "out" / "staged" / "report.json").read_text())
     stages = {s["name"]: s for s in report["stages"]}
-    assert list(stages) == ["structure", "audit", "judges", "students", "capability"]
+    assert list(stages) == ["structure", "audit", "rederivation", "judges", "students", "capability"]
     assert stages["judges"]["status"] == "on" and stages["judges"]["models"] == [f"scripted:{judge}"]
     assert stages["students"] == {"name": "students", "status": "off", "models": [], "left_out": [],
                                   "reason": "turned off (--no-students, or students: [])"}

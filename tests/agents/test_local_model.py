@@ -120,3 +120,24 @@ def test_local_model_restores_a_conversation_after_another_prompt_replaced_its_c
     _chat(cached, OTHER)
     restored_reply, restored_read, _ = _chat(cached, follow_up)
     assert restored_read == live_read and restored_reply == live_reply
+
+
+def test_local_model_solver_runs_the_rederivation_stage_offline(pool) -> None:
+    """The smallest local model as the re-derivation solver: the real path (prompt, program in
+    the sandbox, verdict) runs; whatever the tiny model writes, agreement needs a program that ran."""
+    from itemsmith.agents.model_factory import build_solver
+    from itemsmith.agents.rederivation import RederivationVerifier
+    from itemsmith.verification.rederivation import RederivationConfig
+    from itemsmith.verification.structure import check_structure
+
+    from .conftest import GOOD
+
+    name = _model_name()
+    solver = build_solver(f"local:{name}", max_tokens=200)
+    stage = RederivationVerifier(solver, f"local:{name}", pool,
+                                 config=RederivationConfig(seeds=1, small_size=(5, 5), large_size=10, tries=1))
+    result = asyncio.run(stage(GOOD, check_structure(GOOD, "unused", num_samples=5, seed=1, pool=pool)))
+    verdict = result.rederivation
+    assert verdict is not None and verdict.tries == 1 and verdict.n_items == 15 and result.usage.calls == 1
+    assert verdict.status != "agrees" or (verdict.program is not None and verdict.agree > 0)
+    assert (verdict.status == "not_rederivable") == (verdict.answered <= verdict.n_items // 2)

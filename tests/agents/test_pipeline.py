@@ -21,7 +21,7 @@ LADDER = ["local:smollm2-135m@1", "local:qwen2.5-coder-0.5b@2", "local:qwen2.5-c
 @pytest.fixture
 def defaults(monkeypatch: pytest.MonkeyPatch) -> AgentSettings:
     """The built-in defaults (tests/conftest.py turns them off for every other test), no keys."""
-    for name in ("ITEMSMITH_DEFAULT_JUDGES", "ITEMSMITH_DEFAULT_STUDENTS", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+    for name in ("ITEMSMITH_DEFAULT_JUDGES", "ITEMSMITH_DEFAULT_STUDENTS", "ITEMSMITH_REDERIVATION", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
                  "ITEMSMITH_OPENAI_API_KEY", "ITEMSMITH_ANTHROPIC_API_KEY", "ITEMSMITH_GENERATOR"):
         monkeypatch.delenv(name, raising=False)
     return AgentSettings()
@@ -46,15 +46,18 @@ def test_default_pipeline_with_every_local_model_installed(monkeypatch, defaults
     assert resolved.judges == ["local:qwen2.5-coder-1.5b"]
     assert [f"{s.spec}@{s.rank}" for s in resolved.students] == LADDER
     assert [(s.name, s.status) for s in resolved.stages] == [
-        ("structure", "on"), ("audit", "on"), ("judges", "on"), ("students", "on"), ("capability", "on")]
+        ("structure", "on"), ("audit", "on"), ("rederivation", "on"), ("judges", "on"), ("students", "on"),
+        ("capability", "on")]
+    assert resolved.solver == "local:qwen2.5-coder-1.5b"  # the generator, offline
     assert stage(resolved, "students").models == LADDER and not stage(resolved, "students").left_out
     lines = run_header(config(), defaults, resolved)
     assert lines[0] == ("generator: local:qwen2.5-coder-1.5b; code that does not run is not refined: the next "
                         "round restarts without the curated example")
     assert run_header(config(generator="openai:gpt-4o"), defaults, resolved)[0] == "generator: openai:gpt-4o"
     assert run_header(config(restart_broken=False), defaults, resolved)[0] == "generator: local:qwen2.5-coder-1.5b"
-    assert "  judge panel       on: local:qwen2.5-coder-1.5b; default panel; local judges read their score " \
-           "distribution in one pass" in lines
+    assert "  judge panel       on: local:qwen2.5-coder-1.5b; default panel; advisory panel (separation of good " \
+           "and flawed templates below AUC 0.7): its scores never accept a template alone; local judges read " \
+           "their score distribution in one pass" in lines
     assert any(line.startswith(f"  student pool      on: {', '.join(LADDER)}; default ladder; answer by letter "
                                "log-likelihood, with and without the series (blind condition)") for line in lines)
     assert "  capability filter on: accuracy against rank 1 < 2 < 3; drops expertise reversals and " \
@@ -120,10 +123,11 @@ def test_defaults_come_from_the_settings(monkeypatch, defaults) -> None:
         resolve_pipeline(config(), AgentSettings())
 
 
-def test_verifiers_of_the_caller_replace_judges_and_students(defaults) -> None:
+def test_verifiers_of_the_caller_replace_judges_and_students(monkeypatch, defaults) -> None:
+    installed_only(monkeypatch, "qwen2.5-coder-1.5b")
     resolved = resolve_pipeline(config(), defaults, custom=["my_check"])
-    assert [(s.name, s.status) for s in resolved.stages][2:] == [
-        ("custom", "on"), ("judges", "off"), ("students", "off"), ("capability", "off")]
+    assert [(s.name, s.status) for s in resolved.stages][2:] == [  # the re-derivation is not replaced
+        ("rederivation", "on"), ("custom", "on"), ("judges", "off"), ("students", "off"), ("capability", "off")]
     with pytest.raises(ProviderConfigError, match="not both"):
         resolve_pipeline(config(judges=["openai:gpt-4o"]), defaults, custom=["my_check"])
 
@@ -159,3 +163,21 @@ def test_capability_line_follows_what_the_configuration_drops(defaults) -> None:
     assert stage(resolve_pipeline(sighted, defaults), "capability").reason == \
         "accuracy against rank 1 < 2; drops expertise reversals"
     assert stage(resolve_pipeline(sighted, defaults), "students").reason == "answer by chat, with the series only"
+
+
+def test_the_solver_defaults_to_the_generator_and_a_missing_local_one_is_left_out(monkeypatch, defaults) -> None:
+    installed_only(monkeypatch)  # nothing installed
+    missing = resolve_pipeline(config(), defaults)
+    assert missing.solver is None and stage(missing, "rederivation").status == "off"
+    assert stage(missing, "rederivation").left_out == [
+        "local:qwen2.5-coder-1.5b: not installed: pip install 'itemsmith[local]'"]
+    hosted = resolve_pipeline(config(generator="openai:gpt-4o"), defaults)
+    assert hosted.solver == "openai:gpt-4o" and stage(hosted, "rederivation").models == ["openai:gpt-4o"]
+    named = resolve_pipeline(config(solver="local:qwen2.5-coder-0.5b"), defaults)  # named: never left out
+    assert named.solver == "local:qwen2.5-coder-0.5b" and stage(named, "rederivation").status == "on"
+    off = resolve_pipeline(config(rederivation=False), defaults)
+    assert off.solver is None and stage(off, "rederivation").reason == "turned off (--no-rederivation)"
+    monkeypatch.setenv("ITEMSMITH_SOLVER", "anthropic:claude-sonnet-4-5")
+    assert resolve_pipeline(config(), AgentSettings()).solver == "anthropic:claude-sonnet-4-5"
+    line = next(line for line in header_lines(hosted.stages) if line.startswith("  re-derivation"))
+    assert "openai:gpt-4o" in line and "no source, no key" in line and "not re-derivable: flagged" in line

@@ -348,7 +348,8 @@ def test_scripted_author_job_runs_the_default_panel_and_reports_its_stages(
     assert execute_job(engine, job_id, worker="w1", settings=settings) == "succeeded"
     result = _job(engine, job_id).result
     stages = {s["name"]: s for s in result["stages"]}
-    assert [s["name"] for s in result["stages"]] == ["structure", "audit", "judges", "students", "capability"]
+    assert [s["name"] for s in result["stages"]] == ["structure", "audit", "rederivation", "judges", "students",
+                                                     "capability"]
     assert stages["judges"]["status"] == "on" and stages["judges"]["models"] == [judge]
     assert stages["students"]["status"] == "off" and stages["students"]["reason"].startswith("turned off")
     assert "calibration" not in result  # no student pool answered
@@ -357,3 +358,46 @@ def test_scripted_author_job_runs_the_default_panel_and_reports_its_stages(
         events = list_events(session, job_id)
     first = next(e for e in events if e.kind != "status")  # before any slot's progress
     assert first.kind == "stages" and first.payload == {"stages": result["stages"]}
+
+
+# the mean of a window of a synthetic series, shown as the window (the scripted solver re-derives it)
+WINDOW_MEAN = '''def question(num_samples):
+    ids = handler.records()["record_id"].tolist()
+    items = []
+    while len(items) < num_samples:
+        rid = ids[int(rng.integers(len(ids)))]
+        values = handler.series(rid).iloc[:, 0].dropna().to_numpy(dtype=float)
+        start = int(rng.integers(0, max(1, len(values) - 40)))
+        window = values[start:start + int(rng.integers(12, 25))]
+        key, wrong = numeric_options(float(window.mean()), spread=float(rng.uniform(0.3, 1.0)), decimals=2)
+        items.append(mc_item("What is the mean value of the series shown?", key, wrong,
+                             series=[series(window, name="value")]))
+    return items
+'''
+
+
+def test_scripted_recheck_stores_the_solver_program_and_reuses_it(engine: Engine, settings: ApiSettings,
+                                                                   bank_id: int, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    solver = tmp_path / "solver.json"
+    solver.write_text(json.dumps({"exhausted": "error", "replies": [
+        "```python\ndef solve(item):\n    values = item['series'][0]['values']\n    return sum(values) / len(values)\n```"]}))
+    monkeypatch.setenv("ITEMSMITH_REDERIVATION", "true")
+    monkeypatch.setenv("ITEMSMITH_SOLVER", f"scripted:{solver}")
+    monkeypatch.setenv("ITEMSMITH_REDERIVATION_LARGE_SIZE", "30")
+    with open_session(engine) as session:
+        version = add_template_version(session, bank_id, Template(
+            id="mean", source=WINDOW_MEAN, title="mean", category="stats", handler="synthetic",
+            provenance=Provenance(origin="user")), created_by="alice")
+    reports = []
+    for _ in range(2):  # the second recheck finds the stored program: the exhausted script is never asked
+        job_id = _queue(engine, "recheck", {"version_id": version.id, "num_samples": 3}, bank_id)
+        assert execute_job(engine, job_id, worker="w1", settings=settings) == "succeeded"
+        assert _job(engine, job_id).result["decision"]["accepted"], _job(engine, job_id).result
+        with open_session(engine) as session:
+            stored = [v for v in list_verdicts(session, version.id, "rederivation") if v.run_id == job_id]
+        assert len(stored) == 1 and stored[0].model == f"scripted:{solver}"
+        reports.append(stored[0].payload)
+    assert reports[0]["status"] == "agrees" and not reports[0]["reused"] and reports[0]["tries"] == 1
+    assert reports[1]["status"] == "agrees" and reports[1]["reused"] and reports[1]["program"] == reports[0]["program"]
+    assert reports[1]["seeds"] != reports[0]["seeds"]  # run again on fresh draws

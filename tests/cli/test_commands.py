@@ -23,8 +23,8 @@ def question(num_samples):
 """
 
 GRAMMAR = {
-    (): {"curated", "bank", "release", "author", "sample", "check-template", "handlers", "db", "keys", "serve",
-         "worker", "settings"},
+    (): {"curated", "bank", "release", "author", "sample", "check-template", "verify", "handlers", "db", "keys",
+         "serve", "worker", "settings"},
     ("curated",): {"list", "sample"},
     ("bank",): {"list", "show", "create", "import-curated", "import-run", "import-items"},
     ("release",): {"create", "list", "show", "export", "evaluate", "reverify", "calibrate", "audit"},

@@ -1,0 +1,281 @@
+"""The re-derivation stage: a solver model re-derives a template's keys without its source.
+
+After the item audit, the stage draws fresh items (``ITEMSMITH_REDERIVATION_SEEDS`` seeds at
+small sizes and one large draw), shows the solver model two of them (from different draws, so
+it sees which parameters change) as `verification.rederivation.solver_view` makes them
+(question, shuffled options, series with units, context; never the key, the answer text, the
+rationale, the metadata or the template's source) and asks for a short ``solve(item)``. The
+program must return a usable value on the items it was shown; when it does not, the solver is told its own error (nothing about the key) and tries again, up to
+``ITEMSMITH_REDERIVATION_TRIES`` programs. The program then runs in the sandbox over every drawn
+item and `verification.rederivation.assess` decides.
+
+- ``agrees``: the stage passes.
+- ``disagrees`` / ``ambiguous``: the stage rejects; the feedback quotes items where the solver's
+  value fits another option, none, or several, with the value and the options it fits.
+- ``not_rederivable`` (no program that runs after the tries, or one that fails on most items): by
+  default the stage passes *flagged*: its reasons and the report say "not re-derivable" so it is
+  never read as agreement; ``ITEMSMITH_REDERIVATION_ON_NOT_REDERIVABLE=reject`` rejects instead.
+  A small local solver cannot write a program for every good template, so rejecting would drop
+  good templates for the solver's weakness; a person reading the report sees the flag.
+
+A program stored on an earlier verdict of the same template version (`programs`, keyed by the
+template's content hash) is run again on fresh draws instead of asking the solver again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import random
+import re
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from itemsmith.agents.errors import AgentError
+from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, reply_text
+from itemsmith.agents.model_factory import CallLog
+from itemsmith.agents.verify import Evidence, VerificationResult
+from itemsmith.items.schema import (
+    Decision,
+    Item,
+    RederivationReport,
+    RunStatus,
+    StructureReport,
+    content_hash,
+)
+from itemsmith.sandbox import SandboxPool
+from itemsmith.verification.rederivation import (
+    RederivationConfig,
+    SolverOutcome,
+    SolverView,
+    assess,
+    run_solver,
+    solver_view,
+    usable,
+)
+from itemsmith.verification.seeds import fresh_seed, fresh_size
+
+__all__ = ["SOLVER_PROMPT_VERSION", "RederivationVerifier", "extract_solver", "rederivation_feedback",
+           "solver_messages"]
+
+SOLVER_PROMPT_VERSION = "solver-v1"  # stored with each program: a changed prompt does not reuse old programs
+SHOWN_POINTS = 24  # values of each channel printed in the prompt (the program gets them all)
+_FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.S)
+
+SOLVER_SYSTEM = """You solve multiple-choice questions about time series by writing a short Python \
+function. You are shown one item; the same function will be run on many other items of the same kind, \
+with other data, other numbers in the question and other options, so read every parameter (window \
+lengths, dates, thresholds, channel names) from `item` itself, never from the example.
+
+`item` is a dict:
+  item["question"]  str
+  item["options"]   list of str (the choices, in no particular order)
+  item["kind"]      "mc" (multiple choice), "tf" (true/false) or "pz" (puzzle)
+  item["series"]    list of dicts {"name": str, "unit": str or None, "values": list of float, \
+"timestamps": list of str or None}
+  item["context"]   str or None
+
+Write `def solve(item):` that computes the answer from the series:
+- when the options are numbers, return the number the question asks for (a float, in the options' unit); \
+do not round it and do not pick an option;
+- otherwise return the text of the correct option, exactly as it appears in item["options"] \
+(for true/false questions, return True or False).
+You may import math, statistics, re, datetime, numpy as np and pandas as pd. No files, no network, no \
+printing. Reply with one ```python block and nothing else."""
+
+
+def _shown_channel(channel: dict[str, object]) -> dict[str, object]:
+    values = list(channel.get("values") or [])  # type: ignore[call-overload]
+    stamps = channel.get("timestamps")
+    shown: dict[str, object] = {"name": channel.get("name"), "unit": channel.get("unit"), "length": len(values)}
+    head = SHOWN_POINTS * 2 // 3
+    tail = SHOWN_POINTS - head
+    if len(values) <= SHOWN_POINTS:
+        shown["values"] = values
+    else:
+        shown["values (first and last)"] = [*values[:head], "...", *values[-tail:]]
+    if isinstance(stamps, list):
+        shown["timestamps"] = (stamps if len(stamps) <= SHOWN_POINTS
+                               else [*stamps[:3], "...", *stamps[-3:]])
+    return shown
+
+
+def solver_messages(views: Sequence[SolverView]) -> list[BaseMessage]:
+    """The solver's prompt for the example items (two from different draws: the parameters that
+    change between them must be read from the item; long series shortened in the prompt only)."""
+    blocks = []
+    for number, view in enumerate(views, 1):
+        shown = {"question": view.question, "options": view.options, "kind": view.kind,
+                 "series": [_shown_channel(c) for c in view.series], "context": view.context}
+        blocks.append(f"Item {number}:\n" + json.dumps(shown, indent=1, ensure_ascii=False, default=str))
+    return [SystemMessage(SOLVER_SYSTEM),
+            HumanMessage(f"{len(views)} item(s) of the same kind (long series shortened here; your function gets "
+                         "every value):\n\n" + "\n\n".join(blocks) + "\n\nWrite solve(item).")]
+
+
+def extract_solver(reply: str) -> str:
+    """The ``solve`` program in a reply (the last fenced block that defines it, else the reply)."""
+    blocks = [body for _, body in _FENCE.findall(reply)]
+    defining = [b for b in blocks if re.search(r"^def\s+solve\s*\(", b, re.M)]
+    code = defining[-1] if defining else reply
+    if not re.search(r"^def\s+solve\s*\(", code, re.M):
+        raise ValueError("the reply defines no top-level `def solve(item):`")
+    return code.strip("\n") + "\n"
+
+
+def _examples(drawn: Sequence[tuple[int, Item]], views: Sequence[tuple[SolverView, list[int]]]
+              ) -> list[SolverView]:
+    """The items shown to the solver: the first of the first draw and the first of another."""
+    other = next((i for i, (seed, _) in enumerate(drawn) if seed != drawn[0][0]), None)
+    return [views[0][0], *([views[other][0]] if other is not None else [])]
+
+
+def rederivation_feedback(report: RederivationReport) -> str:
+    """Items where an independent solver's value does not pick the key, for the generator."""
+    what = ("several options fit the value an independent solver computed from the data shown"
+            if report.status == "ambiguous" else
+            "an independent solver, computing the answer from the data shown, picks another option than the key")
+    lines = [f"It runs, but {what} ({report.summary()}). For example:"]
+    for example in report.examples:
+        key = example.options[example.key]
+        if example.fits:
+            got = ", ".join(repr(example.options[i]) for i in example.fits)
+            fitted = f"which fits {got}"
+        else:
+            fitted = "which fits no option"
+        lines.append(f"- question: {example.question!r}; options {example.options}; key {key!r}; the solver "
+                     f"computed {example.value!r}, {fitted}.")
+    lines.append("Check that the key is computed from exactly the data the question shows (the same channel, "
+                 "window, unit and statistic the question names), that the question states every parameter "
+                 "needed, and that exactly one option is right.")
+    return "\n".join(lines)
+
+
+def _evidence(verdict: RederivationReport) -> Evidence:
+    """The finding as the judges read it (an agreement independently confirms the keys)."""
+    who = "A solver model that never saw the template's code nor its keys"
+    if verdict.status == "not_rederivable":
+        text = f"{who} could not compute the answers from the items as shown ({verdict.error})."
+    else:
+        text = (f"{who} wrote a program from one item; over {verdict.n_items} fresh items its answer was the keyed "
+                f"option in {verdict.agree} of {verdict.answered}"
+                + (f", several options fit it in {verdict.ambiguous}" if verdict.ambiguous else "") + ".")
+    return Evidence(stage="rederivation", text=text, corroborates=verdict.status == "agrees")
+
+
+@dataclass(frozen=True)
+class RederivationVerifier:
+    """The re-derivation stage of the authoring loop (after the item audit). `programs` maps a
+    template's content hash to a stored program (`SOLVER_PROMPT_VERSION`'s) to reuse."""
+
+    label: ClassVar[str] = "re-deriving"
+
+    solver: ModelHandle
+    solver_name: str
+    pool: SandboxPool
+    config: RederivationConfig = field(default_factory=RederivationConfig)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    executor: Executor | None = None
+    programs: Mapping[str, str] = field(default_factory=dict)
+
+    def _plan(self) -> list[tuple[int, int]]:
+        """(seed, num_samples) of each draw: fresh seeds at small sizes, then one large draw."""
+        low, high = self.config.small_size
+        return [*((fresh_seed(), fresh_size(low, high)) for _ in range(self.config.seeds)),
+                (fresh_seed(), self.config.large_size)]
+
+    def _run_draws(self, source: str, plan: list[tuple[int, int]]) -> tuple[list[tuple[int, Item]], str | None]:
+        drawn: list[tuple[int, Item]] = []
+        for seed, size in plan:
+            result = self.pool.run(source, num_samples=size, seed=seed)
+            if result.status is not RunStatus.ok:
+                return [], f"the run with seed {seed} and num_samples {size} failed ({result.status.value}): " \
+                           f"{result.error}"
+            drawn += [(seed, Item.model_validate(raw)) for raw in result.items]
+        return drawn, None
+
+    async def _program(self, shown: Sequence[SolverView], log: CallLog) -> tuple[str | None, int, str]:
+        """A program that gives a value on every item it was `shown`, the tries it took, and the last error."""
+        loop = asyncio.get_running_loop()
+        messages = solver_messages(shown)
+        error = ""
+        for attempt in range(1, self.config.tries + 1):
+            try:
+                reply, _ = await complete(self.solver, messages, retry=self.retry, ledger=log.ledger, role="solver")
+            except AgentError as exc:
+                log.errors.append(str(exc))
+                return None, attempt, f"the solver's call failed: {exc}"
+            text = reply_text(reply)
+            try:
+                program = extract_solver(text)
+            except ValueError as exc:
+                error = str(exc)
+            else:
+                outcomes: list[SolverOutcome] = await loop.run_in_executor(
+                    self.executor, functools.partial(run_solver, program, shown, self.pool,
+                                                     wall_s=self.config.solver_wall_s))
+                failed = next(((n, o) for n, o in enumerate(outcomes, 1) if usable(o, shown[n - 1]) is not None),
+                              None)
+                if failed is None:
+                    return program, attempt, ""
+                error = f"item {failed[0]}: {usable(failed[1], shown[failed[0] - 1])}"
+            messages = [*messages, AIMessage(text), HumanMessage(
+                f"That did not work: {error}\nFix it and reply with the whole solve(item) in one "
+                "```python block.")]
+        return None, self.config.tries, f"no program that runs after {self.config.tries} tries (last: {error})"
+
+    async def __call__(self, source: str, report: StructureReport) -> VerificationResult:
+        started = time.monotonic()
+        loop = asyncio.get_running_loop()
+        log = CallLog()
+        plan = self._plan()
+        drawn, error = await loop.run_in_executor(self.executor, lambda: self._run_draws(source, plan))
+        if error is not None:
+            return VerificationResult(decision=Decision(accepted=False, stage="rederivation", reasons=[error]),
+                                      feedback=f"The template failed on a fresh seed: {error}",
+                                      elapsed_s=time.monotonic() - started)
+        shuffle = random.Random(secrets.randbits(64))
+        views = [solver_view(item, shuffle) for _, item in drawn]
+        stored = self.programs.get(content_hash(source))
+        program: str | None
+        if stored is not None:
+            program, tries, why = stored, 0, ""
+        else:
+            program, tries, why = await self._program(_examples(drawn, views), log)
+        seeds, sizes = [s for s, _ in plan], [n for _, n in plan]
+        if program is None:
+            verdict = RederivationReport(status="not_rederivable", solver=self.solver_name, tries=tries,
+                                         n_items=len(drawn), failed=len(drawn), seeds=seeds, sizes=sizes, error=why)
+        else:
+            outcomes = await loop.run_in_executor(self.executor, lambda: run_solver(
+                program, [v for v, _ in views], self.pool, wall_s=self.config.solver_wall_s))
+            verdict = assess([(seed, item, order, outcome) for (seed, item), (_, order), outcome
+                              in zip(drawn, views, outcomes, strict=True)],
+                             solver=self.solver_name, program=program, config=self.config, seeds=seeds,
+                             sizes=sizes, tries=tries, reused=stored is not None)
+        verdict = verdict.model_copy(update={"elapsed_ms": (time.monotonic() - started) * 1000})
+        return self._result(verdict, log, started)
+
+    def _result(self, verdict: RederivationReport, log: CallLog, started: float) -> VerificationResult:
+        reasons = [verdict.summary()]
+        flagged = verdict.status == "not_rederivable" and self.config.on_not_rederivable == "flag"
+        if flagged:
+            reasons.append("flagged, not rejected (ITEMSMITH_REDERIVATION_ON_NOT_REDERIVABLE=flag): no independent "
+                           "check of the keys")
+        accepted = verdict.status == "agrees" or flagged
+        feedback = None
+        if not accepted:
+            feedback = (rederivation_feedback(verdict) if verdict.status != "not_rederivable" else
+                        f"An independent solver could not compute the answer from the item as shown "
+                        f"({verdict.error}). State every parameter the answer depends on in the question.")
+        return VerificationResult(decision=Decision(accepted=accepted, stage="rederivation", reasons=reasons),
+                                  feedback=feedback, rederivation=verdict, evidence=[_evidence(verdict)],
+                                  errors=log.errors,
+                                  usage=log.ledger.totals(), elapsed_s=time.monotonic() - started)

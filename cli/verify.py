@@ -1,0 +1,96 @@
+"""`itemsmith verify`: one template (hand-written, edited, generated) through exactly the stages
+`itemsmith author` runs, with the same defaults and the same report (`agents.template_verification`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from itemsmith.cli._common import HandlerOpt, JsonOpt, fail, print_json, usage_error
+
+__all__ = ["verify"]
+
+
+def verify(
+    template_file: Annotated[Path, typer.Argument(help="The template .py file.", dir_okay=False)],
+    handler: HandlerOpt,
+    task: Annotated[str | None, typer.Option(
+        "--task", help="What the benchmark tests (the judges score relevance against it). Default: "
+                       "'questions about the HANDLER data'.")] = None,
+    judge: Annotated[list[str] | None, typer.Option(
+        "--judge", help="Judge model spec (repeat for a panel). Default: ITEMSMITH_DEFAULT_JUDGES, as author.")] = None,
+    no_judges: Annotated[bool, typer.Option("--no-judges", help="Run no judge panel.")] = False,
+    student: Annotated[list[str] | None, typer.Option(
+        "--student", help="Student as SPEC@RANK (repeat for a pool). Default: ITEMSMITH_DEFAULT_STUDENTS, as "
+                          "author.")] = None,
+    no_students: Annotated[bool, typer.Option("--no-students", help="Run no student pool (and no capability "
+                                                                    "filter).")] = False,
+    solver: Annotated[str | None, typer.Option(
+        "--solver", help="Model spec of the re-derivation solver. Default: ITEMSMITH_SOLVER, else the generator "
+                         "author would use (a hosted model when its key is set, else the local model).")] = None,
+    no_rederivation: Annotated[bool, typer.Option("--no-rederivation", help="Run no re-derivation stage.")] = False,
+    sandbox_workers: Annotated[int, typer.Option("--sandbox-workers", min=1, max=64)] = 2,
+    as_json: JsonOpt = False,
+) -> None:
+    """Verify one template with the stages `author` runs (structure check, item audit, re-derivation,
+    judges, students, capability filter), never refining it. Prints the stages (on stderr), then each
+    stage's verdict; with --json one object: accepted, stage (the rejecting stage, null when accepted),
+    reasons and stages (each stage's verdict by name). Exit code 0 only when the template is accepted,
+    1 when it is rejected or the verification failed, 2 for a wrong command line."""
+    import asyncio
+
+    from pydantic import ValidationError
+
+    from itemsmith.agents.errors import AgentError
+    from itemsmith.agents.pipeline import header_lines, resolve_pipeline
+    from itemsmith.agents.run import AuthorConfig
+    from itemsmith.agents.settings import get_settings
+    from itemsmith.agents.template_verification import verify_template
+    from itemsmith.handlers import HandlerSourceError
+    from itemsmith.sandbox import SandboxError
+
+    if no_judges and judge:
+        raise usage_error("--judge and --no-judges exclude each other")
+    if no_students and student:
+        raise usage_error("--student and --no-students exclude each other")
+    if no_rederivation and solver:
+        raise usage_error("--solver and --no-rederivation exclude each other")
+    if not template_file.is_file():
+        raise usage_error(f"template file {str(template_file)!r} does not exist")
+    try:
+        source = template_file.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise fail(f"cannot read {template_file}: {exc}") from None
+    try:
+        config = AuthorConfig(handler=handler, task=task or f"questions about the {handler} data",
+                              sandbox_workers=sandbox_workers, judges=[] if no_judges else judge or None,
+                              students=[] if no_students else student or None, solver=solver,
+                              rederivation=False if no_rederivation else None)
+    except ValidationError as exc:
+        raise usage_error("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
+    settings = get_settings()
+    try:
+        pipeline = resolve_pipeline(config, settings)
+        typer.echo("\n".join(header_lines(pipeline.stages)), err=True)
+        verification = asyncio.run(verify_template(
+            source, config, settings=settings, pipeline=pipeline,
+            on_stage=None if as_json else lambda label: typer.echo(f"{label} ...", err=True)))
+    except (AgentError, HandlerSourceError, SandboxError) as exc:
+        raise fail(str(exc)) from None
+    summary = verification.summary()
+    if as_json:
+        print_json(summary)
+    else:
+        from itemsmith.items.rendering import terminal_safe
+
+        for name, stage in summary["stages"].items():
+            state = ("not run" if not stage["ran"] else "passed" if stage["accepted"] else "rejected")
+            typer.echo(f"{name:<14}{state}" + (f" ({stage['about']})" if not stage["ran"] and stage.get("about")
+                                                else ""))
+            for reason in stage["reasons"]:
+                typer.echo(terminal_safe(f"  {reason}"))
+        verdict = "accepted" if verification.accepted else f"rejected at {verification.decision.stage}"
+        typer.echo(f"decision: {verdict}")
+    raise typer.Exit(code=0 if verification.accepted else 1)

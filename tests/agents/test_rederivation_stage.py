@@ -1,0 +1,123 @@
+"""The re-derivation stage with a scripted solver model (real sandbox): a solver that recomputes
+the key agrees, a shifted window is caught and quoted for the generator, a solver that cannot
+write a running program is reported as not re-derivable (flagged or rejected, never agreement),
+the solver never sees the key or the source, and a stored program is reused."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from itemsmith.agents.rederivation import RederivationVerifier, extract_solver
+from itemsmith.agents.run import AuthorConfig, author
+from itemsmith.items.schema import StructureReport, content_hash
+from itemsmith.sandbox import SandboxPool
+from itemsmith.verification.rederivation import RederivationConfig
+from itemsmith.verification.structure import check_structure
+
+from .conftest import GOOD, fenced, plan_reply, scripted
+
+MEAN_SOLVER = fenced("def solve(item):\n    values = item['series'][0]['values']\n    return sum(values) / len(values)\n",
+                     "The answer is the mean of the values shown:")
+# the key is the mean of the window two hours later than the one shown
+SHIFTED = GOOD.replace("window = values[start:end]\n", "window = values[start:end]\n        keyed = values[start + 2:end + 2]\n"
+                       ).replace("float(window.mean())", "float(keyed.mean())")
+SMALL = RederivationConfig(seeds=2, small_size=(5, 8), large_size=30)
+
+
+def _report(source: str, pool: SandboxPool) -> StructureReport:
+    return check_structure(source, "unused", num_samples=5, seed=3, pool=pool)
+
+
+def _stage(pool: SandboxPool, replies: list[str], **config: object) -> tuple[RederivationVerifier, object]:
+    solver = scripted(replies, name="solver")
+    stage = RederivationVerifier(solver, "scripted:solver", pool, config=SMALL.model_copy(update=config))
+    return stage, solver.model
+
+
+def test_scripted_solver_that_recomputes_the_key_agrees(pool) -> None:
+    stage, model = _stage(pool, [MEAN_SOLVER])
+    result = asyncio.run(stage(GOOD, _report(GOOD, pool)))
+    verdict = result.rederivation
+    assert result.decision.accepted and result.decision.stage == "rederivation"
+    assert verdict is not None and verdict.status == "agrees" and verdict.agree == verdict.n_items
+    assert verdict.n_items >= 30 + 2 * 5 and 30 in verdict.sizes and len(set(verdict.seeds)) == 3
+    assert verdict.program is not None and "def solve" in verdict.program and verdict.tries == 1
+    assert model.calls == 1
+
+
+def test_scripted_solver_never_sees_the_key_the_rationale_or_the_source(pool) -> None:
+    stage, model = _stage(pool, [MEAN_SOLVER])
+    asyncio.run(stage(GOOD, _report(GOOD, pool)))
+    prompt = model.prompts[0]
+    assert "def question" not in prompt and "numeric_options" not in prompt  # no template source
+    assert "the mean of the level column" not in prompt  # the item's rationale
+    assert "answer_index" not in prompt and "record_ids" not in prompt  # neither the key nor metadata
+    assert "What is the mean water level" in prompt and '"unit": "m"' in prompt
+    assert "Item 1:" in prompt and "Item 2:" in prompt  # two items of different draws
+
+
+def test_scripted_solver_catches_a_shifted_window_and_quotes_an_item(pool) -> None:
+    stage, _ = _stage(pool, [MEAN_SOLVER])
+    result = asyncio.run(stage(SHIFTED, _report(SHIFTED, pool)))
+    verdict = result.rederivation
+    assert not result.decision.accepted and result.decision.stage == "rederivation"
+    assert verdict is not None and verdict.status == "disagrees" and verdict.disagree > verdict.n_items / 2
+    feedback = result.feedback or ""
+    example = verdict.examples[0]
+    assert example.question in feedback and repr(example.options[example.key]) in feedback
+    assert f"computed {example.value!r}" in feedback
+
+
+def test_scripted_solver_without_a_running_program_is_not_rederivable_and_flagged(pool) -> None:
+    broken = fenced("def solve(item):\n    return item['no_such_field']\n")
+    stage, model = _stage(pool, [broken, "I cannot do this.", broken])
+    result = asyncio.run(stage(GOOD, _report(GOOD, pool)))
+    verdict = result.rederivation
+    assert verdict is not None and verdict.status == "not_rederivable" and verdict.agree == 0
+    assert verdict.tries == 3 and model.calls == 3
+    assert result.decision.accepted  # flagged, not rejected (the default) ...
+    assert any("not re-derivable" in r for r in result.decision.reasons)  # ... and said so
+    assert any("flagged" in r for r in result.decision.reasons)
+    retry = model.prompts[1]
+    assert "KeyError" in retry and "the mean of the level column" not in retry  # told its own error only
+
+
+def test_scripted_solver_not_rederivable_rejects_when_configured(pool) -> None:
+    stage, _ = _stage(pool, [fenced("def solve(item):\n    return None\n")], on_not_rederivable="reject")
+    result = asyncio.run(stage(GOOD, _report(GOOD, pool)))
+    assert not result.decision.accepted and result.rederivation is not None
+    assert result.rederivation.status == "not_rederivable" and "returned None" in (result.rederivation.error or "")
+
+
+def test_a_stored_program_is_reused_without_asking_the_solver(pool) -> None:
+    program = extract_solver(MEAN_SOLVER)
+    solver = scripted({"replies": [], "exhausted": "error"}, name="solver")
+    stage = RederivationVerifier(solver, "scripted:solver", pool, config=SMALL, programs={content_hash(GOOD): program})
+    result = asyncio.run(stage(GOOD, _report(GOOD, pool)))
+    assert solver.model.calls == 0
+    assert result.rederivation is not None and result.rederivation.reused and result.rederivation.status == "agrees"
+
+
+def test_author_runs_the_rederivation_after_the_audit_and_refines_on_its_feedback(
+        pool, handler_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in {"SEEDS": "2", "LARGE_SIZE": "30", "SMALL_SIZE": "[5, 8]"}.items():
+        monkeypatch.setenv(f"ITEMSMITH_REDERIVATION_{name}", value)
+    script = tmp_path / "solver.json"
+    script.write_text(json.dumps({"replies": [MEAN_SOLVER]}))
+    generator = scripted([fenced(SHIFTED), fenced(GOOD)])
+    config = AuthorConfig(handler=str(handler_file), task="Questions about water levels", templates=1, slots=1,
+                          out_dir=tmp_path / "out", checkpoint="memory", run_id="rederived", rederivation=True,
+                          solver=f"scripted:{script}")
+    report = asyncio.run(author(config, generator_model=generator, planner_model=scripted([plan_reply(["Level"])]),
+                                pool=pool))
+    slot = report.slots[0]
+    assert slot.status == "accepted" and [a.status for a in slot.attempts] == ["verify_rejected", "ok"]
+    first = slot.attempts[0].verification
+    assert [r.decision.stage for r in first] == ["audit", "rederivation"] and not first[1].decision.accepted
+    assert "independent solver" in generator.model.prompts[1]  # the feedback reached the generator
+    assert [s.name for s in report.stages][:3] == ["structure", "audit", "rederivation"]
+    assert report.summary()["verification"]["acceptance_by_stage"]["rederivation"]["checked"] == 2

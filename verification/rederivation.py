@@ -1,0 +1,298 @@
+"""Independent re-derivation (N-version check) of a template's keys, without a model.
+
+A solver (an LLM, in `agents.rederivation`) is shown one drawn item as `solver_view` makes it:
+the question, the options in a fresh random order, the series as shown with their units and the
+context, and nothing else: no key, no answer text, no rationale, no metadata, never the
+template's source. It writes `solve(item)`; `run_solver` runs that program in the sandbox (hostile
+code, like a template) over the views of many fresh items and `assess` compares what it returns
+with each item's key:
+
+- a number fits the options whose stated value it equals within the option's own rounding (half
+  a unit of its last written decimal); a string fits the option with the same text (or the same
+  date / number); ``True``/``False`` fit the options that say so; an integer, for options that are
+  not numbers, is a position in the shuffled options shown;
+- an item **agrees** when the value fits exactly the keyed option, is **ambiguous** when it fits
+  several, **disagrees** when it fits another option or none, and is **failed** when `solve`
+  raised, timed out or returned None, NaN or something else.
+
+The verdict (`RederivationConfig` thresholds): too many failed items and the template is
+``not_rederivable`` (reported as such, never as agreement); else too many disagreements and it
+``disagrees``; else too many ambiguous items and it is ``ambiguous``; else it ``agrees``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from itemsmith.items.schema import Item, RederivationReport, RederivedItem, RunStatus
+from itemsmith.sandbox import SandboxPool
+from itemsmith.verification.audit.features import option_value, plain_number
+
+__all__ = ["RederivationConfig", "SolverOutcome", "SolverView", "assess", "fits", "run_solver", "solver_view",
+           "usable"]
+
+MAX_EXAMPLES = 3
+# each sandbox run of a solver holds at most this much item data in its source (the source cap is 256 KiB)
+BATCH_SOURCE_BYTES = 180_000
+_TRUE_WORDS = frozenset({"true", "yes"})
+_FALSE_WORDS = frozenset({"false", "no"})
+
+
+class RederivationConfig(BaseSettings):
+    """Thresholds of the re-derivation stage (env prefix ``ITEMSMITH_REDERIVATION_``)."""
+
+    model_config = SettingsConfigDict(env_prefix="ITEMSMITH_REDERIVATION_", extra="ignore")
+
+    tries: int = Field(3, ge=1, le=10, description="programs the solver may write before the template counts as "
+                                                  "not re-derivable (a retry is told only its own error)")
+    seeds: int = Field(3, ge=1, le=16, description="fresh seeds drawn at small sizes")
+    small_size: tuple[int, int] = Field((6, 14), description="range of num_samples of the small draws")
+    large_size: int = Field(60, ge=1, le=1000, description="num_samples of the one large draw")
+    max_disagreement: float = Field(0.1, ge=0, le=1, description="largest share of answered items whose value "
+                                                                 "fits another option or none")
+    max_ambiguous: float = Field(0.1, ge=0, le=1, description="largest share of answered items whose value fits "
+                                                              "several options")
+    max_failed: float = Field(0.5, ge=0, le=1, description="a larger share of items the program cannot solve "
+                                                           "makes the template not re-derivable")
+    on_not_rederivable: Literal["flag", "reject"] = Field(
+        "flag", description="flag: the stage passes and its reasons say 'not re-derivable' (the report shows it); "
+                            "reject: the template is rejected")
+    solver_wall_s: float = Field(20.0, gt=0, le=600, description="wall-clock limit of one sandbox run of a solver")
+
+
+class SolverView(BaseModel):
+    """What the solver's program gets for one item: what a reader of the item sees, options shuffled."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str
+    options: list[str]
+    kind: str
+    series: list[dict[str, Any]]
+    context: str | None = None
+
+
+class SolverOutcome(BaseModel):
+    """What `solve(view)` gave for one view: a value, or why not."""
+
+    value: str | float | bool | None = None
+    error: str | None = None
+
+
+def solver_view(item: Item, rng: random.Random) -> tuple[SolverView, list[int]]:
+    """The item as the solver sees it and `order` (view option j is item option order[j])."""
+    order = list(range(len(item.options)))
+    rng.shuffle(order)
+    series = [{"name": s.name, "unit": s.unit, "values": list(s.values), "timestamps": s.timestamps}
+              for s in item.series]
+    view = SolverView(question=item.question, options=[item.options[i] for i in order], kind=item.kind.value,
+                      series=series, context=item.context)
+    return view, order
+
+
+# --- matching a value to options ------------------------------------------------------------
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split()).casefold().rstrip(".")
+
+
+def _number_fits(value: float, option: str) -> bool:
+    parsed = plain_number(option)
+    if parsed is None:
+        return False
+    number, decimals = parsed
+    return abs(value - number) <= 0.5 * 10.0 ** -decimals + 1e-9 * max(1.0, abs(number))
+
+
+def _nearest_per_precision(value: float, options: Sequence[str], fitted: list[int]) -> list[int]:
+    """Of the fitting options written with the same decimals, the nearest only: a value on the
+    rounding boundary of two neighbours (18.25 between 18.2 and 18.3) picks one; options of
+    different precision that both fit ("12" and "12.3" for 12.3) stay ambiguous."""
+    best: dict[int, int] = {}
+    for i in fitted:
+        number, decimals = plain_number(options[i]) or (0.0, 0)
+        kept = best.get(decimals)
+        if kept is None or abs(value - number) < abs(value - (plain_number(options[kept]) or (0.0, 0))[0]):
+            best[decimals] = i
+    return sorted(best.values())
+
+
+def fits(value: str | float | bool, options: Sequence[str]) -> list[int]:
+    """The positions of the options `value` fits (see the module docstring)."""
+    if isinstance(value, bool):
+        words = _TRUE_WORDS if value else _FALSE_WORDS
+        return [i for i, o in enumerate(options) if _words(o) in words]
+    if isinstance(value, str):
+        exact = [i for i, o in enumerate(options) if _words(o) == _words(value)]
+        if exact:
+            return exact
+        if _words(value) in _TRUE_WORDS | _FALSE_WORDS:
+            return fits(_words(value) in _TRUE_WORDS, options)
+        stated = option_value(value)
+        if stated is None:
+            return []
+        number = plain_number(value)
+        if number is not None:
+            return fits(number[0], options)
+        return [i for i, o in enumerate(options) if option_value(o) is not None
+                and abs((option_value(o) or 0.0) - stated) < 1e-6]
+    numeric = [plain_number(o) is not None for o in options]
+    if all(numeric):
+        return _nearest_per_precision(float(value), options,
+                                      [i for i, o in enumerate(options) if _number_fits(float(value), o)])
+    if float(value).is_integer() and 0 <= value < len(options):
+        return [int(value)]
+    return [i for i, (o, n) in enumerate(zip(options, numeric, strict=True)) if n and _number_fits(float(value), o)]
+
+
+# --- running the solver's program in the sandbox --------------------------------------------
+
+# Runs after the solver's program in the same sandboxed source: each view through solve(), the
+# value checked and reported as item metadata (the sandbox returns items only). Names are the
+# driver's own; a program that redefines them only spoils its own result.
+_DRIVER = '''
+
+SOLVER_ERRORS = (("ZeroDivisionError", ZeroDivisionError), ("KeyError", KeyError), ("IndexError", IndexError),
+                 ("ValueError", ValueError), ("TypeError", TypeError), ("AttributeError", AttributeError),
+                 ("NameError", NameError))
+
+
+def solver_error_name(exc):
+    for name, klass in SOLVER_ERRORS:
+        if isinstance(exc, klass):
+            return name
+    return "Exception"
+
+
+def solver_result(view):
+    try:
+        value = solve(view)
+    except Exception as exc:
+        return {"error": solver_error_name(exc) + ": " + str(exc)[:200]}
+    if isinstance(value, bool) or isinstance(value, str):
+        return {"value": value}
+    if value is None:
+        return {"error": "solve() returned None"}
+    try:
+        number = float(value)
+    except Exception:
+        return {"error": "solve() returned a value that is neither a number, a string nor a bool"}
+    if not math.isfinite(number):
+        return {"error": "solve() returned " + str(number)}
+    return {"value": number}
+
+
+def question(num_samples):
+    results = []
+    for view in SOLVER_VIEWS[:num_samples]:
+        results.append({"question": "solver result", "options": ["value", "no value"], "answer_index": 0,
+                        "metadata": {"solver": solver_result(view)}})
+    return results
+'''
+
+
+def _batches(views: Sequence[SolverView]) -> list[list[SolverView]]:
+    batches: list[list[SolverView]] = [[]]
+    size = 0
+    for view in views:
+        length = len(view.model_dump_json())
+        if batches[-1] and size + length > BATCH_SOURCE_BYTES:
+            batches.append([])
+            size = 0
+        batches[-1].append(view)
+        size += length
+    return [b for b in batches if b]
+
+
+def driver_source(program: str, views: Sequence[SolverView]) -> str:
+    """The program, the views as a literal and the driver, as one source for the sandbox."""
+    literal = repr([v.model_dump(mode="json") for v in views])  # str, float, bool, None, lists, dicts only
+    return f"{program}\n\nSOLVER_VIEWS = {literal}\n{_DRIVER}"
+
+
+def run_solver(program: str, views: Sequence[SolverView], pool: SandboxPool, *,
+               wall_s: float = 20.0) -> list[SolverOutcome]:
+    """`solve(view)` for every view, in the sandbox (batched under the source cap). A run that
+    fails as a whole (refused, killed, crashed) fails each of its views with its error."""
+    limits = pool.limits.model_copy(update={"wall_s": wall_s, "cpu_s": int(wall_s) + 1})
+    outcomes: list[SolverOutcome] = []
+    for batch in _batches(views):
+        result = pool.run(driver_source(program, batch), num_samples=len(batch), seed=0, limits=limits)
+        if result.status is not RunStatus.ok:
+            error = f"the program {result.status.value}: {result.error}"
+            outcomes += [SolverOutcome(error=error) for _ in batch]
+            continue
+        for raw in result.items:
+            reported = (raw.get("metadata") or {}).get("solver") or {}
+            outcomes.append(SolverOutcome.model_validate(reported) if isinstance(reported, dict)
+                            else SolverOutcome(error="the driver's report was overwritten"))
+    return outcomes
+
+
+# --- the verdict ----------------------------------------------------------------------------
+
+
+def usable(outcome: SolverOutcome, view: SolverView) -> str | None:
+    """Why `outcome` is no answer to `view` (None: it is one). A text that is none of the options
+    (and states no number or date that fits one) is a malformed answer, not a disagreement; a
+    number that fits no option is a disagreement."""
+    value = outcome.value
+    if value is None:
+        return outcome.error or "no value"
+    if isinstance(value, str) and not fits(value, view.options):
+        return f"solve() returned {value[:80]!r}, which is none of the options"
+    return None
+
+
+def _outcome(item: Item, order: list[int], result: SolverOutcome, seed: int, index: int) -> RederivedItem:
+    common: dict[str, Any] = {"seed": seed, "index": index, "question": item.question, "options": item.options,
+                              "key": item.answer_index}
+    value = result.value
+    view_options = [item.options[i] for i in order]
+    why = usable(result, SolverView(question=item.question, options=view_options, kind=item.kind.value, series=[]))
+    if value is None or why is not None or (isinstance(value, float) and not math.isfinite(value)):
+        return RederivedItem(**common, value=value, error=why or "no value", outcome="failed")
+    fitted = sorted(order[j] for j in fits(value, view_options))
+    outcome: Literal["agree", "disagree", "ambiguous"] = (
+        "ambiguous" if len(fitted) > 1 else "agree" if fitted == [item.answer_index] else "disagree")
+    return RederivedItem(**common, value=value, fits=fitted, outcome=outcome)
+
+
+def assess(draws: Sequence[tuple[int, Item, list[int], SolverOutcome]], *, solver: str, program: str | None,
+           config: RederivationConfig, seeds: Sequence[int] = (), sizes: Sequence[int] = (), tries: int = 0,
+           reused: bool = False, elapsed_ms: float = 0.0) -> RederivationReport:
+    """The verdict over (seed, item, view order, outcome) per item (see the module docstring)."""
+    per_draw: dict[int, int] = {}
+    judged = []
+    for seed, item, order, result in draws:
+        index = per_draw.get(seed, 0)
+        per_draw[seed] = index + 1
+        judged.append(_outcome(item, order, result, seed, index))
+    counts = {name: sum(r.outcome == name for r in judged) for name in ("agree", "disagree", "ambiguous", "failed")}
+    answered = counts["agree"] + counts["disagree"] + counts["ambiguous"]
+    error = None
+    status: Literal["agrees", "disagrees", "ambiguous", "not_rederivable"]
+    if not judged or counts["failed"] > config.max_failed * len(judged):
+        status = "not_rederivable"
+        first = next((r.error for r in judged if r.outcome == "failed"), None)
+        error = (f"its program solved {answered} of {len(judged)} items (first error: {first})" if judged
+                 else "no items")
+    elif counts["disagree"] > config.max_disagreement * answered:
+        status = "disagrees"
+    elif counts["ambiguous"] > config.max_ambiguous * answered:
+        status = "ambiguous"
+    else:
+        status = "agrees"
+    wanted = {"disagrees": "disagree", "ambiguous": "ambiguous", "not_rederivable": "failed"}.get(status, "disagree")
+    examples = [r for r in judged if r.outcome == wanted][:MAX_EXAMPLES]
+    return RederivationReport(status=status, solver=solver, program=program, reused=reused, tries=tries,
+                              n_items=len(judged), agree=counts["agree"], disagree=counts["disagree"],
+                              ambiguous=counts["ambiguous"], failed=counts["failed"], seeds=list(seeds),
+                              sizes=list(sizes), examples=examples, error=error, elapsed_ms=elapsed_ms)
