@@ -23,6 +23,7 @@ SETTINGS_MODELS: tuple[tuple[str, str], ...] = (
     ("sandbox", "itemsmith.sandbox.settings:SandboxLimits"),
     ("sandbox", "itemsmith.sandbox.render:RenderLimits"),
     ("verification", "itemsmith.verification.audit.config:AuditConfig"),
+    ("verification", "itemsmith.verification.rederivation:RederivationConfig"),
     ("bank", "itemsmith.templates_bank.settings:StorageSettings"),
     ("bank", "itemsmith.templates_bank.diversity:DiversitySettings"),
     ("agents", "itemsmith.agents.settings:AgentSettings"),

@@ -25,6 +25,8 @@ MEAN_SOLVER = fenced("def solve(item):\n    values = item['series'][0]['values']
 # the key is the mean of the window two hours later than the one shown
 SHIFTED = GOOD.replace("window = values[start:end]\n", "window = values[start:end]\n        keyed = values[start + 2:end + 2]\n"
                        ).replace("float(window.mean())", "float(keyed.mean())")
+# the same flaw under a question naming no statistic the audit recomputes: only the solver can tell
+UNNAMED = SHIFTED.replace("What is the mean water level (m)", "Which water level (m) is the balance point")
 SMALL = RederivationConfig(seeds=2, small_size=(5, 8), large_size=30)
 
 
@@ -108,7 +110,7 @@ def test_author_runs_the_rederivation_after_the_audit_and_refines_on_its_feedbac
         monkeypatch.setenv(f"ITEMSMITH_REDERIVATION_{name}", value)
     script = tmp_path / "solver.json"
     script.write_text(json.dumps({"replies": [MEAN_SOLVER]}))
-    generator = scripted([fenced(SHIFTED), fenced(GOOD)])
+    generator = scripted([fenced(UNNAMED), fenced(GOOD)])
     config = AuthorConfig(handler=str(handler_file), task="Questions about water levels", templates=1, slots=1,
                           out_dir=tmp_path / "out", checkpoint="memory", run_id="rederived", rederivation=True,
                           solver=f"scripted:{script}")

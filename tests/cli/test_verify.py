@@ -28,9 +28,12 @@ GOOD = '''def question(num_samples):
                              series=[series(window, name="value")]))
     return items
 '''
-# the key is the mean of the next window, not of the one shown
+# the key is the mean of the next window, not of the one shown: the audit recomputes "the mean" and rejects it
 SHIFTED = GOOD.replace("key, wrong = numeric_options(float(window.mean())",
                        "n = len(window)\n        key, wrong = numeric_options(float(values[start + n:start + 2 * n].mean())")
+# the same flaw under a question naming no statistic the audit recomputes: only the solver can tell
+SHIFTED_UNNAMED = SHIFTED.replace("What is the mean value of the series shown?",
+                                  "Which value is the balance point of the readings shown?")
 # the key is always the smallest option: the item audit rejects it
 SHORTCUT = '''def question(num_samples):
     items = []
@@ -93,6 +96,8 @@ def test_verify_with_a_scripted_solver_rejects_a_shifted_window(tmp_path: Path,
     monkeypatch.setenv("ITEMSMITH_REDERIVATION_LARGE_SIZE", "30")
     script = _file(tmp_path, json.dumps({"replies": [SOLVER]}), "solver.json")
     code, out = _verify(str(_file(tmp_path, SHIFTED)), "--solver", f"scripted:{script}")
+    assert code == 1 and out["stage"] == "audit"
+    code, out = _verify(str(_file(tmp_path, SHIFTED_UNNAMED, "unnamed.py")), "--solver", f"scripted:{script}")
     assert code == 1 and out["stage"] == "rederivation"
     verdict = out["stages"]["rederivation"]["verdict"]
     assert verdict["status"] == "disagrees" and verdict["examples"] and "def solve" in verdict["program"]
