@@ -17,9 +17,11 @@ feedback the generator can act on:
   decides; a rejection on expertise reversal or on the blind flag carries the statistic in its
   reasons and in the feedback.
 
-A model call that fails for good (after the bounded retries of `agents.inference.complete`) is
-recorded on the result (`errors`) and counts as a missing judge score or an unanswered item,
-never as a crash of the run. Every call is metered into the stage's `usage`.
+A model call that fails for good (after the bounded retries of `agents.inference.complete`), comes
+back empty or is cut is recorded on the result (`errors`) and is missing data: a stage that could
+not decide because of it ends `errored` (the slot stops, resumable; no feedback reaches the
+generator), never as a rejection and never as a crash of the run. Every call is metered into the
+stage's `usage`, answered, cut and failed apart.
 """
 
 from __future__ import annotations
@@ -152,9 +154,15 @@ class JudgePanelVerifier:
         judges = [judge.bind(log, self.retry) for judge in self.judges]
         sample = template_sample(source, report, task=self.task, dataset=self.dataset)
         judgement = await ajudge_template(sample, judges, self.panel)
-        return VerificationResult(decision=judgement.decision,
-                                  feedback=None if judgement.passed else judge_feedback(judgement),
-                                  judgement=judgement, errors=log.errors, usage=log.ledger.totals(),
+        errored = not judgement.passed and bool(judgement.failed_calls)
+        decision = judgement.decision
+        if errored:
+            decision = Decision(accepted=False, stage="judges", reasons=[
+                f"{len(judgement.failed_calls)} judge call(s) gave no usable reply: no verdict "
+                f"({judgement.failed_calls[0].error})"])
+        return VerificationResult(decision=decision,
+                                  feedback=None if judgement.passed or errored else judge_feedback(judgement),
+                                  judgement=judgement, errors=log.errors, usage=log.ledger.totals(), errored=errored,
                                   elapsed_s=time.monotonic() - started)
 
 
@@ -195,10 +203,14 @@ class StudentPoolVerifier:
         students = [student.bind(log, self.retry) for student in self.students]
         sample = template_sample(source, report, task=self.task, dataset=self.dataset)
         answers = await aanswer_template(sample, students, self.pool)
+        if answers.failed:  # a capability verdict on part of the answers is no verdict
+            reason = (f"{len(answers.failed)} student call(s) gave no usable reply: no verdict "
+                      f"({answers.failed[0].error})")
+            return VerificationResult(decision=Decision(accepted=False, stage="students", reasons=[reason]),
+                                      students=answers, errors=log.errors, usage=log.ledger.totals(), errored=True,
+                                      elapsed_s=time.monotonic() - started)
         capability = assess(answers, self.capability)
         reasons = list(capability.decision.reasons)
-        if log.errors:
-            reasons.append(f"{len(log.errors)} student call(s) failed and count as unanswered")
         decision = Decision(accepted=capability.decision.accepted, stage="students", reasons=reasons)
         return VerificationResult(decision=decision,
                                   feedback=None if decision.accepted else capability_feedback(capability),
