@@ -209,6 +209,8 @@ def _sampling(capabilities: Capabilities, options: ModelOptions, settings: Agent
 def _openai(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
     from langchain_openai import ChatOpenAI
 
+    from itemsmith.agents.chat_clients import own_async_client
+
     if settings.openai_api_key is None:
         raise ProviderConfigError("openai models need OPENAI_API_KEY (or ITEMSMITH_OPENAI_API_KEY)")
     calls = settings.call_policy("openai")
@@ -216,7 +218,8 @@ def _openai(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> 
     sent = _sampling(capabilities, options, settings)
     budget = sent.pop("max_tokens")
     model = ChatOpenAI(model=spec.model, api_key=settings.openai_api_key, base_url=settings.openai_base_url,
-                       timeout=calls.timeout_s, max_retries=0, max_completion_tokens=budget, stream_usage=True, **sent)
+                       timeout=calls.timeout_s, max_retries=0, max_completion_tokens=budget, stream_usage=True,
+                       http_async_client=own_async_client(calls.timeout_s), **sent)
     if not capabilities.temperature:
         model.temperature = None  # LangChain sets temperature=1 on o1 models itself; the table says send none
     return _handle(model, "openai", spec.model, calls, capabilities=capabilities)
@@ -224,7 +227,7 @@ def _openai(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> 
 
 @register_provider("anthropic")
 def _anthropic(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
-    from langchain_anthropic import ChatAnthropic
+    from itemsmith.agents.chat_clients import OwnClientChatAnthropic
 
     if settings.anthropic_api_key is None:
         raise ProviderConfigError("anthropic models need ANTHROPIC_API_KEY (or ITEMSMITH_ANTHROPIC_API_KEY)")
@@ -233,14 +236,15 @@ def _anthropic(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) 
     sent = _sampling(capabilities, options, settings)
     sent.pop("reasoning_effort", None)  # extended thinking stays off
     extra = {"base_url": settings.anthropic_base_url} if settings.anthropic_base_url else {}
-    model = ChatAnthropic(model_name=spec.model, api_key=settings.anthropic_api_key,
-                          default_request_timeout=calls.timeout_s, max_retries=0, stream_usage=True, **extra, **sent)
+    model = OwnClientChatAnthropic(model_name=spec.model, api_key=settings.anthropic_api_key,
+                                   default_request_timeout=calls.timeout_s, max_retries=0, stream_usage=True,
+                                   **extra, **sent)
     return _handle(model, "anthropic", spec.model, calls, capabilities=capabilities)
 
 
 @register_provider("openai_compatible")
 def _openai_compatible(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
-    from itemsmith.agents.compatible_openai import CompatibleChatOpenAI
+    from itemsmith.agents.chat_clients import CompatibleChatOpenAI, own_async_client
 
     if spec.endpoint is not None:
         endpoint = settings.endpoints.get(spec.endpoint)
@@ -257,7 +261,8 @@ def _openai_compatible(spec: ModelSpec, options: ModelOptions, settings: AgentSe
     calls = settings.call_policy("openai_compatible", endpoint)
     model = CompatibleChatOpenAI(model=spec.model, base_url=base_url, api_key=key, timeout=calls.timeout_s,
                                  max_retries=0, temperature=_temperature(options, settings),
-                                 max_tokens=_max_tokens(options, settings), stream_usage=True)
+                                 max_tokens=_max_tokens(options, settings), stream_usage=True,
+                                 http_async_client=own_async_client(calls.timeout_s))
     capabilities = Capabilities(temperature=True, reasoning=False, logprobs=endpoint is not None and endpoint.logprobs)
     return _handle(model, "openai_compatible", spec.model, calls, max_concurrency=concurrency,
                    capabilities=capabilities)
