@@ -28,7 +28,7 @@ from langchain_openai import ChatOpenAI
 def _loop_bound(base: type) -> type:
     """`base` (an SDK's async httpx client) with a connection pool per event loop."""
 
-    class LoopBoundAsyncClient(base):  # type: ignore[misc, valid-type]
+    class LoopBoundAsyncClient(base):
         def __init__(self, **kwargs: Any) -> None:
             super().__init__(**kwargs)
             self._itemsmith_kwargs = kwargs

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation, model_validator
 
@@ -230,6 +230,59 @@ class MeteredReader:
         return probabilities
 
 
+LETTER_TOP_LOGPROBS = 20
+
+
+def _letter_logprobs(reply: AIMessage, letters: Sequence[str]) -> dict[str, float]:
+    """Each option letter's log-probability at the reply's first token (spaces, brackets and case
+    ignored; a letter outside the top alternatives gets just below the least likely one shown)."""
+    content = (reply.response_metadata or {}).get("logprobs") or {}
+    tokens = content.get("content") if isinstance(content, Mapping) else None
+    if not tokens:
+        return {}
+    seen: dict[str, float] = {}
+    for alternative in tokens[0].get("top_logprobs") or [tokens[0]]:
+        letter = str(alternative.get("token", "")).strip().strip("()[].:").upper()
+        if letter in letters and letter not in seen:
+            seen[letter] = float(alternative["logprob"])
+    if not seen:
+        return {}
+    floor = min(seen.values()) - 1.0
+    return {letter: seen.get(letter, floor) for letter in letters}
+
+
+@dataclass
+class ChatLetterScorer:
+    """A `LetterScorer` over a hosted or OpenAI-compatible chat model that returns log-probabilities:
+    one call capped at a token, read from the top alternatives of that token (a student answering
+    by letter likelihood, as a local model does). Bound to a `CallLog` and a retry policy (`bound`);
+    its calls go through `agents.inference.complete` like every chat call."""
+
+    handle: ModelHandle
+    identity: str
+    log: CallLog | None = None
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    strict: bool = False
+
+    def bound(self, log: CallLog, retry: RetryPolicy, strict: bool) -> ChatLetterScorer:
+        return replace(self, log=log, retry=retry, strict=strict)
+
+    def score_letters(self, prompt: str, letters: Sequence[str]) -> Mapping[str, float]:
+        model = self.handle.model.bind(logprobs=True, top_logprobs=LETTER_TOP_LOGPROBS, max_tokens=1)
+        handle = replace(self.handle, model=model)  # type: ignore[arg-type]
+        log = self.log or CallLog()
+        try:  # a worker thread of the pool: its own loop (the client opens a pool per loop)
+            reply, _ = asyncio.run(complete(handle, [HumanMessage(prompt)], retry=self.retry, ledger=log.ledger,
+                                            role="student"))
+        except (ProviderCallError, EmptyReplyError) as exc:
+            log.errors.append(f"student {self.identity}: {exc}")
+            if self.strict:
+                raise ProviderCallError(str(exc)) from exc
+            outcome: Literal["failed", "empty"] = "failed" if isinstance(exc, ProviderCallError) else "empty"
+            raise ModelCallFailed(str(exc), outcome=outcome) from exc
+        return _letter_logprobs(reply, letters)
+
+
 # --- judges, students and evaluated models from specs ----------------------------------------
 
 
@@ -260,11 +313,16 @@ class StudentModel:
         if isinstance(self.model, ModelHandle):
             return Student(self.config, GuardedChatModel(handle=self.model, retry=retry, log=log, role="student",
                                                          strict=strict))
+        if isinstance(self.model, ChatLetterScorer):
+            return Student(self.config, self.model.bound(log, retry, strict))
         return Student(self.config, MeteredScorer(self.model, self.config.name, log, strict))
 
     @property
     def max_concurrency(self) -> int | None:
-        return self.model.max_concurrency if isinstance(self.model, ModelHandle) else 1
+        if isinstance(self.model, ModelHandle | ChatLetterScorer):
+            handle = self.model if isinstance(self.model, ModelHandle) else self.model.handle
+            return handle.max_concurrency
+        return 1
 
 
 def _local(spec: str, role: str, what: str) -> tuple[Any, Any]:
@@ -324,7 +382,8 @@ def build_students(specs: Sequence[StudentSpec], *, settings: AgentSettings | No
                    text_format: TextFormat = TextFormat.plain, decimals: int = 2,
                    policy: SpecPolicy | None = None) -> list[StudentModel]:
     """One student per spec, named by its identity, shown items in `text_format`, answering in
-    its resolved mode."""
+    its resolved mode; a hosted or OpenAI-compatible model that returns log-probabilities (model
+    table, endpoint settings) answers by letter likelihood unless its mode says chat."""
     settings = settings or get_settings()
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
@@ -335,10 +394,13 @@ def build_students(specs: Sequence[StudentSpec], *, settings: AgentSettings | No
                                decimals=decimals)
         if spec.resolved_mode == "loglik":
             students.append(StudentModel(config, make_letter_scorer(spec.spec, settings)))
+            continue
+        handle = make_model(spec.spec, options=ModelOptions(max_tokens=max_tokens, role="student"),
+                            settings=settings, policy=policy)
+        if spec.mode == "auto" and handle.capabilities is not None and handle.capabilities.logprobs:
+            students.append(StudentModel(config, ChatLetterScorer(handle, spec.name)))  # letters by likelihood
         else:
-            options = ModelOptions(max_tokens=max_tokens, role="student")
-            students.append(StudentModel(config, make_model(spec.spec, options=options, settings=settings,
-                                                            policy=policy)))
+            students.append(StudentModel(config, handle))
     return students
 
 

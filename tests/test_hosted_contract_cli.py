@@ -100,6 +100,9 @@ def test_fake_hosted_cli_author_release_evaluate_calibrate_adaptive_reverify(
         usage = report["usage"]
         assert usage["answered_calls"] == report["overall"]["n"] and usage["failed_calls"] == 0
         assert usage["cost_usd"] > 0 and usage["input_tokens"] > 0  # evaluate reports tokens and cost
+    by_letter = [c for c in fakes.sent(200) if c.model == "gpt-4o-mini" and c.body.get("logprobs")]
+    assert len(by_letter) == reports["gpt-4o-mini"]["overall"]["n"]  # gpt-4o answers by letter likelihood
+    assert all(c.body.get("max_completion_tokens") == 1 for c in by_letter)
     billed = sum(c.cost_usd for c in fakes.sent(200) if c.model == "gpt-4o-mini")
     assert reports["gpt-4o-mini"]["usage"]["cost_usd"] == pytest.approx(billed, rel=0.01)
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -169,7 +170,13 @@ def _openai_cached(state: FakeProviders, model: str, prompt: str) -> int:
 
 
 def _logprob_tokens(reply: str) -> list[dict[str, Any]]:
-    """The reply as tokens with top alternatives; a score digit gets its neighbours as alternatives."""
+    """The reply as tokens with top alternatives: a score digit gets its neighbours as alternatives,
+    a one-letter answer the next letter."""
+    if len(reply) == 1 and reply.isalpha():
+        other = "B" if reply == "A" else "A"
+        return [{"token": reply, "logprob": math.log(0.8),
+                 "top_logprobs": [{"token": reply, "logprob": math.log(0.8)},
+                                  {"token": f" {other}", "logprob": math.log(0.15)}]}]
     head, sep, digits = reply.rpartition("Score: ")
     if not sep or not digits.strip().isdigit():
         return [{"token": reply, "logprob": -0.1, "top_logprobs": []}]
@@ -199,6 +206,9 @@ def create_app(state: FakeProviders) -> FastAPI:
             return error
         prompt = "".join(_text(m.get("content")) for m in body.get("messages", []))
         reply = state.responder(model, prompt)
+        cap = body.get("max_completion_tokens") or body.get("max_tokens")
+        if body.get("logprobs") and cap is not None and cap <= 2 and (letter := re.search(r"Answer: ([A-F])", reply)):
+            reply = letter.group(1)  # a one-token answer: the letter
         reasoning = REASONING_TOKENS[body.get("reasoning_effort") or "medium"] if model.startswith(
             OPENAI_REASONING) else 0
         budget = body.get("max_completion_tokens") or body.get("max_tokens") or 1 << 30
