@@ -39,7 +39,7 @@ from itemsmith.agents.settings import AgentSettings, get_settings
 from itemsmith.agents.usage import CallUsage, UsageLedger, cost_of
 from itemsmith.templates_bank.items.rendering import TextFormat
 from itemsmith.verification.calls import ModelCallFailed
-from itemsmith.verification.judges import CRITERION_MARKER, Judge, JudgeConfig, ScoreReader
+from itemsmith.verification.judges import CRITERION_MARKER, ChatScoreReader, Judge, JudgeConfig, ScoreReader
 from itemsmith.verification.students import LetterScorer, Student, StudentConfig
 
 StudentMode = Literal["auto", "chat", "loglik"]
@@ -142,6 +142,7 @@ class GuardedChatModel(BaseChatModel):
     log: SkipValidation[CallLog]  # shared by the stage's models: kept as is, never copied
     role: str = ""
     strict: bool = False
+    accept_cut: bool = False  # a reply capped on purpose (a score read from its first tokens) is an answer
 
     @property
     def _llm_type(self) -> str:
@@ -161,7 +162,7 @@ class GuardedChatModel(BaseChatModel):
             raise self._missing(str(exc), "failed") from exc
         except EmptyReplyError as exc:
             raise self._missing(str(exc), "empty") from exc
-        if usage.outcome == "cut":
+        if usage.outcome == "cut" and not self.accept_cut:
             raise self._missing(f"{handle.spec} reply cut at the output limit after {usage.output_tokens} tokens "
                                 "(raise the role's reply or reasoning budget)", "cut")
         return ChatResult(generations=[ChatGeneration(message=reply)])
@@ -295,6 +296,9 @@ class JudgeModel:
     model: ModelHandle | ScoreReader
 
     def bind(self, log: CallLog, retry: RetryPolicy) -> Judge:
+        if isinstance(self.model, ModelHandle) and self.config.form == "score_first":  # a chat model's logprobs
+            guarded = GuardedChatModel(handle=self.model, retry=retry, log=log, role="judge", accept_cut=True)
+            return Judge(self.config, ChatScoreReader(guarded))
         if isinstance(self.model, ModelHandle):
             return Judge(self.config, GuardedChatModel(handle=self.model, retry=retry, log=log, role="judge"))
         return Judge(self.config, MeteredReader(self.model, self.config.name, log))
@@ -373,8 +377,12 @@ def build_judges(specs: Sequence[str], *, settings: AgentSettings | None = None,
         handle = make_model(spec, options=ModelOptions(max_tokens=max_tokens, role="judge"), settings=settings,
                             policy=policy)
         logprobs = handle.capabilities is not None and handle.capabilities.logprobs
-        judges.append(JudgeModel(JudgeConfig(name=name, family=handle.provider, samples=samples,
-                                             max_retries=retries, logprobs=logprobs), handle))
+        if logprobs and handle.provider == "openai_compatible":  # a self-hosted model reads its score in one pass
+            config = JudgeConfig(name=name, family=handle.provider, form="score_first")
+        else:  # hosted ones reason first; the score token's logprobs weigh it where the model returns them
+            config = JudgeConfig(name=name, family=handle.provider, samples=samples, max_retries=retries,
+                                 logprobs=logprobs)
+        judges.append(JudgeModel(config, handle))
     return judges
 
 
