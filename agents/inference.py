@@ -202,10 +202,11 @@ async def _streamed(model: BaseChatModel, messages: list[BaseMessage], on_tokens
 
 async def complete(handle: ModelHandle, messages: Sequence[BaseMessage], *, retry: RetryPolicy,
                    ledger: UsageLedger | None = None, role: str = "",
-                   temperature: float | None = None) -> tuple[AIMessage, CallUsage]:
+                   temperature: float | None = None, capped: bool = False) -> tuple[AIMessage, CallUsage]:
     """Call the model once (plus bounded retries) and return its reply and usage.
 
-    `temperature` overrides the model's for this call. Raises `ProviderCallError` on a permanent
+    `temperature` overrides the model's for this call; with `capped` the reply is capped on purpose
+    (a score or a letter read from its first tokens), so reaching the cap is no cut. Raises `ProviderCallError` on a permanent
     error or when retries run out, and `EmptyReplyError` when the reply has no text. Inside a
     `stream_tokens` block a model that can stream is streamed (see the module docstring).
     """
@@ -260,7 +261,7 @@ async def complete(handle: ModelHandle, messages: Sequence[BaseMessage], *, retr
             raise failed(f"{handle.spec} returned {type(reply).__name__}, not a chat message", transient=False,
                          cause=TypeError(type(reply).__name__))
         empty = not reply_text(reply).strip()
-        outcome: CallOutcome = "cut" if hit_output_limit(reply) or empty else "answered"
+        outcome: CallOutcome = "cut" if empty or (hit_output_limit(reply) and not capped) else "answered"
         usage = call_usage(reply, provider=handle.provider, model=handle.name, role=role, outcome=outcome,
                            latency_s=time.monotonic() - started, retries=attempt - 1)
         if ledger is not None:

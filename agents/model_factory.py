@@ -157,12 +157,13 @@ class GuardedChatModel(BaseChatModel):
             capabilities = handle.capabilities or entry_for(handle.provider, handle.name).capabilities
             messages = _cache_breakpoint(messages, capabilities.cache_min_tokens)
         try:
-            reply, usage = await complete(handle, messages, retry=self.retry, ledger=self.log.ledger, role=self.role)
+            reply, usage = await complete(handle, messages, retry=self.retry, ledger=self.log.ledger, role=self.role,
+                                          capped=self.accept_cut)
         except ProviderCallError as exc:
             raise self._missing(str(exc), "failed") from exc
         except EmptyReplyError as exc:
             raise self._missing(str(exc), "empty") from exc
-        if usage.outcome == "cut" and not self.accept_cut:
+        if usage.outcome == "cut":
             raise self._missing(f"{handle.spec} reply cut at the output limit after {usage.output_tokens} tokens "
                                 "(raise the role's reply or reasoning budget)", "cut")
         return ChatResult(generations=[ChatGeneration(message=reply)])
@@ -274,7 +275,7 @@ class ChatLetterScorer:
         log = self.log or CallLog()
         try:  # a worker thread of the pool: its own loop (the client opens a pool per loop)
             reply, _ = asyncio.run(complete(handle, [HumanMessage(prompt)], retry=self.retry, ledger=log.ledger,
-                                            role="student"))
+                                            role="student", capped=True))
         except (ProviderCallError, EmptyReplyError) as exc:
             log.errors.append(f"student {self.identity}: {exc}")
             if self.strict:
