@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection
+from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,7 +30,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, SecretStr
 
 from itemsmith.agents.errors import ProviderConfigError
-from itemsmith.agents.inference import ModelHandle
+from itemsmith.agents.inference import ModelHandle, redact
 from itemsmith.agents.model_catalog import Capabilities, entry_for
 from itemsmith.agents.settings import ENDPOINT_NAME_PATTERN, AgentSettings, CallPolicy, get_settings
 
@@ -190,6 +191,35 @@ def _handle(model: Any, provider: str, name: str, calls: CallPolicy, *, max_conc
                        capabilities=capabilities or entry_for(provider, name).capabilities)
 
 
+@cache
+def _provider_has_model(provider: str, base_url: str | None, key: str, model: str) -> str | None:
+    """For a model the table lacks: the provider's own "no such model" message, None when it has it
+    (or cannot say now: the calls will report that). Asked once per process."""
+    import anthropic
+    import openai
+
+    try:
+        if provider == "openai":
+            openai.OpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=30).models.retrieve(model)
+        else:
+            anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0, timeout=30).models.retrieve(model)
+    except (openai.NotFoundError, anthropic.NotFoundError) as exc:
+        return redact(" ".join(str(exc).split()))[:300]
+    except Exception:  # noqa: BLE001 - unreachable or not listing models: the calls say more
+        return None
+    return None
+
+
+def _known_or_listed(provider: str, model: str, base_url: str | None, key: SecretStr) -> Capabilities:
+    """The table's capabilities; a model it lacks must exist at the provider (a clear error before
+    any work), then gets the conservative defaults."""
+    entry = entry_for(provider, model)
+    if not entry.known and (missing := _provider_has_model(provider, base_url, key.get_secret_value(), model)):
+        raise ProviderConfigError(f"{provider} has no model {model!r} (not in itemsmith's model table either): "
+                                  f"{missing}")
+    return entry.capabilities
+
+
 def _sampling(capabilities: Capabilities, options: ModelOptions, settings: AgentSettings) -> dict[str, Any]:
     """What the model table lets a hosted call send: temperature only where accepted; a reasoning
     model's completion budget holds its role's reasoning tokens, and its effort is set."""
@@ -214,7 +244,7 @@ def _openai(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> 
     if settings.openai_api_key is None:
         raise ProviderConfigError("openai models need OPENAI_API_KEY (or ITEMSMITH_OPENAI_API_KEY)")
     calls = settings.call_policy("openai")
-    capabilities = entry_for("openai", spec.model).capabilities
+    capabilities = _known_or_listed("openai", spec.model, settings.openai_base_url, settings.openai_api_key)
     sent = _sampling(capabilities, options, settings)
     budget = sent.pop("max_tokens")
     model = ChatOpenAI(model=spec.model, api_key=settings.openai_api_key, base_url=settings.openai_base_url,
@@ -232,7 +262,7 @@ def _anthropic(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) 
     if settings.anthropic_api_key is None:
         raise ProviderConfigError("anthropic models need ANTHROPIC_API_KEY (or ITEMSMITH_ANTHROPIC_API_KEY)")
     calls = settings.call_policy("anthropic")
-    capabilities = entry_for("anthropic", spec.model).capabilities
+    capabilities = _known_or_listed("anthropic", spec.model, settings.anthropic_base_url, settings.anthropic_api_key)
     sent = _sampling(capabilities, options, settings)
     sent.pop("reasoning_effort", None)  # extended thinking stays off
     extra = {"base_url": settings.anthropic_base_url} if settings.anthropic_base_url else {}

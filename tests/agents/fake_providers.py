@@ -45,6 +45,7 @@ FAKE_PRICES: dict[str, tuple[float, ...]] = {
     "gpt-4o-mini": (0.15, 0.075, 0.6), "gpt-4.1-mini": (0.4, 0.1, 1.6),
     "claude-opus-4-7": (5.0, 6.25, 0.5, 25.0), "claude-sonnet-4-5": (3.0, 3.75, 0.3, 15.0),
     "claude-haiku-4-5": (1.0, 1.25, 0.1, 5.0),
+    "gpt-5.4": (2.5, 0.25, 15.0),  # served by the fake, absent from itemsmith's table: defaults and a notice
 }
 OPENAI_REASONING = ("gpt-5", "o1", "o3", "o4")
 REASONING_TOKENS = {"none": 0, "minimal": 0, "low": 300, "medium": 1200, "high": 4000}
@@ -190,6 +191,19 @@ def _logprob_tokens(reply: str) -> list[dict[str, Any]]:
 
 def create_app(state: FakeProviders) -> FastAPI:
     app = FastAPI()
+
+    @app.get("/v1/models/{model}")
+    async def retrieve_model(model: str, request: Request) -> Response:
+        """Both APIs' model lookup (the same path: Anthropic's client sends ``anthropic-version``)."""
+        if "anthropic-version" in request.headers:
+            if model.startswith("claude") and model in FAKE_PRICES:
+                return JSONResponse({"id": model, "type": "model", "display_name": model,
+                                     "created_at": "2025-01-01T00:00:00Z"})
+            return _anthropic_error(404, "not_found_error", f"model: {model}")
+        if model in FAKE_PRICES and not model.startswith("claude"):
+            return JSONResponse({"id": model, "object": "model", "created": 0, "owned_by": "fake"})
+        return _openai_error(404, f"The model `{model}` does not exist or you do not have access to it.",
+                             code="model_not_found")
 
     @app.post("/v1/chat/completions")
     async def chat_completions(request: Request) -> Response:

@@ -10,7 +10,7 @@ from langchain_anthropic.data._profiles import _PROFILES as ANTHROPIC_PROFILES
 from langchain_core.messages import HumanMessage
 from langchain_openai.data._profiles import _PROFILES as OPENAI_PROFILES
 
-from itemsmith.agents.model_catalog import MODEL_TABLE, UNKNOWN_DEFAULTS, Price, entry_for, price_for
+from itemsmith.agents.model_catalog import MODEL_TABLE, UNKNOWN_DEFAULTS, Price, _notice, entry_for, price_for
 from itemsmith.agents.providers import ModelOptions, make_model
 from itemsmith.agents.settings import AgentSettings
 from itemsmith.agents.usage import cost_of
@@ -80,6 +80,7 @@ def test_logprobs_only_where_the_model_returns_them() -> None:
 
 def test_prices_are_exact_ids_never_a_family_prefix(caplog: pytest.LogCaptureFixture) -> None:
     assert price_for("openai", "gpt-5-pro") != price_for("openai", "gpt-5")
+    _notice.cache_clear()  # one notice per process: this test wants to see it
     with caplog.at_level(logging.WARNING, logger="itemsmith.models"):
         assert price_for("openai", "gpt-5.4") is None  # not in the table: unknown, not gpt-5's
         entry = entry_for("openai", "gpt-5.4")
