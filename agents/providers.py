@@ -200,9 +200,9 @@ def _provider_has_model(provider: str, base_url: str | None, key: str, model: st
 
     try:
         if provider == "openai":
-            openai.OpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=30).models.retrieve(model)
+            openai.OpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=10).models.retrieve(model)
         else:
-            anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0, timeout=30).models.retrieve(model)
+            anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0, timeout=10).models.retrieve(model)
     except (openai.NotFoundError, anthropic.NotFoundError) as exc:
         return redact(" ".join(str(exc).split()))[:300]
     except Exception:  # noqa: BLE001 - unreachable or not listing models: the calls say more
