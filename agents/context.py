@@ -13,7 +13,7 @@ from itemsmith.agents.inference import ModelHandle, RetryPolicy
 from itemsmith.agents.profile import HandlerProfile
 from itemsmith.agents.usage import UsageLedger
 from itemsmith.agents.verify import Verifier
-from itemsmith.templates_bank.items.schema import StructureReport
+from itemsmith.items.schema import StructureReport
 
 Phase = Literal["queued", "generating", "checking", "verifying", "refining", "accepted", "discarded", "errored", "failed"]
 RunPhase = Literal["profiling", "planning", "authoring", "reporting", "done", "finished earlier"]

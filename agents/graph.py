@@ -50,7 +50,7 @@ from itemsmith.agents.inference import stream_tokens
 from itemsmith.agents.models import Attempt
 from itemsmith.agents.state import SlotState
 from itemsmith.agents.verify import run_stages
-from itemsmith.templates_bank.items.schema import Decision, StructureReport
+from itemsmith.items.schema import Decision, StructureReport
 
 
 def _emit(ctx: SlotContext, state: SlotState, phase: Phase, *, round_: int | None = None,

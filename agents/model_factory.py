@@ -37,7 +37,7 @@ from itemsmith.agents.model_catalog import entry_for
 from itemsmith.agents.providers import ModelOptions, ModelSpec, SpecPolicy, make_model
 from itemsmith.agents.settings import AgentSettings, get_settings
 from itemsmith.agents.usage import CallUsage, UsageLedger, cost_of
-from itemsmith.templates_bank.items.rendering import TextFormat
+from itemsmith.items.rendering import TextFormat
 from itemsmith.verification.calls import ModelCallFailed
 from itemsmith.verification.judges import CRITERION_MARKER, ChatScoreReader, Judge, JudgeConfig, ScoreReader
 from itemsmith.verification.students import LetterScorer, Student, StudentConfig

@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from itemsmith.agents.taxonomy import CATEGORIES, CONCEPTS, TASK_KINDS
 from itemsmith.agents.usage import UsageTotals
 from itemsmith.agents.verify import VerificationResult
+from itemsmith.items.schema import Decision, Template
 from itemsmith.templates_bank.diversity import TemplateDiversity
-from itemsmith.templates_bank.items.schema import Decision, Template
 from itemsmith.verification.judges import TemplateJudgement, krippendorff_alpha_interval, panel_agreement
 
 SlotStatus = Literal["pending", "running", "accepted", "discarded", "errored", "failed"]

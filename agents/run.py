@@ -59,10 +59,10 @@ from itemsmith.agents.verification_stages import (
     verification_stages,
 )
 from itemsmith.agents.verify import Verifier
+from itemsmith.items.rendering import TextFormat
+from itemsmith.items.schema import Decision, Item, Provenance, StructureReport, Template
 from itemsmith.sandbox import SandboxLimits, SandboxPool
 from itemsmith.templates_bank.diversity import configured_embedder, items_diversity
-from itemsmith.templates_bank.items.rendering import TextFormat
-from itemsmith.templates_bank.items.schema import Decision, Item, Provenance, StructureReport, Template
 from itemsmith.verification.capability import CapabilityConfig
 from itemsmith.verification.judges import PanelConfig
 from itemsmith.verification.structure import check_structure

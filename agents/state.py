@@ -24,6 +24,6 @@ class SlotState(TypedDict, total=False):
     status: str  # running | accepted | discarded | errored (resumable) | failed (older runs)
     retry_at: str | None  # where an errored slot re-enters: generate | verify
     structure_passed_round: int | None
-    decision: dict[str, Any] | None  # templates_bank.items.schema.Decision
+    decision: dict[str, Any] | None  # items.schema.Decision
     error: str | None
     elapsed_s: Annotated[float, operator.add]

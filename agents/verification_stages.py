@@ -42,8 +42,8 @@ from itemsmith.agents.pipeline import Pipeline, resolve_pipeline
 from itemsmith.agents.providers import SpecPolicy
 from itemsmith.agents.settings import AgentSettings
 from itemsmith.agents.verify import VerificationResult, Verifier, pass_through
+from itemsmith.items.schema import Decision, Item, RunStatus, StructureReport
 from itemsmith.sandbox import SandboxLimits, SandboxPool, run_template
-from itemsmith.templates_bank.items.schema import Decision, Item, RunStatus, StructureReport
 from itemsmith.verification.audit import AuditConfig, audit_template
 from itemsmith.verification.capability import CapabilityConfig, CapabilityReport, Outcome, assess
 from itemsmith.verification.judges import CRITERIA, PanelConfig, TemplateJudgement, ajudge_template

@@ -21,7 +21,7 @@ from typing import Protocol
 from pydantic import BaseModel, Field
 
 from itemsmith.agents.usage import UsageTotals
-from itemsmith.templates_bank.items.schema import AuditReport, Decision, Item, StructureReport
+from itemsmith.items.schema import AuditReport, Decision, Item, StructureReport
 from itemsmith.verification.capability import CapabilityReport
 from itemsmith.verification.judges import TemplateJudgement
 from itemsmith.verification.students import StudentReport

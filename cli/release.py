@@ -24,7 +24,7 @@ from itemsmith.cli._common import (
     print_json,
     usage_error,
 )
-from itemsmith.templates_bank.items.rendering import TextFormat
+from itemsmith.items.rendering import TextFormat
 
 if TYPE_CHECKING:
     from itemsmith.templates_bank.reverification import ReverificationReport

@@ -18,10 +18,10 @@ from itemsmith.agents.model_factory import (
 )
 from itemsmith.agents.providers import SpecPolicy
 from itemsmith.agents.settings import AgentSettings, get_settings
+from itemsmith.items.rendering import TextFormat
+from itemsmith.items.schema import IRTParameters
 from itemsmith.templates_bank.adaptive import AdaptiveConfig, AdaptiveReport, adaptive_evaluate_release
 from itemsmith.templates_bank.evaluation import EvaluationReport, EvaluationStore, evaluate_release
-from itemsmith.templates_bank.items.rendering import TextFormat
-from itemsmith.templates_bank.items.schema import IRTParameters
 from itemsmith.templates_bank.releases import Release
 from itemsmith.templates_bank.reverification import ReverificationReport, reverify_release
 

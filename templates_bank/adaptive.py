@@ -33,10 +33,10 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from itemsmith.items.rendering import TextFormat
+from itemsmith.items.schema import IRTParameters
 from itemsmith.sandbox import SandboxLimits
 from itemsmith.templates_bank.evaluation import EvaluationStore, fresh_seeds
-from itemsmith.templates_bank.items.rendering import TextFormat
-from itemsmith.templates_bank.items.schema import IRTParameters
 from itemsmith.templates_bank.regeneration import TemplateRun, regenerate
 from itemsmith.templates_bank.releases import Release
 from itemsmith.verification.irt import AbilityPosterior, expected_accuracy, fisher_information

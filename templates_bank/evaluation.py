@@ -45,11 +45,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
+from itemsmith.items.hashing import canonical_json, item_hash, sha256_hex
+from itemsmith.items.rendering import TextFormat
+from itemsmith.items.schema import IRTParameters, Item, StudentResponse
 from itemsmith.sandbox import SandboxLimits
 from itemsmith.templates_bank.handler_identity import handler_label
-from itemsmith.templates_bank.items.hashing import canonical_json, item_hash, sha256_hex
-from itemsmith.templates_bank.items.rendering import TextFormat
-from itemsmith.templates_bank.items.schema import IRTParameters, Item, StudentResponse
 from itemsmith.templates_bank.regeneration import TemplateRun, regenerate
 from itemsmith.templates_bank.releases import Release, ReleaseTemplate
 from itemsmith.templates_bank.storage import (

@@ -40,10 +40,10 @@ import numpy as np
 from pydantic import BaseModel, Field, computed_field
 from sqlalchemy.orm import Session
 
+from itemsmith.items.hashing import canonical_json, item_hash, sha256_hex
+from itemsmith.items.schema import Decision, JudgeScore, StudentResponse
 from itemsmith.sandbox import SandboxLimits, run_template
 from itemsmith.templates_bank.handler_identity import handler_label, redact_handler_paths
-from itemsmith.templates_bank.items.hashing import canonical_json, item_hash, sha256_hex
-from itemsmith.templates_bank.items.schema import Decision, JudgeScore, StudentResponse
 from itemsmith.templates_bank.regeneration import RegenerationError
 from itemsmith.templates_bank.releases import Release
 from itemsmith.templates_bank.storage import (

@@ -20,9 +20,9 @@ import pytest
 from typer.testing import CliRunner
 
 from itemsmith.cli.app import app as cli_app
+from itemsmith.items.hashing import item_hash
+from itemsmith.items.rendering import TextFormat, render_item
 from itemsmith.templates_bank.curated import get_curated
-from itemsmith.templates_bank.items.hashing import item_hash
-from itemsmith.templates_bank.items.rendering import TextFormat, render_item
 
 from .agents.fake_providers import FakeProviders, fake_env, serve
 from .test_pipeline_end_to_end import ADAPTIVE_ITEMS, ADAPTIVE_SEED, AUTHORED, OWNER, known_items, p_correct

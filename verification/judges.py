@@ -44,8 +44,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from itemsmith.templates_bank.items.rendering import TextFormat, downsample_item, option_letter, render_item
-from itemsmith.templates_bank.items.schema import Decision, Item, JudgeScore
+from itemsmith.items.rendering import TextFormat, downsample_item, option_letter, render_item
+from itemsmith.items.schema import Decision, Item, JudgeScore
 from itemsmith.verification.agreement import krippendorff_alpha_interval
 from itemsmith.verification.calls import ModelCallFailed
 from itemsmith.verification.samples import TemplateSample

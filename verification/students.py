@@ -38,9 +38,9 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field
 from scipy.stats import binomtest
 
+from itemsmith.items.rendering import TextFormat, option_letter, render_item
+from itemsmith.items.schema import Item, StudentResponse
 from itemsmith.sandbox.render import render_item_png
-from itemsmith.templates_bank.items.rendering import TextFormat, option_letter, render_item
-from itemsmith.templates_bank.items.schema import Item, StudentResponse
 from itemsmith.verification.answer_parsing import parse_answer
 from itemsmith.verification.calls import FailedCall, ModelCallFailed
 from itemsmith.verification.samples import TemplateSample

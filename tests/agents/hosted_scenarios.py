@@ -20,7 +20,7 @@ from itemsmith.agents.model_factory import StudentSpec, build_judges, build_stud
 from itemsmith.agents.settings import AgentSettings
 from itemsmith.agents.usage import UsageTotals
 from itemsmith.agents.verification_stages import JudgePanelVerifier, StudentPoolVerifier
-from itemsmith.templates_bank.items.schema import Item, StructureReport
+from itemsmith.items.schema import Item, StructureReport
 from itemsmith.verification.capability import CapabilityConfig
 from itemsmith.verification.judges import PanelConfig
 from itemsmith.verification.students import PoolConfig

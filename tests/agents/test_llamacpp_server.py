@@ -27,7 +27,7 @@ from itemsmith.agents.model_factory import CallLog, ChatLetterScorer, StudentSpe
 from itemsmith.agents.providers import ModelOptions, make_model
 from itemsmith.agents.settings import AgentSettings
 from itemsmith.agents.usage import UsageLedger
-from itemsmith.templates_bank.items.schema import Item
+from itemsmith.items.schema import Item
 from itemsmith.verification.judges import PanelConfig, ajudge_template
 from itemsmith.verification.samples import TemplateSample
 from itemsmith.verification.students import PoolConfig, aanswer_template

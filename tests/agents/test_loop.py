@@ -14,8 +14,8 @@ from itemsmith.agents.generator import ESCAPE_TEMPERATURE, restarts_broken
 from itemsmith.agents.models import RunReport
 from itemsmith.agents.run import AuthorConfig, author
 from itemsmith.agents.verify import VerificationResult
+from itemsmith.items.schema import Decision, StructureReport
 from itemsmith.sandbox import SandboxPool
-from itemsmith.templates_bank.items.schema import Decision, StructureReport
 
 from .conftest import AVERAGE, BAD_COLUMN, BAD_RANDINT, GOOD, fenced, plan_reply, scripted
 

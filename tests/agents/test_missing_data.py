@@ -17,7 +17,7 @@ from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, retry
 from itemsmith.agents.model_factory import CallLog, StudentModel, _cache_breakpoint
 from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.agents.usage import UsageLedger
-from itemsmith.templates_bank.items.schema import Item
+from itemsmith.items.schema import Item
 from itemsmith.verification.judges import CRITERION_MARKER
 from itemsmith.verification.samples import TemplateSample
 from itemsmith.verification.students import AnswerCache, PoolConfig, StudentCall, StudentConfig, aanswer_template

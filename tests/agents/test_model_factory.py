@@ -23,7 +23,7 @@ from itemsmith.agents.model_factory import (
 )
 from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.agents.settings import AgentSettings
-from itemsmith.templates_bank.items.schema import Item
+from itemsmith.items.schema import Item
 from itemsmith.verification.calls import ModelCallFailed
 from itemsmith.verification.judges import CRITERION_MARKER, PanelConfig, judge_prompt
 from itemsmith.verification.samples import TemplateSample

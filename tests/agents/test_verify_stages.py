@@ -17,7 +17,7 @@ from itemsmith.agents.run import AuthorConfig, author
 from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.agents.verification_stages import JudgePanelVerifier, StudentPoolVerifier
 from itemsmith.cli.app import app
-from itemsmith.templates_bank.items.schema import Item, RunStatus, StructureReport
+from itemsmith.items.schema import Item, RunStatus, StructureReport
 from itemsmith.verification.capability import CapabilityConfig, Outcome
 from itemsmith.verification.judges import JudgeConfig, PanelConfig
 from itemsmith.verification.students import PoolConfig, StudentConfig

@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field, PrivateAttr
 
-from itemsmith.templates_bank.items.schema import Item
+from itemsmith.items.schema import Item
 from itemsmith.verification.judges import (
     ChatScoreReader,
     CriterionThreshold,
