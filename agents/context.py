@@ -15,7 +15,7 @@ from itemsmith.agents.usage import UsageLedger
 from itemsmith.agents.verify import Verifier
 from itemsmith.items.schema import StructureReport
 
-Phase = Literal["queued", "generating", "checking", "verifying", "refining", "accepted", "discarded", "failed"]
+Phase = Literal["queued", "generating", "checking", "verifying", "refining", "accepted", "discarded", "errored", "failed"]
 RunPhase = Literal["profiling", "planning", "authoring", "reporting", "done", "finished earlier"]
 
 

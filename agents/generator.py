@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from itemsmith.agents.context import GeneratorPrompt
 from itemsmith.agents.extract import ExtractionError, extract_code, lint, runaway
-from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, reply_text
+from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, hit_output_limit, reply_text
 from itemsmith.agents.profile import HandlerProfile
 from itemsmith.agents.prompts import (
     describe_profile,
@@ -91,13 +91,6 @@ def shown_reply(generated: Generated) -> str:
     if generated.source is not None:
         return f"```python\n{text}\n```"
     return text[:MAX_SHOWN_REPLY]
-
-
-def hit_output_limit(message: AIMessage) -> bool:
-    """Whether the provider says the reply stopped at its output limit (OpenAI-style and llama.cpp
-    `finish_reason`, Anthropic's `stop_reason`)."""
-    metadata = message.response_metadata or {}
-    return metadata.get("finish_reason") in ("length", "max_tokens") or metadata.get("stop_reason") == "max_tokens"
 
 
 REPEAT_NUDGE = ("That is exactly the code that already failed (it was not run again). Do not send it again: change "

@@ -9,8 +9,12 @@
 
 `verify` runs `ctx.verifiers` in order: the item audit first (always; blind solvers over a few
 hundred fresh-seed items, see `agents.verification_stages.ItemAuditVerifier`), then the content
-stages, which read the audit's fresh-seed items, never the structure check's. `generate` ends
-the slot as `failed` when the provider fails for good (a permanent error, or retries exhausted).
+stages, which read the audit's fresh-seed items, never the structure check's. A provider that
+fails for good (a permanent error, retries or the wait bound exhausted) ends the slot as
+`errored` with the provider's message, never as a rejection and never as feedback: in `generate`
+(the round is not used up) or in a stage that could not decide (`VerificationResult.errored`; the
+candidate and its structure report are kept). An errored slot is not final: the next run of the
+same run id enters it where it stopped (`retry_at`: generate, or verify on the same candidate).
 A reply with no code, a runaway reply (cut at the output limit or repeating itself: never run), code
 that already failed (never run again; the next refinement samples at a higher temperature), a lint
 problem, a failed structure check and a verifier's rejection all become feedback for the next
@@ -111,7 +115,8 @@ async def generate_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict
     _emit(ctx, state, "refining" if refining else "generating", round_=round_, message=last_error)
     messages = messages_for(ctx.prompt, first, state.get("reply_shown") if refining else None,
                             state.get("feedback") if refining else None)
-    update: dict[str, Any] = {"round": round_, "first_prompt": first, "source": None, "current": {}}
+    update: dict[str, Any] = {"round": round_, "first_prompt": first, "source": None, "current": {},
+                              "retry_at": None, "status": "running", "error": None}
     try:
         slot = state["slot"]
 
@@ -126,9 +131,9 @@ async def generate_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict
     except ProviderCallError as exc:
         attempt = Attempt(round=round_, status="provider_error", error=str(exc), retries=exc.attempts - 1,
                           llm_s=time.monotonic() - started)
-        _emit(ctx, state, "failed", round_=round_, extra=[attempt.model_dump()], message=str(exc))
-        return {**update, "status": "failed", "error": str(exc), "attempts": [attempt.model_dump()],
-                "elapsed_s": time.monotonic() - started}
+        _emit(ctx, state, "errored", round_=round_, extra=[attempt.model_dump()], message=str(exc))
+        return {**update, "round": round_ - 1, "status": "errored", "retry_at": "generate", "error": str(exc),
+                "attempts": [attempt.model_dump()], "elapsed_s": time.monotonic() - started}
     except EmptyReplyError as exc:
         feedback = build_feedback(f"{exc}; reply with the whole template in one ```python block", None)
         attempt = Attempt(round=round_, status="extraction_error", error=str(exc), feedback=feedback,
@@ -138,6 +143,7 @@ async def generate_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict
     usage = generated.usage
     earlier = None if generated.runaway else _earlier(state, generated.source)
     attempt = Attempt(round=round_, source=generated.source, status="generated", input_tokens=usage.input_tokens,
+                      cached_input_tokens=usage.cached_input_tokens, cache_write_tokens=usage.cache_write_tokens,
                       output_tokens=usage.output_tokens, cost_usd=usage.cost_usd, llm_s=usage.latency_s,
                       retries=usage.retries, repeated=earlier is not None, restarted=restart)
     update["reply_shown"] = shown_reply(generated)
@@ -188,8 +194,15 @@ async def verify_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict[s
         ctx.verifiers, source, report, on_stage=lambda stage: ctx.activity(
             Activity(phase="authoring", slot=state["slot"], round=state.get("round", 0), stage=stage)))
     attempt = Attempt.model_validate(state["current"]).model_copy(update={"verification": results})
+    if results and results[-1].errored:  # no verdict: keep the candidate and its items for the retry
+        reasons = "; ".join(decision.reasons)
+        attempt = attempt.model_copy(update={"status": "verify_errored", "error": reasons})
+        _emit(ctx, state, "errored", extra=[attempt.model_dump(mode="json")], message=reasons)
+        return {"status": "errored", "retry_at": "verify", "error": reasons,
+                "attempts": [attempt.model_dump(mode="json")], "elapsed_s": time.monotonic() - started}
     compact = report.model_dump(mode="json", exclude={"items"}) | {"n_items": len(report.items)}
-    update: dict[str, Any] = {"decision": decision.model_dump(mode="json"), "report": compact, "current": {}}
+    update: dict[str, Any] = {"decision": decision.model_dump(mode="json"), "report": compact, "current": {},
+                              "retry_at": None, "status": "running", "error": None}
     if decision.accepted:
         attempt = attempt.model_copy(update={"status": "ok"})
     else:
@@ -217,8 +230,13 @@ async def discard_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict[
     return {"status": "discarded", "decision": decision}
 
 
+def _entry(state: SlotState) -> str:
+    """Where a slot starts: an errored slot where it stopped, any other at `generate`."""
+    return "verify" if state.get("retry_at") == "verify" and state.get("source") else "generate"
+
+
 def _after_generate(state: SlotState, max_rounds: int) -> str:
-    if state.get("status") == "failed":
+    if state.get("status") in ("failed", "errored"):
         return END
     if state.get("source"):
         return "check"
@@ -232,6 +250,8 @@ def _after_check(state: SlotState, max_rounds: int) -> str:
 
 
 def _after_verify(state: SlotState, max_rounds: int) -> str:
+    if state.get("status") == "errored":
+        return END
     if (state.get("decision") or {}).get("accepted"):
         return "accept"
     if state.get("feedback") and state.get("round", 0) < max_rounds:
@@ -249,10 +269,11 @@ def build_slot_graph(*, max_rounds: int = 3, checkpointer: Checkpointer = None) 
     graph.add_node("verify", verify_node)
     graph.add_node("accept", accept_node)
     graph.add_node("discard", discard_node)
-    graph.add_edge(START, "generate")
+    graph.add_conditional_edges(START, _entry, ["generate", "verify"])
     graph.add_conditional_edges("generate", lambda s: _after_generate(s, max_rounds), ["check", "generate", "discard", END])
     graph.add_conditional_edges("check", lambda s: _after_check(s, max_rounds), ["verify", "generate", "discard"])
-    graph.add_conditional_edges("verify", lambda s: _after_verify(s, max_rounds), ["accept", "generate", "discard"])
+    graph.add_conditional_edges("verify", lambda s: _after_verify(s, max_rounds),
+                                ["accept", "generate", "discard", END])
     graph.add_edge("accept", END)
     graph.add_edge("discard", END)
     return graph.compile(checkpointer=checkpointer, name="itemsmith-slot")

@@ -1,7 +1,10 @@
 """One LLM call: a timeout, bounded retries with backoff on transient errors only, and usage.
 
 Transient: HTTP 429 and 5xx, timeouts, connection errors. Anything else (a bad request, an
-authentication error, a missing model) fails at once. Provider clients are built with their own
+authentication error, a missing model) fails at once, with the provider's own message. A 429 or
+503 that says when to come back (``Retry-After``, ``retry-after-ms``, ``x-ratelimit-reset-*``) is
+retried after that wait, not the backoff's; every wait of one call counts against
+`RetryPolicy.max_wait_s`, and a wait that would pass it ends the call at once, saying so. Provider clients are built with their own
 retries off, so this is the only retry layer and every retry is bounded and visible. A model's
 handle may carry its provider's (or endpoint's) own retry count and say that a timed-out call is
 not sent again; those override the caller's `RetryPolicy`.
@@ -16,6 +19,7 @@ provider's count of the whole reply; usage accounting is the same streamed or no
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import random
 import re
 import time
@@ -30,7 +34,8 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, mess
 from pydantic import BaseModel, Field
 
 from itemsmith.agents.errors import EmptyReplyError, ProviderCallError
-from itemsmith.agents.usage import CallUsage, UsageLedger, cached_tokens_of, cost_of, usage_from_message
+from itemsmith.agents.model_catalog import Capabilities
+from itemsmith.agents.usage import CallOutcome, CallUsage, UsageLedger, call_usage
 
 TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 _TRANSIENT_NAMES = frozenset({
@@ -47,6 +52,7 @@ class RetryPolicy(BaseModel):
     initial_s: float = Field(1.0, ge=0)
     max_s: float = Field(30.0, ge=0)
     multiplier: float = Field(2.0, ge=1)
+    max_wait_s: float = Field(300.0, ge=0, description="all the waits of one call together, the provider's included")
 
     def delay(self, retry: int, rng: random.Random | None = None) -> float:
         """Seconds to wait before retry number `retry` (1-based)."""
@@ -63,6 +69,59 @@ def status_code_of(exc: BaseException) -> int | None:
     response = getattr(exc, "response", None)
     value = getattr(response, "status_code", None)
     return value if isinstance(value, int) else None
+
+
+_DURATION = re.compile(r"(?P<value>\d+(?:\.\d+)?)(?P<unit>ms|s|m|h)")
+_UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def _headers_of(exc: BaseException) -> Any:
+    headers = getattr(exc, "headers", None)
+    if headers is None:
+        headers = getattr(getattr(exc, "response", None), "headers", None)
+    return headers
+
+
+def _seconds(value: str) -> float | None:
+    """A header's wait: seconds (``20``, ``1.5``), a duration (``6m0s``, ``20ms``) or an HTTP date."""
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    parts = list(_DURATION.finditer(value))
+    if parts and "".join(p.group(0) for p in parts) == value:
+        return sum(float(p.group("value")) * _UNIT_S[p.group("unit")] for p in parts)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def retry_after_s(exc: BaseException) -> float | None:
+    """The wait the provider asks for with its error, in seconds (None: it names none). The
+    longest of ``retry-after-ms``, ``Retry-After`` and OpenAI's ``x-ratelimit-reset-*`` (a 429 may
+    name the requests and the tokens window: both must have reset)."""
+    headers = _headers_of(exc)
+    if headers is None:
+        return None
+    waits: list[float] = []
+    millis = headers.get("retry-after-ms")
+    if millis is not None and (ms := _seconds(str(millis))) is not None:
+        waits.append(ms / 1000)
+    for name in ("retry-after", "x-ratelimit-reset-requests", "x-ratelimit-reset-tokens"):
+        value = headers.get(name)
+        if value is not None and (wait := _seconds(str(value))) is not None:
+            waits.append(wait)
+    return max(waits) if waits else None
+
+
+def hit_output_limit(message: AIMessage) -> bool:
+    """Whether the provider says the reply stopped at its output limit (OpenAI-style and llama.cpp
+    `finish_reason`, Anthropic's `stop_reason`)."""
+    metadata = message.response_metadata or {}
+    return metadata.get("finish_reason") in ("length", "max_tokens") or metadata.get("stop_reason") == "max_tokens"
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -86,6 +145,7 @@ class ModelHandle:
     max_concurrency: int | None = None  # e.g. 1 for an in-process model: calls are serialized anyway
     max_retries: int | None = None  # the provider's or endpoint's own; None: the caller's RetryPolicy
     retry_timeouts: bool = True  # False: a timed-out call is final (a slow server would only queue it again)
+    capabilities: Capabilities | None = None  # the model table's row (None: a model built outside the providers)
 
     @property
     def spec(self) -> str:
@@ -142,17 +202,27 @@ async def _streamed(model: BaseChatModel, messages: list[BaseMessage], on_tokens
 
 async def complete(handle: ModelHandle, messages: Sequence[BaseMessage], *, retry: RetryPolicy,
                    ledger: UsageLedger | None = None, role: str = "",
-                   temperature: float | None = None) -> tuple[AIMessage, CallUsage]:
+                   temperature: float | None = None, capped: bool = False) -> tuple[AIMessage, CallUsage]:
     """Call the model once (plus bounded retries) and return its reply and usage.
 
-    `temperature` overrides the model's for this call. Raises `ProviderCallError` on a permanent
+    `temperature` overrides the model's for this call; with `capped` the reply is capped on purpose
+    (a score or a letter read from its first tokens), so reaching the cap is no cut. Raises `ProviderCallError` on a permanent
     error or when retries run out, and `EmptyReplyError` when the reply has no text. Inside a
     `stream_tokens` block a model that can stream is streamed (see the module docstring).
     """
     options = {} if temperature is None else {"temperature": temperature}
     on_tokens = _ON_TOKENS.get()
     max_retries = retry.max_retries if handle.max_retries is None else handle.max_retries
-    attempt = 0
+    attempt, waited = 0, 0.0
+
+    def failed(message: str, *, transient: bool, cause: BaseException) -> ProviderCallError:
+        if ledger is not None:
+            ledger.record(CallUsage(provider=handle.provider, model=handle.name, role=role, cost_usd=0.0,
+                                    retries=attempt - 1, outcome="failed"))
+        error = ProviderCallError(message, transient=transient, attempts=attempt)
+        error.__cause__ = cause
+        return error
+
     while True:
         attempt += 1
         started = time.monotonic()
@@ -171,28 +241,36 @@ async def complete(handle: ModelHandle, messages: Sequence[BaseMessage], *, retr
             else:
                 detail = f"{type(exc).__name__}: {_short(exc)}"
             if timed_out and not handle.retry_timeouts:
-                raise ProviderCallError(f"{handle.spec} call failed (timed out; timed-out calls are not retried "
-                                        f"for this provider, {attempt} attempt(s)): {detail}",
-                                        transient=True, attempts=attempt) from exc
+                raise failed(f"{handle.spec} call failed (timed out; timed-out calls are not retried for this "
+                             f"provider, {attempt} attempt(s)): {detail}", transient=True, cause=exc) from exc
             if not transient or attempt > max_retries:
                 why = "retries exhausted" if transient else "permanent error"
-                raise ProviderCallError(f"{handle.spec} call failed ({why}, {attempt} attempt(s)): {detail}",
-                                        transient=transient, attempts=attempt) from exc
-            await asyncio.sleep(retry.delay(attempt))
+                raise failed(f"{handle.spec} call failed ({why}, {attempt} attempt(s)): {detail}",
+                             transient=transient, cause=exc) from exc
+            asked = retry_after_s(exc)
+            wait = retry.delay(attempt) if asked is None else asked
+            if waited + wait > retry.max_wait_s:
+                said = f"the provider asks to wait {wait:g} s" if asked is not None else f"the next wait is {wait:g} s"
+                raise failed(f"{handle.spec} call failed (wait bound: {said}, {waited:g} s waited of at most "
+                             f"{retry.max_wait_s:g} s, ITEMSMITH_MAX_RETRY_WAIT_S; {attempt} attempt(s)): {detail}",
+                             transient=True, cause=exc) from exc
+            waited += wait
+            await asyncio.sleep(wait)
             continue
         if not isinstance(reply, AIMessage):
-            raise ProviderCallError(f"{handle.spec} returned {type(reply).__name__}, not a chat message")
-        inp, out = usage_from_message(reply)
-        usage = CallUsage(provider=handle.provider, model=handle.name, role=role, input_tokens=inp, output_tokens=out,
-                          cached_input_tokens=cached_tokens_of(reply),
-                          cost_usd=cost_of(handle.provider, handle.name, inp, out),
-                          latency_s=time.monotonic() - started, retries=attempt - 1)
+            raise failed(f"{handle.spec} returned {type(reply).__name__}, not a chat message", transient=False,
+                         cause=TypeError(type(reply).__name__))
+        empty = not reply_text(reply).strip()
+        outcome: CallOutcome = "cut" if empty or (hit_output_limit(reply) and not capped) else "answered"
+        usage = call_usage(reply, provider=handle.provider, model=handle.name, role=role, outcome=outcome,
+                           latency_s=time.monotonic() - started, retries=attempt - 1)
         if ledger is not None:
             ledger.record(usage)
-        if on_tokens is not None and out:
-            on_tokens(out)  # the provider's count of the whole reply
-        if not reply_text(reply).strip():
-            raise EmptyReplyError(f"{handle.spec} returned an empty reply")
+        if on_tokens is not None and usage.output_tokens:
+            on_tokens(usage.output_tokens)  # the provider's count of the whole reply
+        if empty:
+            cut = " at the output limit (reasoning tokens count inside it)" if hit_output_limit(reply) else ""
+            raise EmptyReplyError(f"{handle.spec} returned an empty reply{cut} ({usage.output_tokens} output tokens)")
         return reply, usage
 
 

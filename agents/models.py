@@ -16,7 +16,7 @@ from itemsmith.items.schema import Decision, Template
 from itemsmith.templates_bank.diversity import TemplateDiversity
 from itemsmith.verification.judges import TemplateJudgement, krippendorff_alpha_interval, panel_agreement
 
-SlotStatus = Literal["pending", "running", "accepted", "discarded", "failed"]
+SlotStatus = Literal["pending", "running", "accepted", "discarded", "errored", "failed"]
 MAX_BRIEF_CONTEXT = 300
 
 
@@ -77,10 +77,12 @@ class Attempt(BaseModel):
 
     round: int
     source: str | None = None
-    status: str  # extraction_error | runaway | repeated | lint | ok | refused | error | killed | rejected | verify_rejected | provider_error
+    status: str  # extraction_error | runaway | repeated | lint | ok | refused | error | killed | rejected | verify_rejected | verify_errored | provider_error
     error: str | None = None
     feedback: str | None = None
     input_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = 0.0
     llm_s: float = 0.0
@@ -171,10 +173,10 @@ class RunReport(BaseModel):
             "slots": len(self.slots), "accepted": len(accepted),
             "discarded": sum(s.status == "discarded" for s in self.slots),
             "failed": sum(s.status == "failed" for s in self.slots),
+            "errored": sum(s.status == "errored" for s in self.slots),
             **{f"structure_pass_rate_r{k}": round(self.structure_pass_rate(k), 3)
                for k in range(1, self.max_rounds + 1)},
-            "wall_s": round(self.wall_s, 1), "calls": total.calls, "input_tokens": total.input_tokens,
-            "output_tokens": total.output_tokens, "cost_usd": total.cost_usd,
+            "wall_s": round(self.wall_s, 1), **total.counts(),
             "tokens_per_accepted": round(total.total_tokens / len(accepted)) if accepted else None,
             "input_tokens_per_accepted": round(total.input_tokens / len(accepted)) if accepted else None,
             "output_tokens_per_accepted": round(total.output_tokens / len(accepted)) if accepted else None,
@@ -238,8 +240,8 @@ class RunReport(BaseModel):
                 for rank, students in sorted(names.items())},
             "capability_outcomes": outcomes,
             "stage_errors": sum(len(r.errors) for *_, r in results),
-            "calls": usage.calls, "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
-            "cost_usd": usage.cost_usd,
+            "stages_errored": sum(r.errored for *_, r in results),
+            **usage.counts(),
         }
 
 

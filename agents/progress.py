@@ -29,9 +29,9 @@ from rich.text import Text
 
 from itemsmith.agents.context import Activity, RunPhase, SlotEvent
 
-_STYLE = {"accepted": "green", "discarded": "red", "failed": "bold red", "checking": "cyan", "verifying": "cyan",
+_STYLE = {"accepted": "green", "discarded": "red", "failed": "bold red", "errored": "bold red", "checking": "cyan", "verifying": "cyan",
           "generating": "yellow", "refining": "yellow", "queued": "dim"}
-_FINAL = ("accepted", "discarded", "failed")
+_FINAL = ("accepted", "discarded", "errored", "failed")
 _RUN_PHASE_TEXT: dict[RunPhase, str] = {
     "profiling": "profiling the handler", "planning": "planning", "authoring": "authoring",
     "reporting": "writing the report", "done": "done", "finished earlier": "finished earlier: its stored report"}

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection
+from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,7 +30,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, SecretStr
 
 from itemsmith.agents.errors import ProviderConfigError
-from itemsmith.agents.inference import ModelHandle
+from itemsmith.agents.inference import ModelHandle, redact
+from itemsmith.agents.model_catalog import Capabilities, entry_for
 from itemsmith.agents.settings import ENDPOINT_NAME_PATTERN, AgentSettings, CallPolicy, get_settings
 
 _ENDPOINT_NAME = re.compile(ENDPOINT_NAME_PATTERN)
@@ -140,10 +142,12 @@ def script_path(name: str, settings: AgentSettings, *, anywhere: bool) -> Path:
 
 
 class ModelOptions(BaseModel):
-    """Per-role sampling options."""
+    """Per-role sampling options. `max_tokens` is the reply's budget; a reasoning model gets its
+    role's reasoning budget on top (`AgentSettings.reasoning_budget`)."""
 
     temperature: float | None = None
     max_tokens: int | None = None
+    role: str = ""
 
 
 Factory = Callable[[ModelSpec, ModelOptions, AgentSettings], ModelHandle]
@@ -179,42 +183,98 @@ def _max_tokens(options: ModelOptions, settings: AgentSettings) -> int:
     return settings.max_output_tokens if options.max_tokens is None else options.max_tokens
 
 
-def _handle(model: Any, provider: str, name: str, calls: CallPolicy, *,
-            max_concurrency: int | None = None) -> ModelHandle:
+def _handle(model: Any, provider: str, name: str, calls: CallPolicy, *, max_concurrency: int | None = None,
+            capabilities: Capabilities | None = None) -> ModelHandle:
     assert calls.timeout_s is not None and calls.retry_timeouts is not None  # AgentSettings.call_policy sets them
     return ModelHandle(model, provider, name, calls.timeout_s, max_concurrency=max_concurrency,
-                       max_retries=calls.max_retries, retry_timeouts=calls.retry_timeouts)
+                       max_retries=calls.max_retries, retry_timeouts=calls.retry_timeouts,
+                       capabilities=capabilities or entry_for(provider, name).capabilities)
+
+
+@cache
+def _provider_has_model(provider: str, base_url: str | None, key: str, model: str) -> str | None:
+    """For a model the table lacks: the provider's own "no such model" message, None when it has it
+    (or cannot say now: the calls will report that). Asked once per process."""
+    import anthropic
+    import openai
+
+    try:
+        if provider == "openai":
+            openai.OpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=10).models.retrieve(model)
+        else:
+            anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0, timeout=10).models.retrieve(model)
+    except (openai.NotFoundError, anthropic.NotFoundError) as exc:
+        return redact(" ".join(str(exc).split()))[:300]
+    except Exception:  # noqa: BLE001 - unreachable or not listing models: the calls say more
+        return None
+    return None
+
+
+def _known_or_listed(provider: str, model: str, base_url: str | None, key: SecretStr) -> Capabilities:
+    """The table's capabilities; a model it lacks must exist at the provider (a clear error before
+    any work), then gets the conservative defaults."""
+    entry = entry_for(provider, model)
+    if not entry.known and (missing := _provider_has_model(provider, base_url, key.get_secret_value(), model)):
+        raise ProviderConfigError(f"{provider} has no model {model!r} (not in itemsmith's model table either): "
+                                  f"{missing}")
+    return entry.capabilities
+
+
+def _sampling(capabilities: Capabilities, options: ModelOptions, settings: AgentSettings) -> dict[str, Any]:
+    """What the model table lets a hosted call send: temperature only where accepted; a reasoning
+    model's completion budget holds its role's reasoning tokens, and its effort is set."""
+    budget = _max_tokens(options, settings)
+    sent: dict[str, Any] = {}
+    if capabilities.temperature:
+        sent["temperature"] = _temperature(options, settings)
+    if capabilities.reasoning:
+        budget += settings.reasoning_budget(options.role)
+        if settings.reasoning_effort is not None:
+            sent["reasoning_effort"] = settings.reasoning_effort
+    sent["max_tokens"] = budget
+    return sent
 
 
 @register_provider("openai")
 def _openai(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
     from langchain_openai import ChatOpenAI
 
+    from itemsmith.agents.chat_clients import own_async_client
+
     if settings.openai_api_key is None:
         raise ProviderConfigError("openai models need OPENAI_API_KEY (or ITEMSMITH_OPENAI_API_KEY)")
     calls = settings.call_policy("openai")
-    model = ChatOpenAI(model=spec.model, api_key=settings.openai_api_key, timeout=calls.timeout_s,
-                       max_retries=0, temperature=_temperature(options, settings),
-                       max_completion_tokens=_max_tokens(options, settings), stream_usage=True)
-    return _handle(model, "openai", spec.model, calls)
+    capabilities = _known_or_listed("openai", spec.model, settings.openai_base_url, settings.openai_api_key)
+    sent = _sampling(capabilities, options, settings)
+    budget = sent.pop("max_tokens")
+    model = ChatOpenAI(model=spec.model, api_key=settings.openai_api_key, base_url=settings.openai_base_url,
+                       timeout=calls.timeout_s, max_retries=0, max_completion_tokens=budget, stream_usage=True,
+                       http_async_client=own_async_client(calls.timeout_s), **sent)
+    if not capabilities.temperature:
+        model.temperature = None  # LangChain sets temperature=1 on o1 models itself; the table says send none
+    return _handle(model, "openai", spec.model, calls, capabilities=capabilities)
 
 
 @register_provider("anthropic")
 def _anthropic(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
-    from langchain_anthropic import ChatAnthropic
+    from itemsmith.agents.chat_clients import OwnClientChatAnthropic
 
     if settings.anthropic_api_key is None:
         raise ProviderConfigError("anthropic models need ANTHROPIC_API_KEY (or ITEMSMITH_ANTHROPIC_API_KEY)")
     calls = settings.call_policy("anthropic")
-    model = ChatAnthropic(model_name=spec.model, api_key=settings.anthropic_api_key,
-                          default_request_timeout=calls.timeout_s, max_retries=0,
-                          temperature=_temperature(options, settings), max_tokens=_max_tokens(options, settings))
-    return _handle(model, "anthropic", spec.model, calls)
+    capabilities = _known_or_listed("anthropic", spec.model, settings.anthropic_base_url, settings.anthropic_api_key)
+    sent = _sampling(capabilities, options, settings)
+    sent.pop("reasoning_effort", None)  # extended thinking stays off
+    extra = {"base_url": settings.anthropic_base_url} if settings.anthropic_base_url else {}
+    model = OwnClientChatAnthropic(model_name=spec.model, api_key=settings.anthropic_api_key,
+                                   default_request_timeout=calls.timeout_s, max_retries=0, stream_usage=True,
+                                   **extra, **sent)
+    return _handle(model, "anthropic", spec.model, calls, capabilities=capabilities)
 
 
 @register_provider("openai_compatible")
 def _openai_compatible(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
-    from langchain_openai import ChatOpenAI
+    from itemsmith.agents.chat_clients import CompatibleChatOpenAI, own_async_client
 
     if spec.endpoint is not None:
         endpoint = settings.endpoints.get(spec.endpoint)
@@ -229,10 +289,13 @@ def _openai_compatible(spec: ModelSpec, options: ModelOptions, settings: AgentSe
     else:
         raise ProviderConfigError(f"{spec}: name an endpoint, openai_compatible:<model>@<endpoint name>")
     calls = settings.call_policy("openai_compatible", endpoint)
-    model = ChatOpenAI(model=spec.model, base_url=base_url, api_key=key, timeout=calls.timeout_s,
-                       max_retries=0, temperature=_temperature(options, settings),
-                       max_tokens=_max_tokens(options, settings), stream_usage=True)
-    return _handle(model, "openai_compatible", spec.model, calls, max_concurrency=concurrency)
+    model = CompatibleChatOpenAI(model=spec.model, base_url=base_url, api_key=key, timeout=calls.timeout_s,
+                                 max_retries=0, temperature=_temperature(options, settings),
+                                 max_tokens=_max_tokens(options, settings), stream_usage=True,
+                                 http_async_client=own_async_client(calls.timeout_s))
+    capabilities = Capabilities(temperature=True, reasoning=False, logprobs=endpoint is not None and endpoint.logprobs)
+    return _handle(model, "openai_compatible", spec.model, calls, max_concurrency=concurrency,
+                   capabilities=capabilities)
 
 
 @register_provider("local")

@@ -3,8 +3,9 @@ write the accepted templates and a report. Resumable.
 
 Every slot is one thread of the slot graph in the checkpointer (``<run_id>:slot:<i>``) and the
 plan is its own thread (``<run_id>:plan``). Running again with the same `run_id` reuses the plan,
-skips finished slots (accepted, discarded or failed: no template is generated twice), and
-continues unfinished ones from their last completed step (no accepted template is lost).
+skips finished slots (accepted, discarded, or failed in an older run: no template is generated
+twice), continues unfinished ones from their last completed step (no accepted template is lost)
+and retries errored ones where they stopped (a provider that failed for good: agents.graph).
 Running again a run whose slots have all finished and whose report is written changes nothing: it
 returns the stored report (`report.json` is not rewritten).
 
@@ -140,8 +141,9 @@ def slot_result(values: dict[str, Any], brief: Brief, *, run_id: str, handler: s
     attempts = [Attempt.model_validate(a) for a in values.get("attempts") or []]
     usage = UsageTotals()
     for a in attempts:
-        calls = 0 if a.status == "provider_error" else 1
-        usage = usage.add(UsageTotals(calls=calls, input_tokens=a.input_tokens,
+        failed = int(a.status == "provider_error")
+        usage = usage.add(UsageTotals(calls=1, failed_calls=failed, input_tokens=a.input_tokens,
+                                      cached_input_tokens=a.cached_input_tokens, cache_write_tokens=a.cache_write_tokens,
                                       output_tokens=a.output_tokens, cost_usd=a.cost_usd, retries=a.retries))
     status = values.get("status") or ("running" if attempts else "pending")
     template = None
@@ -261,7 +263,8 @@ class _Run:
         async def planner() -> tuple[list[Brief], PlanInfo]:
             handle = planner_model or make_model(
                 self.planner_spec, settings=self.settings, policy=self.policy,
-                options=ModelOptions(max_tokens=config.planner_max_tokens or min(4000, 250 * config.templates + 300)))
+                options=ModelOptions(max_tokens=config.planner_max_tokens or min(4000, 250 * config.templates + 300),
+                                     role="planner"))
 
             def streamed(tokens: int, prompt_tokens: int | None = None) -> None:
                 self.activity(Activity(phase="planning", tokens=tokens, prompt_tokens=prompt_tokens))
@@ -311,7 +314,12 @@ class _Run:
 
         async def run_slot(i: int) -> None:
             async with semaphore:
-                payload = None if states[i].next else _new_slot_state(i, briefs[i])
+                if states[i].next:
+                    payload: dict[str, Any] | None = None
+                elif states[i].values.get("status") == "errored":  # re-entered where it stopped (agents.graph)
+                    payload = {"status": "running"}
+                else:
+                    payload = _new_slot_state(i, briefs[i])
                 final = await slot_graph.ainvoke(payload, _thread(self.run_id, f"slot:{i}"), context=slot_context,
                                                  durability="sync")
                 self.record(i, final, briefs[i])
@@ -396,7 +404,7 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
     generator_spec, planner_spec = _model_specs(config, settings, generator_model, planner_model)
     if generator_model is None:  # a missing key, extra or model file fails here, not after planning
         generator_model = make_model(generator_spec, settings=settings, policy=policy,
-                                     options=ModelOptions(max_tokens=config.generator_max_tokens))
+                                     options=ModelOptions(max_tokens=config.generator_max_tokens, role="generator"))
     pipeline = pipeline or resolve_pipeline(config, settings, custom=[_verifier_name(v) for v in verifiers])
     run = _Run(config, settings, on_event, run_id=config.run_id or new_run_id(), generator_spec=generator_spec,
                planner_spec=planner_spec, policy=policy, on_activity=on_activity)

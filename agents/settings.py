@@ -26,6 +26,9 @@ DEFAULT_ANTHROPIC_GENERATOR = "anthropic:claude-sonnet-4-5"
 DEFAULT_LOCAL_JUDGES = ("local:qwen2.5-coder-1.5b",)
 DEFAULT_LOCAL_STUDENTS = ("local:smollm2-135m@1", "local:qwen2.5-coder-0.5b@2", "local:qwen2.5-coder-1.5b@3")
 
+# hidden reasoning tokens per role on top of the reply budget: a normal reply still fits after "low" reasoning
+DEFAULT_REASONING_BUDGETS = {"planner": 8000, "generator": 16000, "judge": 4000, "student": 4000}
+
 ENDPOINT_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 EndpointName = Annotated[str, StringConstraints(pattern=ENDPOINT_NAME_PATTERN)]
 
@@ -56,6 +59,8 @@ class ModelEndpoint(CallPolicy):
     api_key_env: Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")] | None = Field(
         None, description="the server environment variable holding this endpoint's key (none: no key)")
     max_concurrency: int | None = Field(None, ge=1, le=1024, description="calls in flight at once (1: single slot)")
+    logprobs: bool = Field(False, description="the server returns token log-probabilities (llama.cpp, vLLM): judges "
+                                              "and students read their scores and letters from them")
 
     @field_validator("base_url")
     @classmethod
@@ -121,9 +126,27 @@ class AgentSettings(BaseSettings):
     max_retries: int = Field(3, ge=0, le=10, description="retries of a transient provider error (429, 5xx, timeout)")
     backoff_initial_s: float = Field(1.0, ge=0, le=60, description="first wait before a retry")
     backoff_max_s: float = Field(30.0, ge=0, le=600, description="longest wait between retries")
+    max_retry_wait_s: float = Field(
+        300.0, ge=0, le=3600, description="all the waits of one call together: the backoff and the waits a rate "
+                                          "limit asks for (Retry-After, x-ratelimit-reset-*); a longer one ends the "
+                                          "call as failed")
 
-    temperature: float = Field(0.2, ge=0, le=2, description="sampling temperature of the generator and planner")
+    temperature: float = Field(0.2, ge=0, le=2, description="sampling temperature of the generator and planner, sent only to models that "
+                                                                 "accept it (model table)")
     max_output_tokens: int = Field(1500, ge=16, le=32000, description="reply cap of hosted models")
+    reasoning_budget_tokens: dict[str, Annotated[int, Field(ge=0, le=128000)]] = Field(
+        default_factory=lambda: dict(DEFAULT_REASONING_BUDGETS),
+        description="hidden reasoning tokens a reasoning model (gpt-5, o-series) may spend per role, added to the "
+                    "role's reply budget in max_completion_tokens (JSON: role -> tokens; roles: planner, generator, "
+                    "judge, student; an unnamed role gets the student's)")
+    reasoning_effort: str | None = Field(
+        "low", description="reasoning_effort sent to reasoning models (none: the model's default)")
+    openai_base_url: str | None = Field(
+        None, validation_alias=AliasChoices("ITEMSMITH_OPENAI_BASE_URL", "OPENAI_BASE_URL", "openai_base_url"),
+        description="where openai: models are called (a proxy or gateway speaking OpenAI's API); default OpenAI's")
+    anthropic_base_url: str | None = Field(
+        None, validation_alias=AliasChoices("ITEMSMITH_ANTHROPIC_BASE_URL", "ANTHROPIC_BASE_URL", "anthropic_base_url"),
+        description="where anthropic: models are called (a proxy or gateway); default Anthropic's")
 
     model_cache_dir: Path = Field(Path("~/.cache/itemsmith/models").expanduser(),
                                   description="where split GGUF parts are assembled and verified")
@@ -149,6 +172,21 @@ class AgentSettings(BaseSettings):
         if self.anthropic_api_key is not None:
             return DEFAULT_ANTHROPIC_GENERATOR
         return DEFAULT_LOCAL_GENERATOR
+
+    def reasoning_budget(self, role: str) -> int:
+        """Hidden reasoning tokens allowed to a reasoning model in `role`."""
+        budgets = self.reasoning_budget_tokens
+        return budgets.get(role, budgets.get("student", DEFAULT_REASONING_BUDGETS["student"]))
+
+    @field_validator("openai_base_url", "anthropic_base_url")
+    @classmethod
+    def _base_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        url = urlsplit(value)
+        if url.scheme not in ("http", "https") or not url.hostname or url.username or url.password:
+            raise ValueError("a provider base URL must be an http(s) URL without credentials")
+        return value
 
     def call_policy(self, provider: str, endpoint: ModelEndpoint | None = None) -> CallPolicy:
         """The effective policy of a provider's calls (through `endpoint`, if one): every field set

@@ -21,7 +21,8 @@ class SlotState(TypedDict, total=False):
     current: dict[str, Any]  # the attempt in progress (agents.models.Attempt)
     report: dict[str, Any] | None  # the last StructureReport
     attempts: Annotated[list[dict[str, Any]], operator.add]  # finished attempts, appended by nodes
-    status: str  # running | accepted | discarded | failed
+    status: str  # running | accepted | discarded | errored (resumable) | failed (older runs)
+    retry_at: str | None  # where an errored slot re-enters: generate | verify
     structure_passed_round: int | None
     decision: dict[str, Any] | None  # items.schema.Decision
     error: str | None

@@ -1,50 +1,26 @@
 """Token and cost accounting per LLM call, from the usage the provider reports.
 
 `UsageCallback` is a LangChain callback: attach it to a call (``config={"callbacks": [cb]}``)
-and it appends one `CallUsage` per model response to its `UsageLedger`. Cost comes from a
-price table (USD per million tokens); a model missing from it has cost `None` (unknown), never
-a guessed number. Local and scripted models cost 0.
+and it appends one `CallUsage` per model response to its `UsageLedger`. Cost comes from the
+model table (`agents.model_catalog`: USD per million tokens, cached reads and cache writes
+priced on their own); a model missing from it has cost `None` (unknown), never a guessed number.
+Local and scripted models cost 0. Every call is counted by its outcome: answered, cut at the
+output limit (or empty), or failed (no reply at all); reports show the three apart.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 from pydantic import BaseModel, Field
 
-# USD per 1M (input, output) tokens. Longest prefix wins, so dated versions match their family.
-PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
-    "openai:gpt-4o-mini": (0.15, 0.60),
-    "openai:gpt-4o": (2.50, 10.00),
-    "openai:gpt-4.1-nano": (0.10, 0.40),
-    "openai:gpt-4.1-mini": (0.40, 1.60),
-    "openai:gpt-4.1": (2.00, 8.00),
-    "openai:gpt-5-nano": (0.05, 0.40),
-    "openai:gpt-5-mini": (0.25, 2.00),
-    "openai:gpt-5": (1.25, 10.00),
-    "openai:o3-mini": (1.10, 4.40),
-    "openai:o4-mini": (1.10, 4.40),
-    "anthropic:claude-3-5-haiku": (0.80, 4.00),
-    "anthropic:claude-haiku-4-5": (1.00, 5.00),
-    "anthropic:claude-3-7-sonnet": (3.00, 15.00),
-    "anthropic:claude-sonnet-4": (3.00, 15.00),
-    "anthropic:claude-opus-4": (15.00, 75.00),
-    "local:": (0.0, 0.0),
-    "scripted:": (0.0, 0.0),
-}
+from itemsmith.agents.model_catalog import price_for
 
-
-def price_for(provider: str, model: str, prices: dict[str, tuple[float, float]] | None = None
-              ) -> tuple[float, float] | None:
-    """(input, output) USD per 1M tokens for `provider:model`, or None when unknown."""
-    table = PRICES_PER_MTOK if prices is None else prices
-    key = f"{provider}:{model}"
-    matches = [p for p in table if key.startswith(p)]
-    return table[max(matches, key=len)] if matches else None
+CallOutcome = Literal["answered", "cut", "failed"]
 
 
 class CallUsage(BaseModel):
@@ -55,18 +31,23 @@ class CallUsage(BaseModel):
     role: str = ""
     input_tokens: int = 0
     cached_input_tokens: int = 0  # of input_tokens, read from the provider's prompt cache
+    cache_write_tokens: int = 0  # of input_tokens, written to the provider's prompt cache
     output_tokens: int = 0
     cost_usd: float | None = None
     latency_s: float = 0.0
     retries: int = 0
+    outcome: CallOutcome = "answered"
 
 
 class UsageTotals(BaseModel):
     """Sums over calls; `cost_usd` is None if any call's cost is unknown."""
 
-    calls: int = 0
+    calls: int = Field(0, description="every call: answered, cut and failed")
+    cut_calls: int = Field(0, description="replies cut at the output limit or empty: missing data")
+    failed_calls: int = Field(0, description="calls with no reply (after the retries): missing data")
     input_tokens: int = 0
     cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = 0.0
     retries: int = 0
@@ -75,13 +56,29 @@ class UsageTotals(BaseModel):
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
+    @property
+    def answered_calls(self) -> int:
+        return self.calls - self.cut_calls - self.failed_calls
+
     def add(self, other: CallUsage | UsageTotals) -> UsageTotals:
-        calls = other.calls if isinstance(other, UsageTotals) else 1
+        if isinstance(other, UsageTotals):
+            calls, cut, failed = other.calls, other.cut_calls, other.failed_calls
+        else:
+            calls, cut, failed = 1, int(other.outcome == "cut"), int(other.outcome == "failed")
         cost = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
-        return UsageTotals(calls=self.calls + calls, input_tokens=self.input_tokens + other.input_tokens,
+        return UsageTotals(calls=self.calls + calls, cut_calls=self.cut_calls + cut,
+                           failed_calls=self.failed_calls + failed, input_tokens=self.input_tokens + other.input_tokens,
                            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+                           cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
                            output_tokens=self.output_tokens + other.output_tokens, cost_usd=cost,
                            retries=self.retries + other.retries)
+
+    def counts(self) -> dict[str, Any]:
+        """The numbers a report shows: calls by outcome, tokens (cached apart) and cost."""
+        return {"calls": self.calls, "answered_calls": self.answered_calls, "cut_calls": self.cut_calls,
+                "failed_calls": self.failed_calls, "retries": self.retries, "input_tokens": self.input_tokens,
+                "cached_input_tokens": self.cached_input_tokens, "cache_write_tokens": self.cache_write_tokens,
+                "output_tokens": self.output_tokens, "cost_usd": self.cost_usd}
 
 
 class UsageLedger(BaseModel):
@@ -121,24 +118,42 @@ def cached_tokens_of(message: AIMessage) -> int:
     return int(details.get("cache_read", 0) or 0)
 
 
-def cost_of(provider: str, model: str, input_tokens: int, output_tokens: int,
-            prices: dict[str, tuple[float, float]] | None = None) -> float | None:
-    price = price_for(provider, model, prices)
+def cache_write_tokens_of(message: AIMessage) -> int:
+    """Input tokens a reply wrote to the provider's prompt cache (Anthropic's cache creation;
+    LangChain splits it by lifetime when the provider does)."""
+    details = (message.usage_metadata or {}).get("input_token_details") or {}
+    keys = ("cache_creation", "ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
+    return sum(int(details.get(key) or 0) for key in keys)
+
+
+def cost_of(provider: str, model: str, input_tokens: int, output_tokens: int, *, cached_tokens: int = 0,
+            cache_write_tokens: int = 0) -> float | None:
+    """USD of one call from the model table; None when the model's price is unknown."""
+    price = price_for(provider, model)
     if price is None:
         return None
-    return (input_tokens * price[0] + output_tokens * price[1]) / 1_000_000
+    return price.cost(input_tokens, output_tokens, cached_tokens, cache_write_tokens)
+
+
+def call_usage(message: AIMessage, *, provider: str, model: str, role: str = "", outcome: CallOutcome = "answered",
+               latency_s: float = 0.0, retries: int = 0) -> CallUsage:
+    """One reply's usage and cost, cached reads and cache writes priced on their own."""
+    inp, out = usage_from_message(message)
+    cached, written = cached_tokens_of(message), cache_write_tokens_of(message)
+    return CallUsage(provider=provider, model=model, role=role, input_tokens=inp, cached_input_tokens=cached,
+                     cache_write_tokens=written, output_tokens=out, outcome=outcome, latency_s=latency_s,
+                     retries=retries, cost_usd=cost_of(provider, model, inp, out, cached_tokens=cached,
+                                                       cache_write_tokens=written))
 
 
 class UsageCallback(BaseCallbackHandler):
     """Records the usage of each model response into a ledger (one entry per generation)."""
 
-    def __init__(self, ledger: UsageLedger, *, provider: str, model: str, role: str = "",
-                 prices: dict[str, tuple[float, float]] | None = None) -> None:
+    def __init__(self, ledger: UsageLedger, *, provider: str, model: str, role: str = "") -> None:
         self.ledger = ledger
         self.provider = provider
         self.model = model
         self.role = role
-        self.prices = prices
         self.last: CallUsage | None = None
 
     def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
@@ -146,9 +161,6 @@ class UsageCallback(BaseCallbackHandler):
             for generation in generations:
                 if not isinstance(generation, ChatGeneration) or not isinstance(generation.message, AIMessage):
                     continue
-                inp, out = usage_from_message(generation.message)
-                call = CallUsage(provider=self.provider, model=self.model, role=self.role, input_tokens=inp,
-                                 cached_input_tokens=cached_tokens_of(generation.message), output_tokens=out,
-                                 cost_usd=cost_of(self.provider, self.model, inp, out, self.prices))
+                call = call_usage(generation.message, provider=self.provider, model=self.model, role=self.role)
                 self.last = call
                 self.ledger.record(call)

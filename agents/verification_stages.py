@@ -17,9 +17,11 @@ feedback the generator can act on:
   decides; a rejection on expertise reversal or on the blind flag carries the statistic in its
   reasons and in the feedback.
 
-A model call that fails for good (after the bounded retries of `agents.inference.complete`) is
-recorded on the result (`errors`) and counts as a missing judge score or an unanswered item,
-never as a crash of the run. Every call is metered into the stage's `usage`.
+A model call that fails for good (after the bounded retries of `agents.inference.complete`), comes
+back empty or is cut is recorded on the result (`errors`) and is missing data: a stage that could
+not decide because of it ends `errored` (the slot stops, resumable; no feedback reaches the
+generator), never as a rejection and never as a crash of the run. Every call is metered into the
+stage's `usage`, answered, cut and failed apart.
 """
 
 from __future__ import annotations
@@ -177,15 +179,20 @@ class JudgePanelVerifier:
         sample = template_sample(source, report, task=self.task, dataset=self.dataset).model_copy(
             update={"evidence": [e.text for e in evidence]})
         judgement = await ajudge_template(sample, judges, self.panel)
+        errored = not judgement.passed and bool(judgement.failed_calls)
         decision = judgement.decision
-        if self.advisory:
+        if errored:
+            decision = Decision(accepted=False, stage="judges", reasons=[
+                f"{len(judgement.failed_calls)} judge call(s) gave no usable reply: no verdict "
+                f"({judgement.failed_calls[0].error})"])
+        elif self.advisory:
             confirmed = [f"the {e.stage} (it agreed with the keys)" for e in evidence if e.corroborates]
             decision = advisory_decision(judgement, corroborated_by=[*confirmed, *self.corroborated_later])
         return VerificationResult(decision=decision,
-                                  feedback=(None if decision.accepted else
+                                  feedback=(None if decision.accepted or errored else
                                             judge_feedback(judgement) if not judgement.passed else
                                             "; ".join(decision.reasons)),
-                                  judgement=judgement, errors=log.errors, usage=log.ledger.totals(),
+                                  judgement=judgement, errors=log.errors, usage=log.ledger.totals(), errored=errored,
                                   elapsed_s=time.monotonic() - started)
 
 
@@ -226,10 +233,14 @@ class StudentPoolVerifier:
         students = [student.bind(log, self.retry) for student in self.students]
         sample = template_sample(source, report, task=self.task, dataset=self.dataset)
         answers = await aanswer_template(sample, students, self.pool)
+        if answers.failed:  # a capability verdict on part of the answers is no verdict
+            reason = (f"{len(answers.failed)} student call(s) gave no usable reply: no verdict "
+                      f"({answers.failed[0].error})")
+            return VerificationResult(decision=Decision(accepted=False, stage="students", reasons=[reason]),
+                                      students=answers, errors=log.errors, usage=log.ledger.totals(), errored=True,
+                                      elapsed_s=time.monotonic() - started)
         capability = assess(answers, self.capability)
         reasons = list(capability.decision.reasons)
-        if log.errors:
-            reasons.append(f"{len(log.errors)} student call(s) failed and count as unanswered")
         decision = Decision(accepted=capability.decision.accepted, stage="students", reasons=reasons)
         return VerificationResult(decision=decision,
                                   feedback=None if decision.accepted else capability_feedback(capability),

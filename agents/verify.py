@@ -1,7 +1,8 @@
 """The verification stages after the structure check, as the authoring graph runs them.
 
 A `Verifier` takes the template source and its (passed) structure report and returns a
-`VerificationResult`: the stage's `Decision`, feedback for the generator when it rejects, and
+`VerificationResult`: the stage's `Decision`, feedback for the generator when it rejects (never
+when it errored: calls that gave no reply are no verdict, and `run_stages` stops there), and
 the stage's typed verdicts (the item audit's `AuditReport`, the judge panel's
 `TemplateJudgement`, the student pool's `StudentReport`, the `CapabilityReport`), kept on the
 slot's attempt so the run report and the bank keep them. `run_stages` runs the configured
@@ -52,6 +53,8 @@ class VerificationResult(BaseModel):
     students: StudentReport | None = None
     capability: CapabilityReport | None = None
     errors: list[str] = Field(default_factory=list, description="model calls that failed during the stage")
+    errored: bool = Field(False, description="the stage could not decide: its calls failed (missing data, not a "
+                                             "rejection); the slot stops as errored and a rerun retries the stage")
     usage: UsageTotals = Field(default_factory=UsageTotals)
     elapsed_s: float = 0.0
 
@@ -100,6 +103,8 @@ async def run_stages(verifiers: Sequence[Verifier], source: str, report: Structu
             result = await verifier(source, report)
         evidence += result.evidence
         results.append(result)
+        if result.errored:
+            return result.decision, None, results
         if not result.decision.accepted:
             return result.decision, result.feedback, results
         if result.review_items:

@@ -74,6 +74,10 @@ def author(
     allow_partial: Annotated[bool, typer.Option(
         "--allow-partial", help="Exit 0 when at least one template, but fewer than asked, was accepted.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print only the run's summary as one JSON object.")] = False,
+    reasoning_budget: Annotated[list[str] | None, typer.Option(
+        "--reasoning-budget", help="ROLE=TOKENS (repeatable; roles planner, generator, judge, student): hidden "
+                                   "reasoning tokens a reasoning model (gpt-5, o-series) may spend on top of the "
+                                   "role's reply budget (default ITEMSMITH_REASONING_BUDGET_TOKENS).")] = None,
     bank: Annotated[str | None, typer.Option(
         "--bank", help="Also store the accepted templates with their verdicts in this bank (as the author job does; "
                        "calibrated when there is a student pool).")] = None,
@@ -115,6 +119,9 @@ def author(
     except ValidationError as exc:
         raise usage_error("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
     settings = get_settings()
+    if reasoning_budget:
+        settings = settings.model_copy(update={"reasoning_budget_tokens": {
+            **settings.reasoning_budget_tokens, **_role_budgets(reasoning_budget)}})
     try:
         pipeline = resolve_pipeline(config, settings)
     except AgentError as exc:
@@ -140,11 +147,25 @@ def author(
         typer.echo(f"accepted templates and report: {out / report.run_id}/ (resume with --run-id {report.run_id})")
         if imported is not None:
             typer.echo(import_summary(imported))
+    errored = [slot for slot in report.slots if slot.status == "errored"]
+    if errored:
+        typer.echo(f"{len(errored)} slot(s) stopped because the provider failed ({errored[0].error}): resume with "
+                   f"--run-id {report.run_id}", err=True)
     accepted = len(report.accepted)
     if accepted < templates and not (allow_partial and accepted):
         typer.echo(f"{accepted} of {templates} templates accepted" + ("" if allow_partial else
                    " (--allow-partial: exit 0 when at least one is)"), err=True)
         raise typer.Exit(code=1)
+
+
+def _role_budgets(values: list[str]) -> dict[str, int]:
+    budgets = {}
+    for value in values:
+        role, sep, tokens = value.partition("=")
+        if not sep or not role or not tokens.isdigit():
+            raise usage_error(f"--reasoning-budget {value!r} is not ROLE=TOKENS (e.g. judge=8000)")
+        budgets[role.strip()] = int(tokens)
+    return budgets
 
 
 def _require_bank(bank: str, db: str | None) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -228,6 +229,7 @@ def release_evaluate(
     typer.echo(adaptive_table(report) if isinstance(report, AdaptiveReport) else report_table(report))
     calibration = refreshed if isinstance(refreshed, str) else f"refreshed ({refreshed.calibration_id})"
     typer.echo(f"\ncalibration: {calibration}")
+    typer.echo(f"model calls: {usage_line(report.usage)}")
     if out_file is not None:
         typer.echo(f"\nfull report with every response: {out_file}")
 
@@ -289,6 +291,22 @@ def _print_reverification(report: ReverificationReport) -> None:
     if report.student_calls is not None:
         calls = report.student_calls
         typer.echo(f"students: {calls.calls} model calls, {calls.cached} answers reused from the bank")
+    typer.echo(f"model calls: {usage_line(report.usage)}")
+    if report.errored:
+        typer.echo(f"{len(report.errored)} template(s) without a new verdict (their calls failed): run it again "
+                   "(the answers already drawn are reused)", err=True)
+
+
+def usage_line(usage: Mapping[str, float | int | None]) -> str:
+    """Calls by outcome, tokens (cached apart) and cost, as one line."""
+    if not usage:
+        return "not metered"
+    cost = usage.get("cost_usd")
+    return (f"{usage.get('answered_calls', 0)} answered, {usage.get('cut_calls', 0)} cut, "
+            f"{usage.get('failed_calls', 0)} failed; {usage.get('input_tokens', 0)} input tokens "
+            f"({usage.get('cached_input_tokens', 0)} cached, {usage.get('cache_write_tokens', 0)} written to the "
+            f"cache), {usage.get('output_tokens', 0)} output; "
+            + ("cost unknown" if cost is None else f"${float(cost):.4f}"))
 
 
 @app.command("calibrate")

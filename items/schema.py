@@ -429,6 +429,8 @@ class JudgeScore(BaseModel):
     method: Literal["logprobs", "samples", "score_first"] | None = None
     attempts: int = 0  # model calls made, retries of malformed replies included
     error: str | None = None  # why `score` is None
+    # the judge's call gave no usable reply (failed, empty, cut): missing data, not a verdict on the template
+    call_failed: Literal["failed", "empty", "cut"] | None = None
 
 
 class StudentResponse(BaseModel):

@@ -37,7 +37,8 @@ def reverify(session: Session, release: Release, *, judges: Sequence[str], stude
     log, retry = CallLog(), retry_policy(settings)
     panel = [judge.bind(log, retry) for judge in build_judges(judges, settings=settings, policy=policy)]
     pool = [student.bind(log, retry) for student in build_students(students, settings=settings, policy=policy)]
-    return reverify_release(session, release, panel, students=pool, run_id=run_id, workers=workers, commit=True)
+    report = reverify_release(session, release, panel, students=pool, run_id=run_id, workers=workers, commit=True)
+    return report.model_copy(update={"usage": log.ledger.totals().counts()})
 
 
 def evaluate(release: Release, *, model: str, formats: Sequence[TextFormat] = (TextFormat.plain,),
@@ -49,10 +50,12 @@ def evaluate(release: Release, *, model: str, formats: Sequence[TextFormat] = (T
     scored as a wrong answer (with a ``store``, the answers so far are kept for a resumed run)."""
     settings = settings or get_settings()
     respondent = build_respondent(model, settings=settings, decimals=decimals, policy=policy)
-    student = respondent.bind(CallLog(), retry_policy(settings), strict=True)
+    log = CallLog()
+    student = respondent.bind(log, retry_policy(settings), strict=True)
     limit = min(concurrency, respondent.max_concurrency or concurrency)
-    return evaluate_release(release, student, formats=formats, fresh_seed=fresh_seed, max_concurrency=limit,
-                            workers=workers, store=store, parameters=parameters)
+    report = evaluate_release(release, student, formats=formats, fresh_seed=fresh_seed, max_concurrency=limit,
+                              workers=workers, store=store, parameters=parameters)
+    return report.model_copy(update={"usage": log.ledger.totals().counts()})
 
 
 def evaluate_adaptive(release: Release, *, model: str, parameters: Mapping[str, IRTParameters],
@@ -63,5 +66,8 @@ def evaluate_adaptive(release: Release, *, model: str, parameters: Mapping[str, 
     instance per pick, until the SE target or the item budget (`templates_bank.adaptive`)."""
     settings = settings or get_settings()
     respondent = build_respondent(model, settings=settings, decimals=decimals, policy=policy)
-    student = respondent.bind(CallLog(), retry_policy(settings), strict=True)
-    return adaptive_evaluate_release(release, student, parameters, config=config, text_format=text_format, store=store)
+    log = CallLog()
+    student = respondent.bind(log, retry_policy(settings), strict=True)
+    report = adaptive_evaluate_release(release, student, parameters, config=config, text_format=text_format,
+                                       store=store)
+    return report.model_copy(update={"usage": log.ledger.totals().counts()})

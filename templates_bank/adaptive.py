@@ -178,6 +178,9 @@ class AdaptiveReport(AdaptiveResult):
     release_items: int = Field(description="items a full evaluation of the release asks")
     templates_without_irt: list[str] = Field(description="not calibrated: never picked")
     reused_answers: int = 0
+    usage: dict[str, float | int | None] = Field(
+        default_factory=dict, description="the calls by outcome, their tokens (cached apart) and cost, from the "
+                                          "caller that metered them")
 
 
 def adaptive_evaluate_release(release: Release, student: Student, parameters: Mapping[str, IRTParameters], *,
@@ -202,6 +205,9 @@ def adaptive_evaluate_release(release: Release, student: Student, parameters: Ma
     answering = Student(student.config.model_copy(update={"text_format": text_format}), student.model)
     pool = PoolConfig(blind=False, max_concurrency=1)
     step = 0
+    # one event loop for the whole run: a hosted client made on the first loop is reused by every pick
+    # (a loop per pick closed the loop that client's connections belong to: "Event loop is closed")
+    runner = asyncio.Runner()
 
     def respond(index: int, use: int) -> Administered:
         nonlocal step
@@ -216,11 +222,15 @@ def adaptive_evaluate_release(release: Release, student: Student, parameters: Ma
         item = fresh[item_index]
         if store is not None:
             store.expect(item, seed, item_index)
-        report = asyncio.run(aanswer_template(TemplateSample(template_id=entry.template_id, items=[item]),
-                                              [answering], pool, cache=store))
+        report = runner.run(aanswer_template(TemplateSample(template_id=entry.template_id, items=[item]),
+                                             [answering], pool, cache=store))
+        if not report.responses:  # a call with no usable reply is never an answer
+            failed = report.failed[0].error if report.failed else "no response"
+            raise RuntimeError(f"{entry.template_id}: the model gave no usable reply: {failed}")
         return Administered(correct=report.responses[0].correct, seed=seed, item_index=item_index)
 
-    result = run_adaptive(items, respond, config)
+    with runner:
+        result = run_adaptive(items, respond, config)
     return AdaptiveReport(
         **result.model_dump(), release=manifest.ref, release_checksum=manifest.checksum,
         model=student.config.model or student.config.name,

@@ -339,6 +339,9 @@ class EvaluationReport(BaseModel):
         description="per text format; empty when no template has IRT parameters")
     templates_without_irt: list[str]
     responses: list[ItemResponse]
+    usage: dict[str, float | int | None] = Field(
+        default_factory=dict, description="the calls by outcome (answered, cut, failed), their tokens (cached and "
+                                          "cache writes apart) and cost, from the caller that metered them")
 
 
 def _group(responses: Sequence[ItemResponse]) -> GroupAccuracy:

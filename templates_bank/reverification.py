@@ -82,7 +82,8 @@ __all__ = ["CallCounts", "Change", "CriterionShift", "ReverificationReport", "St
            "areverify_release", "judge_cache_key", "new_reverification_id", "reverify_release",
            "student_cache_key"]
 
-Change = Literal["now_rejected", "now_accepted", "unchanged", "no_old_panel"]
+# errored: the new panel's calls gave no usable reply, so it has no verdict (none is stored; a rerun asks again)
+Change = Literal["now_rejected", "now_accepted", "unchanged", "no_old_panel", "errored"]
 _MAX_NAME = 200  # the bank's model column
 _DESCRIPTION_TEMPLATE = '''
 def question(num_samples):
@@ -145,6 +146,15 @@ class ReverificationReport(BaseModel):
                                                 "per-template per-criterion mean scores")
     judge_calls: CallCounts
     student_calls: CallCounts | None
+    usage: dict[str, float | int | None] = Field(
+        default_factory=dict, description="the calls by outcome (answered, cut, failed), their tokens (cached and "
+                                          "cache writes apart) and cost, from the caller that metered them")
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def errored(self) -> list[str]:
+        """Templates without a new verdict: the panel's calls failed (rerun with the same run id)."""
+        return [t.template_id for t in self.templates if t.change == "errored"]
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -261,6 +271,8 @@ def _means(judgement: TemplateJudgement | None) -> dict[str, float | None]:
 
 
 def _change(old: TemplateJudgement | None, new: TemplateJudgement) -> Change:
+    if not new.passed and new.failed_calls:
+        return "errored"
     if old is None:
         return "no_old_panel"
     if old.passed == new.passed:
@@ -378,7 +390,8 @@ async def areverify_release(session: Session, release: Release, judges: Sequence
         sample = TemplateSample(template_id=template_id, items=items, task=manifest.task, dataset=dataset)
         version_id = versions[template_id]
         new = await ajudge_template(sample, judges, config, cache=judge_cache)
-        if not any(v.run_id == run_id for v in list_verdicts(session, version_id, "decision")):
+        errored = not new.passed and bool(new.failed_calls)  # no verdict: nothing recorded as a rejection
+        if not errored and not any(v.run_id == run_id for v in list_verdicts(session, version_id, "decision")):
             record_verdict(session, version_id, new.decision, run_id=run_id)  # once per run, also when resumed
         old = _old_judgement(session, version_id, template_id, manifest.created_at, config)
         old_means, new_means = _means(old), _means(new)

@@ -11,14 +11,15 @@ cache and hosted providers' prompt caching reuse it. A judge reads its score in 
   (G-Eval's form-filling with token probabilities); otherwise the mean of ``samples`` sampled
   scores. A reply without a parseable score is asked again, at most ``max_retries`` times per
   sample; a judge that never gives one is recorded with ``score=None`` and the reason, never as
-  a zero.
+  a zero. A call that gave no usable reply (`verification.calls.ModelCallFailed`: failed, empty or
+  cut) is not re-asked: the score is missing with ``call_failed`` set, and it is not cached.
 - ``score_first``: the judge is a `ScoreReader` that returns the probability of each score 1..10
   as the very next tokens after the prompt, in one forward pass with no sampling (local llama.cpp
   models; chat models that return log-probabilities through `ChatScoreReader`). The score is the
   probability-weighted mean, the rationale lists the distribution.
 
-Exceptions from the model itself (network, quota) propagate: callers wrap models in their own
-bounded retries.
+Other exceptions from the model itself propagate: callers wrap models in their own bounded
+retries and turn what still fails into `ModelCallFailed`.
 
 Scores are aggregated per criterion across judges (mean and min, against per-criterion
 thresholds), agreement is Krippendorff's alpha (interval level), and every judge's rationale is
@@ -46,6 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from itemsmith.items.rendering import TextFormat, downsample_item, option_letter, render_item
 from itemsmith.items.schema import Decision, Item, JudgeScore
 from itemsmith.verification.agreement import krippendorff_alpha_interval
+from itemsmith.verification.calls import ModelCallFailed
 from itemsmith.verification.samples import TemplateSample
 
 __all__ = [
@@ -147,7 +149,8 @@ class PanelConfig(BaseModel):
 
     criteria: tuple[Criterion, ...] = ("relevance", "unambiguity", "specificity", "solvability", "needs_series")
     thresholds: dict[Criterion, CriterionThreshold] = Field(default_factory=dict)
-    min_judges: int = Field(1, ge=1, description="valid scores a criterion needs, else it fails as missing")
+    min_judges: int | None = Field(None, ge=1, description="valid scores a criterion needs, else it fails as "
+                                                            "missing; None: every judge of the panel")
     items_per_prompt: int = Field(3, ge=1, le=20)
     text_format: TextFormat = Field(TextFormat.compact, description="how the items' series are printed; compact "
                                     "states the time axis once and costs about a quarter of plain's tokens")
@@ -241,6 +244,11 @@ class TemplateJudgement(BaseModel):
     @property
     def passed(self) -> bool:
         return self.decision.accepted
+
+    @property
+    def failed_calls(self) -> list[JudgeScore]:
+        """The scores missing because a call gave no usable reply (not a verdict on the template)."""
+        return [s for s in self.scores if s.call_failed is not None]
 
 
 # --- prompts and parsing --------------------------------------------------------------------
@@ -363,14 +371,19 @@ class _Attempt:
     message: AIMessage | None
     span: tuple[int, int] | None
     raw: str
+    failure: ModelCallFailed | None = None
 
 
 async def _ask(model: Any, messages: list[BaseMessage], retries: int, limit: asyncio.Semaphore) -> tuple[_Attempt, int]:
-    """One score from the model, re-asking after malformed replies; returns it and the calls made."""
+    """One score from the model, re-asking after malformed replies (never after a call that gave no
+    reply); returns it and the calls made."""
     attempt = _Attempt(None, "", None, None, "")
     for call in range(1, retries + 2):
-        async with limit:
-            message = await model.ainvoke(messages)
+        try:
+            async with limit:
+                message = await model.ainvoke(messages)
+        except ModelCallFailed as exc:
+            return _Attempt(None, "", None, None, "", failure=exc), call
         raw = message.text if isinstance(message, BaseMessage) else str(message)
         score, rationale, span = parse_score(raw)
         attempt = _Attempt(score, rationale, message if isinstance(message, AIMessage) else None, span, raw)
@@ -381,6 +394,10 @@ async def _ask(model: Any, messages: list[BaseMessage], retries: int, limit: asy
 
 def _missing(judge: JudgeConfig, criterion: Criterion, attempt: _Attempt, calls: int,
              method: Literal["logprobs", "samples"]) -> JudgeScore:
+    if attempt.failure is not None:
+        return JudgeScore(judge=judge.name, criterion=criterion, score=None, method=method, attempts=calls,
+                          call_failed=attempt.failure.outcome,
+                          error=f"the call gave no usable reply ({attempt.failure.outcome}): {attempt.failure}")
     tail = attempt.raw.strip()[-300:] or "(empty reply)"
     return JudgeScore(judge=judge.name, criterion=criterion, score=None, rationale=attempt.rationale,
                       method=method, attempts=calls,
@@ -389,9 +406,13 @@ def _missing(judge: JudgeConfig, criterion: Criterion, attempt: _Attempt, calls:
 
 async def _read(judge: Judge, reader: ScoreReader, messages: list[BaseMessage], criterion: Criterion,
                 limit: asyncio.Semaphore) -> JudgeScore:
-    async with limit:
-        probabilities = {s: float(p) for s, p in (await reader.ascore_probabilities(messages)).items()
-                         if s in SCORES and p > 0}
+    try:
+        async with limit:
+            probabilities = {s: float(p) for s, p in (await reader.ascore_probabilities(messages)).items()
+                             if s in SCORES and p > 0}
+    except ModelCallFailed as exc:
+        return JudgeScore(judge=judge.config.name, criterion=criterion, score=None, method="score_first", attempts=1,
+                          call_failed=exc.outcome, error=f"the call gave no usable reply ({exc.outcome}): {exc}")
     total = sum(probabilities.values())
     if total <= 0:
         return JudgeScore(judge=judge.config.name, criterion=criterion, score=None, method="score_first", attempts=1,
@@ -427,8 +448,9 @@ async def _draw(judge: Judge, messages: list[BaseMessage], criterion: Criterion,
         calls += used
     valid = [a for a in attempts if a.score is not None]
     samples = [float(a.score) for a in valid]
-    if not valid:
-        return _missing(cfg, criterion, attempts[-1], calls, "samples")
+    if not valid:  # a failed call says more than a malformed reply
+        last = next((a for a in attempts if a.failure is not None), attempts[-1])
+        return _missing(cfg, criterion, last, calls, "samples")
     return JudgeScore(judge=cfg.name, criterion=criterion, score=float(np.mean(samples)),
                       rationale=valid[0].rationale, samples=samples, method="samples", attempts=calls)
 
@@ -443,7 +465,8 @@ async def _score(judge: Judge, sample: TemplateSample, criterion: Criterion, con
     if stored is not None:
         return stored
     score = await _draw(judge, messages, criterion, limit)
-    cache.put(call, score)
+    if score.call_failed is None:  # a failed call is asked again by a rerun
+        cache.put(call, score)
     return score
 
 
@@ -452,8 +475,9 @@ def _aggregate(criterion: Criterion, scores: list[JudgeScore], config: PanelConf
     threshold = config.threshold(criterion)
     mean = float(np.mean(values)) if values else None
     low = float(min(values)) if values else None
-    if len(values) < config.min_judges:
-        reason = f"{criterion}: only {len(values)} of {len(scores)} judges gave a score (need {config.min_judges})"
+    need = config.min_judges or len(scores)
+    if len(values) < need:
+        reason = f"{criterion}: only {len(values)} of {len(scores)} judges gave a score (need {need})"
         passed = False
     elif mean is not None and low is not None and mean >= threshold.mean and low >= threshold.min:
         reason = f"{criterion}: mean {mean:.2f} >= {threshold.mean}, min {low:.2f} >= {threshold.min}"

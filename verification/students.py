@@ -14,6 +14,10 @@ With ``blind=True`` every student also answers every item with the series remove
 whose items are answered about as well blind as with the series, and clearly above chance
 blind, is flagged: its data is not needed (`BlindCheck`).
 
+A call that gave no usable reply (the model raised `verification.calls.ModelCallFailed`: it
+failed, came back empty or was cut) is not a response: it is listed in the report's ``failed``,
+never counted as a wrong answer, never handed to the cache (a rerun asks it again).
+
 An `AnswerCache` passed to the pool is asked before each item is put to a student: a stored
 response to the same `StudentCall` is reused and no model is called; a fresh response is handed
 to it to store (see `templates_bank.reverification`).
@@ -38,6 +42,7 @@ from itemsmith.items.rendering import TextFormat, option_letter, render_item
 from itemsmith.items.schema import Item, StudentResponse
 from itemsmith.sandbox.render import render_item_png
 from itemsmith.verification.answer_parsing import parse_answer
+from itemsmith.verification.calls import FailedCall, ModelCallFailed
 from itemsmith.verification.samples import TemplateSample
 
 __all__ = [
@@ -151,6 +156,7 @@ class StudentReport(BaseModel):
     chance: float = Field(description="mean of 1 / number of options over the items")
     n_items: int
     blind: BlindCheck | None = None
+    failed: list[FailedCall] = Field(default_factory=list, description="calls with no usable reply: not responses")
 
     def accuracies(self, blind: bool = False) -> dict[str, float]:
         """Accuracy per student (unparsed replies count as wrong)."""
@@ -218,15 +224,20 @@ _ANSWERERS: dict[AnswerMode, Callable[[Student, Item, bool], Awaitable[tuple[str
 }
 
 
-async def _respond(student: Student, item: Item, index: int, blind: bool, limit: asyncio.Semaphore) -> StudentResponse:
-    async with limit:
-        raw, choice = await _ANSWERERS[student.mode](student, item, blind)
+async def _respond(student: Student, item: Item, index: int, blind: bool,
+                   limit: asyncio.Semaphore) -> StudentResponse | FailedCall:
+    try:
+        async with limit:
+            raw, choice = await _ANSWERERS[student.mode](student, item, blind)
+    except ModelCallFailed as exc:
+        return FailedCall(model=student.config.name, outcome=exc.outcome, error=str(exc), item_index=index,
+                          blind=blind)
     return StudentResponse(student=student.config.name, rank=student.config.rank, item_index=index, blind=blind,
                            raw=raw, choice=choice, correct=choice == item.answer_index)
 
 
 async def _cached_respond(student: Student, template_id: str, item: Item, index: int, blind: bool,
-                          limit: asyncio.Semaphore, cache: AnswerCache | None) -> StudentResponse:
+                          limit: asyncio.Semaphore, cache: AnswerCache | None) -> StudentResponse | FailedCall:
     if cache is None:
         return await _respond(student, item, index, blind, limit)
     call = StudentCall(student.config, student.mode, template_id, item, index, blind,
@@ -235,7 +246,8 @@ async def _cached_respond(student: Student, template_id: str, item: Item, index:
     if stored is not None:
         return stored
     response = await _respond(student, item, index, blind, limit)
-    cache.put(call, response)
+    if isinstance(response, StudentResponse):
+        cache.put(call, response)
     return response
 
 
@@ -276,11 +288,14 @@ async def _answer(sample: TemplateSample, students: Sequence[Student], config: P
     conditions = (False, True) if config.blind else (False,)
     tasks = [_cached_respond(student, sample.template_id, item, index, blind, limit, cache)
              for blind in conditions for student in students for index, item in enumerate(sample.items)]
-    responses = list(await asyncio.gather(*tasks))
+    results = await asyncio.gather(*tasks)
+    responses = [r for r in results if isinstance(r, StudentResponse)]
+    failed = [r for r in results if isinstance(r, FailedCall)]
     chance = sum(1 / len(item.options) for item in sample.items) / len(sample.items)
-    check = _blind_check(responses, chance, config) if config.blind else None
+    both = {r.blind for r in responses} == {False, True}  # a condition without answers has no accuracy
+    check = _blind_check(responses, chance, config) if config.blind and both else None
     return StudentReport(template_id=sample.template_id, responses=responses, chance=chance,
-                         n_items=len(sample.items), blind=check)
+                         n_items=len(sample.items), blind=check, failed=failed)
 
 
 async def aanswer_template(sample: TemplateSample, students: Sequence[Student], config: PoolConfig | None = None,

@@ -191,7 +191,7 @@ def run_author_job(request: AuthorJobRequest, context: JobContext) -> dict[str, 
     if report is None:
         context.raise_if_interrupted()
     assert report is not None
-    if report.slots and all(slot.status == "failed" for slot in report.slots):
+    if report.slots and all(slot.status in ("failed", "errored") for slot in report.slots):
         raise AuthoringFailed(_why_every_slot_failed(report))
     summary = {**report.summary(), "handler": handler_ref(request.handler).model_dump()}
     result: dict[str, Any] = {"summary": summary, "stages": stages, "templates": stored}
@@ -205,7 +205,8 @@ def run_author_job(request: AuthorJobRequest, context: JobContext) -> dict[str, 
 
 
 class AuthoringFailed(RuntimeError):
-    """No slot produced a template, and every slot ended on an error (its model calls failed)."""
+    """No slot produced a template, and every slot ended on an error (its model calls failed; an
+    errored slot resumes where it stopped when the run is run again)."""
 
 
 def _why_every_slot_failed(report: RunReport) -> str:

@@ -10,8 +10,9 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from itemsmith.agents.errors import EmptyReplyError, ProviderCallError
 from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, is_transient, redact
+from itemsmith.agents.model_catalog import price_for
 from itemsmith.agents.scripted import ScriptedHTTPError
-from itemsmith.agents.usage import UsageLedger, cost_of, price_for
+from itemsmith.agents.usage import UsageLedger, cost_of
 
 from .conftest import scripted
 
@@ -69,8 +70,10 @@ def test_backoff_grows_and_is_capped() -> None:
 
 
 def test_cost_from_price_table() -> None:
-    assert price_for("openai", "gpt-4o-2024-08-06") == (2.50, 10.00)
-    assert price_for("openai", "gpt-4o-mini") == (0.15, 0.60)  # the longest prefix wins
+    dated = price_for("openai", "gpt-4o-2024-08-06")  # a dated snapshot is its base id
+    assert dated is not None and (dated.input, dated.output) == (2.50, 10.00)
+    mini = price_for("openai", "gpt-4o-mini")
+    assert mini is not None and (mini.input, mini.output) == (0.15, 0.60)
     assert cost_of("openai", "gpt-4o", 1_000_000, 100_000) == pytest.approx(3.5)
     assert cost_of("local", "qwen2.5-coder-1.5b", 10, 10) == 0.0
     assert cost_of("openai_compatible", "mystery", 10, 10) is None

@@ -103,10 +103,46 @@ def test_scripted_empty_reply_is_feedback(pool, handler_file, tmp_path) -> None:
     assert [a.status for a in report.slots[0].attempts] == ["extraction_error", "ok"]
 
 
-def test_scripted_permanent_provider_error_fails_the_slot(pool, handler_file, tmp_path) -> None:
+def test_scripted_permanent_provider_error_errors_the_slot_and_a_rerun_resumes_it(pool, handler_file,
+                                                                                  tmp_path) -> None:
     report, model, _ = run_author(pool, handler_file, tmp_path, [{"error": 401}], titles=["Auth"])
     slot = report.slots[0]
-    assert slot.status == "failed" and model.calls == 1 and "permanent" in (slot.error or "")
+    assert slot.status == "errored" and model.calls == 1 and "permanent" in (slot.error or "")
+    assert "HTTP 401" in (slot.error or "")  # the provider's own message
+    assert report.summary()["errored"] == 1 and report.usage.failed_calls == 1
+    resumed, model, _ = run_author(pool, handler_file, tmp_path, [fenced(GOOD)], titles=["Auth"])
+    slot = resumed.slots[0]
+    assert slot.status == "accepted" and model.calls == 1
+    assert slot.rounds == 1  # the failed call did not use up a round
+    assert [a.status for a in slot.attempts] == ["provider_error", "ok"]
+
+
+def fails_then_decides(calls: list[str]) -> Any:
+    """A verifier whose first call errors (its model gave no reply), later ones accept."""
+    async def flaky(source: str, report: StructureReport) -> VerificationResult:
+        calls.append(source)
+        if len(calls) == 1:
+            return VerificationResult(decision=Decision(accepted=False, stage="judges", reasons=["no reply"]),
+                                      feedback="must never reach the generator", errored=True)
+        return VerificationResult(decision=Decision(accepted=True, stage="judges", reasons=["fine"]))
+    return flaky
+
+
+def test_scripted_errored_stage_stops_the_slot_without_feedback_and_a_rerun_verifies_the_same_code(
+        pool, handler_file, tmp_path) -> None:
+    calls: list[str] = []
+    verifier = fails_then_decides(calls)
+    report, model, _ = run_author(pool, handler_file, tmp_path, [fenced(GOOD), fenced(AVERAGE)], titles=["Flaky"],
+                                  verifiers=[verifier], max_rounds=3)
+    slot = report.slots[0]
+    assert slot.status == "errored" and slot.rounds == 1  # no refinement round
+    assert [a.status for a in slot.attempts] == ["verify_errored"] and slot.attempts[0].feedback is None
+    assert "must never reach the generator" not in "".join(model.prompts)
+    resumed, model, _ = run_author(pool, handler_file, tmp_path, [fenced(AVERAGE)], titles=["Flaky"],
+                                   verifiers=[verifier], max_rounds=3)
+    slot = resumed.slots[0]
+    assert slot.status == "accepted" and model.calls == 0  # the stage ran again on the kept candidate
+    assert calls == [GOOD, GOOD] and slot.template is not None and slot.template.source == GOOD
 
 
 def wants_the_average(seen: list[StructureReport]) -> Any:

@@ -24,6 +24,7 @@ from itemsmith.agents.model_factory import (
 from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.agents.settings import AgentSettings
 from itemsmith.items.schema import Item
+from itemsmith.verification.calls import ModelCallFailed
 from itemsmith.verification.judges import CRITERION_MARKER, PanelConfig, judge_prompt
 from itemsmith.verification.samples import TemplateSample
 from itemsmith.verification.students import StudentConfig
@@ -75,12 +76,14 @@ def test_anthropic_judge_prompts_mark_the_shared_items_part_for_caching() -> Non
     assert _cache_breakpoint(plain) == plain
 
 
-def test_scripted_failing_model_is_an_unanswered_item_in_review_and_an_error_in_evaluation() -> None:
+def test_scripted_failing_model_is_missing_data_in_review_and_an_error_in_evaluation() -> None:
     broken = ModelHandle(ScriptedChatModel.from_source([{"error": 401}]), "scripted", "broken", 5.0)
     student = StudentModel(StudentConfig(name="scripted:broken", rank=0), broken)
     log = CallLog()
-    reply = asyncio.run(student.bind(log, NO_WAIT).model.ainvoke([HumanMessage("Question")]))
-    assert "no reply" in reply.text and len(log.errors) == 1
+    with pytest.raises(ModelCallFailed) as failed:  # never a text the stage would parse as an answer
+        asyncio.run(student.bind(log, NO_WAIT).model.ainvoke([HumanMessage("Question")]))
+    assert failed.value.outcome == "failed" and "HTTP 401" in str(failed.value) and len(log.errors) == 1
+    assert log.ledger.totals().failed_calls == 1 and broken.model.calls == 1  # a permanent 401 is asked once
     strict = student.bind(CallLog(), NO_WAIT, strict=True)
     with pytest.raises(ProviderCallError):
         asyncio.run(strict.model.ainvoke([HumanMessage("Question")]))

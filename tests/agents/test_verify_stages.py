@@ -155,27 +155,42 @@ def test_scripted_pool_whose_series_helps_is_accepted() -> None:
     assert result.students.blind.accuracy_blind == pytest.approx(0.2)  # "D" is the key of one item in five
 
 
-def test_scripted_judge_model_failure_is_a_missing_score_not_a_crash() -> None:
+def _broken_and_working_panel(panel: PanelConfig) -> tuple[JudgePanelVerifier, ModelHandle]:
     broken = ModelHandle(ScriptedChatModel.from_source([{"error": 401}]), "scripted", "broken", 5.0)
     working = ModelHandle(ScriptedChatModel.from_source(["Clear.\nScore: 9"]), "scripted", "working", 5.0)
     verifier = JudgePanelVerifier([JudgeModel(JudgeConfig(name="broken", samples=1, max_retries=1), broken),
                                    JudgeModel(JudgeConfig(name="working", samples=1), working)],
-                                  PanelConfig(), task="levels", dataset="water levels", retry=FAST)
+                                  panel, task="levels", dataset="water levels", retry=FAST)
+    return verifier, broken
+
+
+def test_scripted_judge_model_failure_is_missing_data_and_the_stage_errored_not_rejected() -> None:
+    verifier, broken = _broken_and_working_panel(PanelConfig())
     result = asyncio.run(verifier("source", PASSED))
     missing = [s for s in result.judgement.scores if s.judge == "broken"]
-    assert len(missing) == 5 and all(s.score is None and "HTTP 401" in s.error for s in missing)
+    assert len(missing) == 5 and all(s.score is None and s.call_failed == "failed" and "HTTP 401" in s.error
+                                     for s in missing)
     assert all(a.n_missing == 1 and a.n_scores == 1 for a in result.judgement.aggregates)
-    assert result.decision.accepted  # one judge is enough by default (min_judges=1)
-    assert len(result.errors) == 10 and "permanent error" in result.errors[0]  # 5 criteria x 2 calls each
-    assert broken.model.calls == 10 and result.usage.calls == 5  # failed calls are not metered as replies
+    # the default panel needs every judge: no verdict, so the stage errored (retryable), with no feedback
+    assert result.errored and not result.decision.accepted and result.feedback is None
+    assert "gave no usable reply" in result.decision.reasons[0] and "HTTP 401" in result.decision.reasons[0]
+    # a permanent 401 is sent once per criterion: neither the retry layer nor the judge's parse retry re-asks it
+    assert broken.model.calls == 5 and len(result.errors) == 5 and "permanent error" in result.errors[0]
+    assert result.usage.calls == 10 and result.usage.failed_calls == 5 and result.usage.answered_calls == 5
 
 
-def test_scripted_judge_panel_rejects_when_every_judge_fails() -> None:
+def test_scripted_judge_failure_with_min_judges_lowered_accepts_on_the_rest() -> None:
+    verifier, _ = _broken_and_working_panel(PanelConfig(min_judges=1))
+    result = asyncio.run(verifier("source", PASSED))
+    assert result.decision.accepted and not result.errored  # the user allowed a panel short of a judge
+
+
+def test_scripted_judge_panel_errors_when_every_judge_fails() -> None:
     broken = ModelHandle(ScriptedChatModel.from_source([{"error": 401}]), "scripted", "broken", 5.0)
     verifier = JudgePanelVerifier([JudgeModel(JudgeConfig(name="broken", samples=1, max_retries=0), broken)], PanelConfig(),
                                   task="levels", dataset="water levels", retry=FAST)
     result = asyncio.run(verifier("source", PASSED))
-    assert not result.decision.accepted and "only 0 of 1 judges gave a score" in result.decision.reasons[0]
+    assert result.errored and not result.decision.accepted and result.feedback is None
 
 
 def test_scripted_judge_giving_only_a_score_is_fed_back_without_a_reason() -> None:
