@@ -133,13 +133,13 @@ def test_scripted_errored_stage_stops_the_slot_without_feedback_and_a_rerun_veri
     calls: list[str] = []
     verifier = fails_then_decides(calls)
     report, model, _ = run_author(pool, handler_file, tmp_path, [fenced(GOOD), fenced(AVERAGE)], titles=["Flaky"],
-                                  verifiers=[verifier], max_rounds=3)
+                                  verifiers=[verifier], rounds=3)
     slot = report.slots[0]
     assert slot.status == "errored" and slot.rounds == 1  # no refinement round
     assert [a.status for a in slot.attempts] == ["verify_errored"] and slot.attempts[0].feedback is None
     assert "must never reach the generator" not in "".join(model.prompts)
     resumed, model, _ = run_author(pool, handler_file, tmp_path, [fenced(AVERAGE)], titles=["Flaky"],
-                                   verifiers=[verifier], max_rounds=3)
+                                   verifiers=[verifier], rounds=3)
     slot = resumed.slots[0]
     assert slot.status == "accepted" and model.calls == 0  # the stage ran again on the kept candidate
     assert calls == [GOOD, GOOD] and slot.template is not None and slot.template.source == GOOD

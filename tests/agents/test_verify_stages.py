@@ -228,4 +228,4 @@ def test_scripted_author_cli_takes_judges_and_students(handler_file: Path, tmp_p
     bad = CliRunner().invoke(app, ["author", "--handler", str(handler_file), "--task", "water levels",
                                    "--generator", f"scripted:{gen}", "--out", str(tmp_path / "out2"), "--no-live",
                                    "--student", "scripted:x.json@first"])
-    assert bad.exit_code == 2 and "not SPEC@RANK" in bad.output
+    assert bad.exit_code == 2 and "write SPEC@RANK" in bad.output
