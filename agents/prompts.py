@@ -36,42 +36,33 @@ SKELETON = '''def question(num_samples):
     while len(items) < num_samples and tries < 50 * num_samples:
         tries += 1
         rid = ids[int(rng.integers(len(ids)))]
-        frame = handler.series(rid).dropna(){guard}
-        values = frame["{channel}"].to_numpy(dtype=float)   # numbers at positions 0..n-1
-        {labels_line}
-        if len(values) < 10:
+        win = take_window(handler, rid, "{channel}")   # a random window: values with their dates and unit
+        if win is None:   # the record does not fit: draw another
             continue
-        start = int(rng.integers(0, len(values) - 9))   # a random window: items differ from draw to draw
-        end = start + int(rng.integers(10, min(60, len(values) - start) + 1))
-        window = values[start:end]
-        answer = float(window.mean())    # compute the answer from the data
-        spread = max(float(window.std()) / 2, 0.01)   # a typical gap between neighbouring options
-        key, wrong = numeric_options(answer, spread=spread, decimals=2)   # key at a random rank
-        first, last = {labels}[start], {labels}[end - 1]
-        text = f"These are the {channel} values of record {{rid}} from {{first}} to {{last}}. What is their mean?"
-        why = f"The mean of the {{end - start}} {channel} values is {{key}}."
-        shown = series(window, name="{channel}", timestamps={labels}[start:end])
-        item = mc_item(text, key, wrong, series=[shown], rationale=why, metadata={{"record_ids": [rid]}})
+        res = channel_stat(win, "mean")   # the block computes the answer, its series and rationale
+        if res is None:
+            continue
+        key, wrong = numeric_options(res.value, spread=res.spread, decimals=res.decimals, unit=res.unit)
+        text = f"What is the mean of the {{win.about}}?"
+        item = mc_item(text, key, wrong, series=res.shown, rationale=res.rationale, metadata={{"record_ids": [rid]}})
         items.append(item)
     return items'''
 
-COOKBOOK = """values = frame["{channel}"].to_numpy(dtype=float) and {labels_line} have the same positions.
-- position of the maximum / minimum: i = int(np.argmax(values)) / int(np.argmin(values)); its time: {labels}[i]
-- count above a threshold: int((values > t).sum()); share: float((values > t).mean())
-- mean, spread, range: float(values.mean()), float(values.std()), float(values.max() - values.min())
-- largest change between neighbours: d = np.diff(values); i = int(np.argmax(np.abs(d))) -> from {labels}[i] to \
-{labels}[i + 1]
-- a window: values[a:b]; first half vs second half: values[: len(values) // 2].mean(), values[len(values) // 2 :].mean()
+COOKBOOK = """Blocks compute answers right by construction; use them instead of computing by hand:
+- win = take_window(handler, rid, channel, length=None): win.values[i] was measured at win.dates[i]; \
+win.unit, win.about (channel, unit, record and dates, for the question text), win.first, win.last; None: continue
+- res = channel_stat(win, how), how: "max", "min", "mean", "median", "sum", "range", "std": res.value, res.day \
+(date of the max/min), res.shown (for series=), res.rationale, res.spread, res.decimals, res.unit; None: continue
+- count_beyond(win, above=t) or (win, below=t): how many values; change_between(win, first=0, last=-1): \
+values[last] - values[first]; first_day(win, above=t): res.value is the first date (None: never)
+- other = align_window(handler, win, "other_channel"): the same dates; compare_windows(win, other, "mean"): \
+res.label names the larger, res.value is the difference; also two records: two take_window calls
+- time options: key, wrong = date_options(res.day, spread_days=7, low=win.first, high=win.last)
 - a label of the record: row = handler.records().set_index("record_id").loc[rid]; row["{label}"]
-- number options: key, wrong = numeric_options(answer, spread=typical_gap, decimals=1, unit="..."); \
-mc_item(text, key, wrong, ...)
-- time options: key, wrong = date_options({labels}[i], spread_days=7, low={labels}[0], high={labels}[-1]) \
-(daily dates; for other times pick other real times: picks = rng.choice(len({labels}), size=6, replace=False); \
-wrong = [{labels}[int(j)] for j in picks if {labels}[int(j)] != answer][:3])
 - label distractors: wrong = [c for c in ALL_LABELS if c != answer][:3]  (at least 4 labels in ALL_LABELS)
-- never fixed offsets such as answer + d for d in (-3, 3, 6): the key is then always the second smallest
-Never index a list with a timestamp (idxmax() returns a timestamp, not a position) and never call .iloc on an \
-index: use positions from np.argmax."""
+- free code on win.values (numpy) and win.dates: i = int(np.argmax(win.values)) -> win.dates[i]; show \
+series=[series(values, name=..., timestamps=dates, unit=win.unit)] with the values and dates you used
+- never fixed offsets such as answer + d for d in (-3, 3, 6): the key is then always the second smallest"""
 
 
 def numeric_channel(profile: HandlerProfile | None) -> str:
@@ -81,17 +72,6 @@ def numeric_channel(profile: HandlerProfile | None) -> str:
     numeric = {c.name for peek in profile.series for c in peek.columns if c.min is not None}
     ranked = sorted(profile.channels, key=lambda c: (-profile.channel_counts.get(c, 0), c not in numeric))
     return ranked[0] if ranked else "value"
-
-
-def _labels(profile: HandlerProfile | None) -> tuple[str, str]:
-    """(variable, assignment) for the time labels of a series, fitted to its index type."""
-    dtype = profile.series[0].index_dtype if profile is not None and profile.series else ""
-    if dtype.startswith("datetime"):
-        step = profile.series[0].step if profile is not None else ""
-        daily = "day" in step and step.endswith("00:00:00") and not step.startswith("0 days")
-        fmt = "%Y-%m-%d" if daily else "%Y-%m-%d %H:%M"
-        return "dates", f'dates = list(frame.index.strftime("{fmt}"))   # the times, as text'
-    return "times", "times = [str(t) for t in frame.index]   # the index labels, as text"
 
 
 def _label_column(profile: HandlerProfile | None) -> str:
@@ -106,18 +86,12 @@ def _label_column(profile: HandlerProfile | None) -> str:
 
 
 def skeleton(profile: HandlerProfile | None = None) -> str:
-    labels, labels_line = _labels(profile)
-    channel = numeric_channel(profile)
-    guard = ""
-    if profile is not None and profile.varying_channels:
-        guard = f'\n        if "{channel}" not in frame.columns:   # records differ in their channels\n            continue'
-    return SKELETON.format(channel=channel, labels=labels, labels_line=labels_line, guard=guard)
+    """The skeleton on the dataset's main channel (`take_window` returns None where a record lacks it)."""
+    return SKELETON.format(channel=numeric_channel(profile))
 
 
 def cookbook(profile: HandlerProfile | None = None) -> str:
-    labels, labels_line = _labels(profile)
-    return COOKBOOK.format(channel=numeric_channel(profile), labels=labels, labels_line=labels_line.split("  #")[0],
-                           label=_label_column(profile))
+    return COOKBOOK.format(label=_label_column(profile))
 
 
 def _first_paragraph(obj: object) -> str:
@@ -165,6 +139,8 @@ tf_item. The code runs in a sandbox where these names already exist (never impor
   np, pd, math, statistics, datetime: the usual modules, already imported
   item helpers:
 {helper_api}
+  statistics blocks (see the cookbook): take_window, align_window, channel_stat, count_beyond, change_between, \
+first_day, compare_windows
 
 ## Rules
 1. Compute the answer from the data. Never guess it or hard-code it.
@@ -189,7 +165,7 @@ use (also constants such as a list of month names) above `question` or inside it
 {skeleton}
 ```
 
-## Cookbook: work on numpy arrays and a list of times
+## Cookbook: building blocks and free code
 {cookbook}"""
 
 
