@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from itemsmith.agents.profile import ColumnInfo, HandlerProfile
 from itemsmith.agents.taxonomy import CATEGORY_HINTS, CONCEPTS, TASK_KINDS
 from itemsmith.handlers.base import DatasetHandler
+from itemsmith.items.blocks import STATISTICS
 from itemsmith.items.helpers import date_options, mc_item, numeric_options, series, tf_item
 from itemsmith.items.schema import Template
 from itemsmith.templates_bank.curated import load_curated
@@ -357,6 +358,9 @@ PLANNER_TASK = """{profile}
 Concept tags: {concepts}
 Task kinds: {kinds}
 
+## Building blocks the programmer has (exact by construction: prefer questions one of them answers)
+{blocks}
+
 ## Plan {n} question types
 Their categories, in this order: {slots}.
 
@@ -367,8 +371,9 @@ Each element of the JSON array is an object with exactly these keys:
   "kind": "mc" (multiple choice) or "tf" (true/false),
   "question": the question a student sees, with placeholders like <record> or <date>,
   "context": one short sentence in the description's words telling the student what a record is and the unit,
-  "answer_from": how the program computes the correct answer (which column, which calculation): the very \
-quantity the question asks for (the maximum for "highest", a date for "when"),
+  "answer_from": how the program computes the correct answer: a building block below and its channel when one \
+fits (e.g. channel_stat(win, "max") of a channel over a random window), else which column and which calculation; \
+the very quantity the question asks for (the maximum for "highest", a date for "when"),
   "columns": the column names it needs (from records() or series()).
 Use the real column names above. The only placeholder allowed is <record>. The data is historical: never refer \
 to today or the current date. Each question must need the values of one or a few records' series (not only their \
@@ -387,9 +392,35 @@ def planner_example(channel: str, context: str) -> dict[str, object]:
         "kind": "mc",
         "question": f"What was the highest {channel} in record <record>?",
         "context": context,
-        "answer_from": f"max of the {channel} column of series(record_id), rounded to 1 decimal",
+        "answer_from": f'channel_stat(win, "max") of {channel} over a random window (take_window), rounded to 1 '
+                       "decimal",
         "columns": [channel],
     }
+
+
+def series_channels(profile: HandlerProfile | None) -> list[str]:
+    """The numeric channels of the sampled series, most common first."""
+    if profile is None:
+        return []
+    numeric = {c.name for peek in profile.series for c in peek.columns if c.min is not None}
+    return sorted(numeric, key=lambda c: (-profile.channel_counts.get(c, 0), c))
+
+
+def block_menu(profile: HandlerProfile | None) -> str:
+    """What the blocks compute on this data's channels: the statistics a brief can name."""
+    channels = series_channels(profile) or [numeric_channel(profile)]
+    shown = ", ".join(channels[:6])
+    lines = [f"Each works on win = take_window(handler, record, channel): a window of one channel of one record "
+             f"(channels: {shown}).",
+             f"- channel_stat(win, how), how in {', '.join(STATISTICS)}: the value; for max/min also its day",
+             "- count_beyond(win, above=t) / count_beyond(win, below=t): how many values are above/below t",
+             "- change_between(win, first, last): the change from one day of the window to another",
+             "- first_day(win, above=t): the first date above (or below) t"]
+    if len(channels) >= 2:
+        lines.append(f"- compare_windows(win, align_window(handler, win, other), how): which of two channels "
+                     f"(e.g. {channels[0]} vs {channels[1]}) has the larger statistic, and by how much")
+    lines.append("- compare_windows(win_a, win_b, how) of two records: which record has the larger statistic")
+    return "\n".join(lines)
 
 
 def planner_task(*, profile_text: str, task: str, categories: Sequence[str],
@@ -398,7 +429,7 @@ def planner_task(*, profile_text: str, task: str, categories: Sequence[str],
     described = "\n".join(f"- {c}: {hint}" for c, hint in CATEGORY_HINTS.items())
     return PLANNER_TASK.format(
         profile=profile_text, task=task.strip(), categories=described, concepts=", ".join(CONCEPTS),
-        kinds=", ".join(TASK_KINDS), n=len(categories), slots=slots,
+        kinds=", ".join(TASK_KINDS), n=len(categories), slots=slots, blocks=block_menu(profile),
         example=json.dumps(planner_example(numeric_channel(profile), profile.context if profile else "")))
 
 
