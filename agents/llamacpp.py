@@ -193,15 +193,14 @@ class RepetitionStop:
         self.detokenize = detokenize
         self.repeats = repeats
         self.reason: str | None = None
-        self._prompt_length: int | None = None
-        self._seen = 0
+        self._seen: int | None = None  # tokens already read; first call: the prompt plus one sampled token
         self._reply = b""
 
     def __call__(self, input_ids: Any, _logits: Any) -> bool:
         if self.reason is not None:
             return True
-        if self._prompt_length is None:  # first call: the prompt plus the first sampled token
-            self._prompt_length = self._seen = len(input_ids) - 1
+        if self._seen is None:
+            self._seen = len(input_ids) - 1
         new = [int(t) for t in input_ids[self._seen:]]
         self._seen = len(input_ids)
         piece = self.detokenize(new)
