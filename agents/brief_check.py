@@ -19,6 +19,7 @@ from collections.abc import Iterable
 
 from itemsmith.agents.models import Brief
 from itemsmith.agents.profile import HandlerProfile
+from itemsmith.items.blocks import STATISTICS
 from itemsmith.verification.audit.quantities import agree, normal_text, quantities
 
 _ASKS_TIME = re.compile(r"\bwhen\b|\b(which|what) (day|date|hour|time|month|year|week|minute|timestamp|sample|"
@@ -32,6 +33,9 @@ _SERIES = re.compile(r"\bseries\b")
 _NOT_HISTORICAL = re.compile(r"\btoday\b|\bcurrent (date|time|day)\b|\bright now\b")
 _NAMED_COLUMN = re.compile(r"\[\s*['\"]([^'\"\]]+)['\"]\s*\]|[`'\"]([\w ]+)[`'\"] columns?\b"
                            r"|\bcolumns? [`'\"]([\w ]+)[`'\"]")
+
+
+_BLOCK_STATISTIC = re.compile(r"channel_stat\([^)]*?[\"'](\w+)[\"']")
 
 
 def _mentions(text: str, names: Iterable[str]) -> set[str]:
@@ -80,6 +84,10 @@ def brief_problems(brief: Brief, profile: HandlerProfile) -> list[str]:
     if asked and computed and not agree(asked, computed):
         problems.append(f"answer_from computes the {'/'.join(sorted(computed))} but the question asks for the "
                         f"{'/'.join(sorted(asked))}: make answer_from compute exactly what the question asks")
+    unknown_stats = sorted({m for m in _BLOCK_STATISTIC.findall(brief.answer_from) if m not in STATISTICS})
+    if unknown_stats:
+        problems.append(f"channel_stat has no statistic {unknown_stats[0]!r}; it computes one of "
+                        f"{', '.join(STATISTICS)}")
     if _ASKS_TIME.search(asked_text) and not _GIVES_TIME.search(answer_text):
         problems.append("the question asks for a time (when, which day) but answer_from computes a value: say "
                         "which index label or date it returns")

@@ -11,10 +11,12 @@ from __future__ import annotations
 import ast
 import re
 
+from itemsmith.items.blocks import BLOCKS
+
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
 _MAIN_GUARD = re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:.*", re.S | re.M)
 INJECTED = ("handler", "rng", "mc_item", "tf_item", "pz_item", "series", "np", "pd", "math", "random",
-            "statistics", "datetime", "synth")
+            "statistics", "datetime", "synth", *BLOCKS)
 
 
 class ExtractionError(ValueError):
@@ -132,13 +134,14 @@ _UNIT_SPLIT = re.compile(r"[\n,;]")
 _DIGITS = re.compile(r"\d+")
 
 
-def _shape(text: str) -> str:
+def repetition_shape(text: str) -> str:
+    """A unit or line as repetitions are counted: digit runs made "0", spaces collapsed."""
     return " ".join(_DIGITS.sub("0", text).split())
 
 
 def repetition(reply: str) -> str | None:
     """How a reply repeats itself (a unit or a long line over and over, numbers aside), or None."""
-    units = [_shape(u) for u in _UNIT_SPLIT.split(reply)]
+    units = [repetition_shape(u) for u in _UNIT_SPLIT.split(reply)]
     counts: dict[str, int] = {}
     for unit in units:
         if len(unit) >= 3:
@@ -149,7 +152,7 @@ def repetition(reply: str) -> str | None:
             return f"it repeats `{unit[:60]}` {n} times (numbers aside)"
     lines: dict[str, int] = {}
     for line in reply.splitlines():
-        shaped = _shape(line)
+        shaped = repetition_shape(line)
         if len(shaped) >= RUNAWAY_LINE_CHARS:
             lines[shaped] = lines.get(shaped, 0) + 1
     if lines:

@@ -100,7 +100,9 @@ ESCAPE_TEMPERATURE = 0.8  # the round after a repeat: greedy-ish sampling would 
 
 def _ran_away(reply: AIMessage, text: str, usage: CallUsage) -> Generated | None:
     """The reply as a runaway `Generated` (with what code it has), or None when it did not run away."""
-    problem = runaway(text, truncated=hit_output_limit(reply), output_tokens=usage.output_tokens)
+    stopped = (reply.response_metadata or {}).get("repetition")  # ended early by a local model's repetition stop
+    problem = (f"the reply was stopped while repeating itself: {stopped}" if stopped else
+               runaway(text, truncated=hit_output_limit(reply), output_tokens=usage.output_tokens))
     if problem is None:
         return None
     try:

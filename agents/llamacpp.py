@@ -9,6 +9,12 @@ state (the KV cache of its prompt and reply) in `PromptStates`, so a later promp
 new. Usage comes from llama.cpp's own token counts; inside `agents.inference.stream_tokens` every
 sampled token is reported as it is sampled (the live progress of a long call on CPU). Greedy or
 seeded sampling gives the same text for the same prompt.
+
+Two things make replies cheaper on CPU. Prompt lookup (`prompt_lookup_tokens`): llama-cpp-python's
+`LlamaPromptLookupDecoding` drafts the next tokens from an earlier occurrence of the last n-gram in
+the prompt or reply (a template copies the skeleton; a refinement copies the earlier code) and one
+forward pass checks them all. A repetition stop (`repeat_stop`) ends a reply that repeats a block
+over and over at the N-th copy instead of at the output cap.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import asyncio
 import ctypes
 import math
 import os
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -31,6 +38,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from itemsmith.agents.errors import LocalModelUnavailable
+from itemsmith.agents.extract import RUNAWAY_LINE_CHARS, RUNAWAY_REPEATS, repetition_shape
 from itemsmith.agents.inference import TokenCallback, token_listener
 
 # llama.cpp's OpenMP threads spin while waiting by default, which collapses throughput when other
@@ -125,19 +133,97 @@ def llama_available() -> bool:
     return True
 
 
+def _lookup_llama_class() -> Any:
+    """`Llama` that reads logits only where a token is sampled, so a draft model costs no memory.
+
+    With a `draft_model`, llama-cpp-python forces `logits_all`: every prompt token gets its logits
+    computed and copied into an n_ctx x n_vocab float array (5 GB for the 1.5B model at 8192 tokens,
+    0.6 MB resident per evaluated token), and the chat models, judges and students sharing the
+    instance would all pay for it. Here a batch of at most `SAMPLED_BATCH` tokens (a sampled token
+    and its draft) has every position as an output, a longer one (a prompt) only its last, as
+    without a draft. Sampling reads llama.cpp's own logits (`llama_get_logits_ith`), never
+    `Llama.scores` (only logprobs would, which chat calls do not ask for). Written against
+    llama-cpp-python 0.3.36 (pinned): `_ctx`, `_batch.set_batch`.
+    """
+    from llama_cpp import Llama
+
+    class PromptLookupLlama(Llama):  # type: ignore[misc]
+        def eval(self, tokens: Sequence[int]) -> None:
+            self._ctx.kv_cache_seq_rm(-1, self.n_tokens, -1)
+            for i in range(0, len(tokens), self.n_batch):
+                batch = tokens[i: min(len(tokens), i + self.n_batch)]
+                n_past = self.n_tokens
+                self._batch.set_batch(batch=batch, n_past=n_past, logits_all=len(tokens) <= SAMPLED_BATCH)
+                self._ctx.decode(self._batch)
+                self.input_ids[n_past: n_past + len(batch)] = batch
+                self.n_tokens += len(batch)
+                self._requires_eval = False
+
+    return PromptLookupLlama
+
+
+SAMPLED_BATCH = 64  # a sampled token plus its draft never comes near this; a prompt that short is cheap anyway
+
+
 def _load(path: str, n_ctx: int, n_threads: int) -> LoadedModel:
     key = (path, n_ctx, n_threads)
     with _LOAD_LOCK:
         if key not in _LOADED:
             try:
-                from llama_cpp import Llama
+                llama_class = _lookup_llama_class()
             except ImportError:
                 raise LocalModelUnavailable(
                     "local models need llama-cpp-python: pip install 'itemsmith[local]'") from None
-            llama = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
-                          n_batch=512, seed=0, verbose=False)
+            llama = llama_class(model_path=path, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
+                                n_batch=512, seed=0, verbose=False)
             _LOADED[key] = LoadedModel(llama)
         return _LOADED[key]
+
+
+class RepetitionStop:
+    """A llama-cpp-python stopping criterion: the reply ends with `repeats` copies of one block of
+    up to `MAX_BLOCK_UNITS` units (the pieces between newlines, commas and semicolons, numbers
+    aside, as `agents.extract` reads a runaway) at least `RUNAWAY_LINE_CHARS` long, or with
+    `RUNAWAY_REPEATS` copies of a shorter one (a listing such as "00:01", "00:02", ...). `reason`
+    says what repeated once it stopped."""
+
+    MAX_BLOCK_UNITS = 4
+
+    def __init__(self, detokenize: Any, repeats: int) -> None:
+        self.detokenize = detokenize
+        self.repeats = repeats
+        self.reason: str | None = None
+        self._seen: int | None = None  # tokens already read; first call: the prompt plus one sampled token
+        self._reply = b""
+
+    def __call__(self, input_ids: Any, _logits: Any) -> bool:
+        if self.reason is not None:
+            return True
+        if self._seen is None:
+            self._seen = len(input_ids) - 1
+        new = [int(t) for t in input_ids[self._seen:]]
+        self._seen = len(input_ids)
+        piece = self.detokenize(new)
+        self._reply += piece
+        if self.repeats <= 0 or not any(c in piece for c in b"\n,;"):
+            return False
+        self.reason = repeated_block(self._reply.decode("utf-8", errors="ignore"), self.repeats)
+        return self.reason is not None
+
+
+def repeated_block(text: str, repeats: int) -> str | None:
+    """How `text` ends by repeating itself (see `RepetitionStop`), or None. The unit still being
+    written (after the last separator) is left out."""
+    units = [u for u in (repetition_shape(u) for u in _UNITS.split(text)[:-1]) if u]
+    for size in range(1, RepetitionStop.MAX_BLOCK_UNITS + 1):
+        block = units[-size:]
+        chars = sum(len(u) for u in block)
+        needed = repeats if chars >= RUNAWAY_LINE_CHARS else RUNAWAY_REPEATS
+        if chars < 3 or len(units) < size * needed:
+            continue
+        if all(units[-(k + 1) * size: len(units) - k * size] == block for k in range(needed)):
+            return f"it repeated `{' | '.join(block)[:60]}` {needed} times (numbers aside)"
+    return None
 
 
 def _role(message: BaseMessage) -> str:
@@ -148,6 +234,10 @@ def _role(message: BaseMessage) -> str:
     if isinstance(message, AIMessage):
         return "assistant"
     return "user"
+
+
+REPETITION_FINISH = "repetition"  # the finish_reason of a reply ended by `RepetitionStop`
+_UNITS = re.compile(r"[\n,;]")
 
 
 class LlamaCppChatModel(BaseChatModel):
@@ -162,6 +252,9 @@ class LlamaCppChatModel(BaseChatModel):
     seed: int = 0
     top_p: float = Field(0.95, gt=0, le=1)
     prompt_cache_bytes: int = Field(1 << 30, ge=0, description="saved prompt states of the model file (0: none)")
+    prompt_lookup_tokens: int = Field(0, ge=0, le=64, description="tokens drafted by prompt lookup per step (0: off)")
+    prompt_lookup_ngram: int = Field(3, ge=1, le=8, description="longest n-gram prompt lookup matches")
+    repeat_stop: int = Field(8, ge=0, description="end a reply at this many copies of a long block (0: never)")
 
     @property
     def _llm_type(self) -> str:
@@ -175,7 +268,8 @@ class LlamaCppChatModel(BaseChatModel):
                   on_tokens: TokenCallback | None = None, **kwargs: Any) -> ChatResult:
         loaded = _load(str(self.model_path), self.n_ctx, self.n_threads)
         llama = loaded.llama
-        from llama_cpp import LogitsProcessorList
+        from llama_cpp import LogitsProcessorList, StoppingCriteriaList
+        from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
         eos = llama.token_eos()
         sampled = 0
@@ -190,29 +284,43 @@ class LlamaCppChatModel(BaseChatModel):
                 scores[eos] = 0.0
             return scores
 
-        payload = [{"role": _role(m), "content": str(m.content)} for m in messages]
+        repeats = RepetitionStop(llama.detokenize, self.repeat_stop)
+        draft = (LlamaPromptLookupDecoding(max_ngram_size=self.prompt_lookup_ngram,
+                                           num_pred_tokens=self.prompt_lookup_tokens)
+                 if self.prompt_lookup_tokens else None)
         with loaded.lock:
             if cancel.is_set():
                 raise TimeoutError("cancelled before it started")
             loaded.states.resize(self.prompt_cache_bytes)
-            prompt = llama.tokenize(_chat_prompt(llama, messages).encode("utf-8"), add_bos=False, special=True)
+            text, stops = _chat_format(llama, messages)
+            prompt = llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)
             held = loaded.states.restore(llama, prompt)
             if on_tokens is not None:  # reading the prompt takes minutes on a small CPU: say how much there is
                 on_tokens(0, prompt_tokens=len(prompt) - held)
-            response = llama.create_chat_completion(
-                messages=payload, temperature=float(kwargs.get("temperature", self.temperature)),
-                top_p=self.top_p, max_tokens=int(kwargs.get("max_tokens", self.max_tokens)),
-                seed=int(kwargs.get("seed", self.seed)), stop=stop or None,
-                logits_processor=LogitsProcessorList([stop_when_cancelled]),
-            )
+            llama.draft_model = draft  # per call: the instance is shared with other roles
+            try:
+                # the completion of the chat prompt, as create_chat_completion would run it (which takes
+                # no stopping criteria): the same tokens, sampling defaults and stop strings
+                response = llama.create_completion(
+                    prompt=prompt, temperature=float(kwargs.get("temperature", self.temperature)),
+                    top_p=self.top_p, max_tokens=int(kwargs.get("max_tokens", self.max_tokens)),
+                    seed=int(kwargs.get("seed", self.seed)), stop=[*(stop or []), *stops],
+                    logits_processor=LogitsProcessorList([stop_when_cancelled]),
+                    stopping_criteria=StoppingCriteriaList([repeats]),
+                )
+            finally:
+                llama.draft_model = None
             loaded.states.save(llama)
         choice = response["choices"][0]
         usage = response.get("usage") or {}
         inp, out = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+        metadata = {"model_name": self.model_name, "finish_reason": choice.get("finish_reason")}
+        if repeats.reason is not None:
+            metadata.update(finish_reason=REPETITION_FINISH, repetition=repeats.reason)
         message = AIMessage(
-            content=choice["message"].get("content") or "",
+            content=choice.get("text") or "",
             usage_metadata={"input_tokens": inp, "output_tokens": out, "total_tokens": inp + out},
-            response_metadata={"model_name": self.model_name, "finish_reason": choice.get("finish_reason")},
+            response_metadata=metadata,
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
@@ -345,20 +453,27 @@ class LlamaCppScoreReader:
         return probabilities
 
 
-def _chat_prompt(llama: Any, messages: list[BaseMessage]) -> str:
+def _chat_format(llama: Any, messages: list[BaseMessage]) -> tuple[str, list[str]]:
     """`messages` in the model's own chat template with the assistant turn opened (plain
-    "role: text" lines when the model file has no template)."""
+    "role: text" lines when the model file has no template), and the template's stop strings."""
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
     payload = [{"role": _role(m), "content": m.text} for m in messages]
     template = llama.metadata.get("tokenizer.chat_template")
     if not template:
-        return "".join(f"{m['role']}: {m['content']}\n" for m in payload) + "assistant: "
+        return "".join(f"{m['role']}: {m['content']}\n" for m in payload) + "assistant: ", []
     vocab = llama._model  # llama-cpp-python exposes token texts only here
     eos, bos = llama.token_eos(), llama.token_bos()
     formatter = Jinja2ChatFormatter(template=template, eos_token=vocab.token_get_text(eos) if eos != -1 else "",
                                     bos_token=vocab.token_get_text(bos) if bos != -1 else "")
-    return formatter(messages=payload).prompt
+    result = formatter(messages=payload)
+    stops = [] if result.stop is None else [result.stop] if isinstance(result.stop, str) else list(result.stop)
+    return result.prompt, [s for s in stops if s]
+
+
+def _chat_prompt(llama: Any, messages: list[BaseMessage]) -> str:
+    """`messages` in the model's own chat template with the assistant turn opened."""
+    return _chat_format(llama, messages)[0]
 
 
 def _single_tokens(llama: Any, letter: str) -> list[int]:

@@ -130,7 +130,8 @@ def fallback_briefs(profile: HandlerProfile, categories: Sequence[str]) -> list[
     label = labels[0] if labels else None
     ideas: dict[str, tuple[str, str, str, str, list[str]]] = {
         "arithmetic": ("mc", f"Highest {channel} of a record", f"What is the highest {channel} in record <record>?",
-                       f"max of series(<record>)['{channel}'], rounded", [channel]),
+                       f"channel_stat(win, 'max') of {channel} over a random window (take_window), rounded",
+                       [channel]),
         "temporal_relation": ("mc", f"When {channel} peaked", f"At which time did {channel} reach its maximum in "
                               "<record>?", f"index label of the argmax of series(<record>)['{channel}']", [channel]),
         "anomaly_detection": ("mc", f"Largest jump in {channel}", f"Between which consecutive samples of <record> did "

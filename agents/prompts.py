@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from itemsmith.agents.profile import ColumnInfo, HandlerProfile
 from itemsmith.agents.taxonomy import CATEGORY_HINTS, CONCEPTS, TASK_KINDS
 from itemsmith.handlers.base import DatasetHandler
+from itemsmith.items.blocks import STATISTICS
 from itemsmith.items.helpers import date_options, mc_item, numeric_options, series, tf_item
 from itemsmith.items.schema import Template
 from itemsmith.templates_bank.curated import load_curated
@@ -36,42 +37,33 @@ SKELETON = '''def question(num_samples):
     while len(items) < num_samples and tries < 50 * num_samples:
         tries += 1
         rid = ids[int(rng.integers(len(ids)))]
-        frame = handler.series(rid).dropna(){guard}
-        values = frame["{channel}"].to_numpy(dtype=float)   # numbers at positions 0..n-1
-        {labels_line}
-        if len(values) < 10:
+        win = take_window(handler, rid, "{channel}")   # a random window: values with their dates and unit
+        if win is None:   # the record does not fit: draw another
             continue
-        start = int(rng.integers(0, len(values) - 9))   # a random window: items differ from draw to draw
-        end = start + int(rng.integers(10, min(60, len(values) - start) + 1))
-        window = values[start:end]
-        answer = float(window.mean())    # compute the answer from the data
-        spread = max(float(window.std()) / 2, 0.01)   # a typical gap between neighbouring options
-        key, wrong = numeric_options(answer, spread=spread, decimals=2)   # key at a random rank
-        first, last = {labels}[start], {labels}[end - 1]
-        text = f"These are the {channel} values of record {{rid}} from {{first}} to {{last}}. What is their mean?"
-        why = f"The mean of the {{end - start}} {channel} values is {{key}}."
-        shown = series(window, name="{channel}", timestamps={labels}[start:end])
-        item = mc_item(text, key, wrong, series=[shown], rationale=why, metadata={{"record_ids": [rid]}})
+        res = channel_stat(win, "mean")   # the block computes the answer, its series and rationale
+        if res is None:
+            continue
+        key, wrong = numeric_options(res.value, spread=res.spread, decimals=res.decimals, unit=res.unit)
+        text = f"What is the mean of the {{win.about}}?"
+        item = mc_item(text, key, wrong, series=res.shown, rationale=res.rationale, metadata={{"record_ids": [rid]}})
         items.append(item)
     return items'''
 
-COOKBOOK = """values = frame["{channel}"].to_numpy(dtype=float) and {labels_line} have the same positions.
-- position of the maximum / minimum: i = int(np.argmax(values)) / int(np.argmin(values)); its time: {labels}[i]
-- count above a threshold: int((values > t).sum()); share: float((values > t).mean())
-- mean, spread, range: float(values.mean()), float(values.std()), float(values.max() - values.min())
-- largest change between neighbours: d = np.diff(values); i = int(np.argmax(np.abs(d))) -> from {labels}[i] to \
-{labels}[i + 1]
-- a window: values[a:b]; first half vs second half: values[: len(values) // 2].mean(), values[len(values) // 2 :].mean()
+COOKBOOK = """Blocks compute answers right by construction; use them instead of computing by hand:
+- win = take_window(handler, rid, channel, length=None): win.values[i] was measured at win.dates[i]; \
+win.unit, win.about (channel, unit, record and dates, for the question text), win.first, win.last; None: continue
+- res = channel_stat(win, how), how: "max", "min", "mean", "median", "sum", "range", "std": res.value, res.day \
+(date of the max/min), res.shown (for series=), res.rationale, res.spread, res.decimals, res.unit; None: continue
+- count_beyond(win, above=t) or (win, below=t): how many values; change_between(win, first=0, last=-1): \
+values[last] - values[first]; first_day(win, above=t): res.value is the first date (None: never)
+- other = align_window(handler, win, "other_channel"): the same dates; compare_windows(win, other, "mean"): \
+res.label names the larger, res.value is the difference; also two records: two take_window calls
+- time options: key, wrong = date_options(res.day, spread_days=7, low=win.first, high=win.last)
 - a label of the record: row = handler.records().set_index("record_id").loc[rid]; row["{label}"]
-- number options: key, wrong = numeric_options(answer, spread=typical_gap, decimals=1, unit="..."); \
-mc_item(text, key, wrong, ...)
-- time options: key, wrong = date_options({labels}[i], spread_days=7, low={labels}[0], high={labels}[-1]) \
-(daily dates; for other times pick other real times: picks = rng.choice(len({labels}), size=6, replace=False); \
-wrong = [{labels}[int(j)] for j in picks if {labels}[int(j)] != answer][:3])
 - label distractors: wrong = [c for c in ALL_LABELS if c != answer][:3]  (at least 4 labels in ALL_LABELS)
-- never fixed offsets such as answer + d for d in (-3, 3, 6): the key is then always the second smallest
-Never index a list with a timestamp (idxmax() returns a timestamp, not a position) and never call .iloc on an \
-index: use positions from np.argmax."""
+- free code on win.values (numpy) and win.dates: i = int(np.argmax(win.values)) -> win.dates[i]; show \
+series=[series(values, name=..., timestamps=dates, unit=win.unit)] with the values and dates you used
+- never fixed offsets such as answer + d for d in (-3, 3, 6): the key is then always the second smallest"""
 
 
 def numeric_channel(profile: HandlerProfile | None) -> str:
@@ -81,17 +73,6 @@ def numeric_channel(profile: HandlerProfile | None) -> str:
     numeric = {c.name for peek in profile.series for c in peek.columns if c.min is not None}
     ranked = sorted(profile.channels, key=lambda c: (-profile.channel_counts.get(c, 0), c not in numeric))
     return ranked[0] if ranked else "value"
-
-
-def _labels(profile: HandlerProfile | None) -> tuple[str, str]:
-    """(variable, assignment) for the time labels of a series, fitted to its index type."""
-    dtype = profile.series[0].index_dtype if profile is not None and profile.series else ""
-    if dtype.startswith("datetime"):
-        step = profile.series[0].step if profile is not None else ""
-        daily = "day" in step and step.endswith("00:00:00") and not step.startswith("0 days")
-        fmt = "%Y-%m-%d" if daily else "%Y-%m-%d %H:%M"
-        return "dates", f'dates = list(frame.index.strftime("{fmt}"))   # the times, as text'
-    return "times", "times = [str(t) for t in frame.index]   # the index labels, as text"
 
 
 def _label_column(profile: HandlerProfile | None) -> str:
@@ -106,18 +87,12 @@ def _label_column(profile: HandlerProfile | None) -> str:
 
 
 def skeleton(profile: HandlerProfile | None = None) -> str:
-    labels, labels_line = _labels(profile)
-    channel = numeric_channel(profile)
-    guard = ""
-    if profile is not None and profile.varying_channels:
-        guard = f'\n        if "{channel}" not in frame.columns:   # records differ in their channels\n            continue'
-    return SKELETON.format(channel=channel, labels=labels, labels_line=labels_line, guard=guard)
+    """The skeleton on the dataset's main channel (`take_window` returns None where a record lacks it)."""
+    return SKELETON.format(channel=numeric_channel(profile))
 
 
 def cookbook(profile: HandlerProfile | None = None) -> str:
-    labels, labels_line = _labels(profile)
-    return COOKBOOK.format(channel=numeric_channel(profile), labels=labels, labels_line=labels_line.split("  #")[0],
-                           label=_label_column(profile))
+    return COOKBOOK.format(label=_label_column(profile))
 
 
 def _first_paragraph(obj: object) -> str:
@@ -165,6 +140,8 @@ tf_item. The code runs in a sandbox where these names already exist (never impor
   np, pd, math, statistics, datetime: the usual modules, already imported
   item helpers:
 {helper_api}
+  statistics blocks (see the cookbook): take_window, align_window, channel_stat, count_beyond, change_between, \
+first_day, compare_windows
 
 ## Rules
 1. Compute the answer from the data. Never guess it or hard-code it.
@@ -190,7 +167,7 @@ use (also constants such as a list of month names) above `question` or inside it
 {skeleton}
 ```
 
-## Cookbook: work on numpy arrays and a list of times
+## Cookbook: building blocks and free code
 {cookbook}"""
 
 
@@ -385,6 +362,9 @@ PLANNER_TASK = """{profile}
 Concept tags: {concepts}
 Task kinds: {kinds}
 
+## Building blocks the programmer has (exact by construction: prefer questions one of them answers)
+{blocks}
+
 ## Plan {n} question types
 Their categories, in this order: {slots}.
 
@@ -395,8 +375,9 @@ Each element of the JSON array is an object with exactly these keys:
   "kind": "mc" (multiple choice) or "tf" (true/false),
   "question": the question a student sees, with placeholders like <record> or <date>,
   "context": one short sentence in the description's words telling the student what a record is and the unit,
-  "answer_from": how the program computes the correct answer (which column, which calculation): the very \
-quantity the question asks for (the maximum for "highest", a date for "when"),
+  "answer_from": how the program computes the correct answer: a building block below and its channel when one \
+fits (e.g. channel_stat(win, "max") of a channel over a random window), else which column and which calculation; \
+the very quantity the question asks for (the maximum for "highest", a date for "when"),
   "columns": the column names it needs (from records() or series()).
 Use the real column names above. The only placeholder allowed is <record>. The data is historical: never refer \
 to today or the current date. Each question must need the values of one or a few records' series (not only their \
@@ -415,9 +396,35 @@ def planner_example(channel: str, context: str) -> dict[str, object]:
         "kind": "mc",
         "question": f"What was the highest {channel} in record <record>?",
         "context": context,
-        "answer_from": f"max of the {channel} column of series(record_id), rounded to 1 decimal",
+        "answer_from": f'channel_stat(win, "max") of {channel} over a random window (take_window), rounded to 1 '
+                       "decimal",
         "columns": [channel],
     }
+
+
+def series_channels(profile: HandlerProfile | None) -> list[str]:
+    """The numeric channels of the sampled series, most common first."""
+    if profile is None:
+        return []
+    numeric = {c.name for peek in profile.series for c in peek.columns if c.min is not None}
+    return sorted(numeric, key=lambda c: (-profile.channel_counts.get(c, 0), c))
+
+
+def block_menu(profile: HandlerProfile | None) -> str:
+    """What the blocks compute on this data's channels: the statistics a brief can name."""
+    channels = series_channels(profile) or [numeric_channel(profile)]
+    shown = ", ".join(channels[:6])
+    lines = [f"Each works on win = take_window(handler, record, channel): a window of one channel of one record "
+             f"(channels: {shown}).",
+             f"- channel_stat(win, how), how in {', '.join(STATISTICS)}: the value; for max/min also its day",
+             "- count_beyond(win, above=t) / count_beyond(win, below=t): how many values are above/below t",
+             "- change_between(win, first, last): the change from one day of the window to another",
+             "- first_day(win, above=t): the first date above (or below) t"]
+    if len(channels) >= 2:
+        lines.append(f"- compare_windows(win, align_window(handler, win, other), how): which of two channels "
+                     f"(e.g. {channels[0]} vs {channels[1]}) has the larger statistic, and by how much")
+    lines.append("- compare_windows(win_a, win_b, how) of two records: which record has the larger statistic")
+    return "\n".join(lines)
 
 
 def planner_task(*, profile_text: str, task: str, categories: Sequence[str],
@@ -426,7 +433,7 @@ def planner_task(*, profile_text: str, task: str, categories: Sequence[str],
     described = "\n".join(f"- {c}: {hint}" for c, hint in CATEGORY_HINTS.items())
     return PLANNER_TASK.format(
         profile=profile_text, task=task.strip(), categories=described, concepts=", ".join(CONCEPTS),
-        kinds=", ".join(TASK_KINDS), n=len(categories), slots=slots,
+        kinds=", ".join(TASK_KINDS), n=len(categories), slots=slots, blocks=block_menu(profile),
         example=json.dumps(planner_example(numeric_channel(profile), profile.context if profile else "")))
 
 

@@ -313,7 +313,9 @@ def _local(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> M
     model = LlamaCppChatModel(model_path=path, model_name=spec.model, n_ctx=settings.local_n_ctx,
                               n_threads=settings.local_n_threads, temperature=_temperature(options, settings),
                               max_tokens=options.max_tokens or settings.local_max_output_tokens,
-                              prompt_cache_bytes=settings.local_prompt_cache_mb << 20)
+                              prompt_cache_bytes=settings.local_prompt_cache_mb << 20,
+                              prompt_lookup_tokens=settings.local_prompt_lookup_tokens,
+                              repeat_stop=settings.local_repeat_stop)
     # One in-process model serves one call at a time; running slots one after the other also keeps each
     # slot's conversation in llama.cpp's prefix cache between its rounds.
     return _handle(model, "local", spec.model, settings.call_policy("local"), max_concurrency=1)

@@ -156,6 +156,15 @@ class AgentSettings(BaseSettings):
                     "OMP_WAIT_POLICY=PASSIVE; 1 where several local models run at once on few cores)")
     local_n_ctx: int = Field(8192, ge=512, le=131072, description="llama.cpp context window")
     local_max_output_tokens: int = Field(1024, ge=16, le=8192, description="reply cap of in-process models")
+    local_prompt_lookup_tokens: int = Field(
+        0, ge=0, le=64, description="prompt-lookup decoding: tokens drafted per step from an earlier occurrence of "
+                                    "the last n-gram in the conversation, checked in one pass (0: off; 10 is typical). "
+                                    "Greedy replies can differ from plain decoding where two tokens nearly tie "
+                                    "(batched and one-token passes round differently)")
+    local_repeat_stop: int = Field(
+        8, ge=0, le=1000, description="end a local reply at this many copies in a row of one block (a line or up to "
+                                      "4 comma/line pieces, numbers aside, 24+ characters) instead of at the output "
+                                      "cap (0: never)")
     local_prompt_cache_mb: int = Field(
         1024, ge=0, le=65536, description="llama.cpp states of earlier chat calls kept per model file, so a slot's "
                                           "next round reads only its new tokens after a judge used the model (0: none)")

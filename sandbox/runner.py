@@ -14,6 +14,7 @@ import traceback
 import types
 from typing import Any
 
+from itemsmith.items.blocks import bind_blocks
 from itemsmith.items.helpers import bind_helpers
 from itemsmith.sandbox import policy, proxies
 from itemsmith.sandbox.output import OutputError, clean_text, to_plain_json
@@ -64,7 +65,8 @@ def _wrap_helper(fn: Any) -> Any:
 
 def make_namespace(handler: Any, seed: int, print_sink: policy.PrintSink, synth: Any) -> dict[str, Any]:
     randomness = proxies.RunRandomness(seed)
-    helpers = {name: _wrap_helper(fn) for name, fn in bind_helpers(randomness.rng).items()}
+    bound = {**bind_helpers(randomness.rng), **bind_blocks(randomness.rng)}
+    helpers = {name: _wrap_helper(fn) for name, fn in bound.items()}
     return policy.build_namespace(handler=handler, randomness=randomness, helpers=helpers, synth=synth,
                                   print_sink=print_sink)
 

@@ -256,3 +256,39 @@ def test_profile_says_the_sampling_step_in_words(dtype: str, step: str, said: st
     peek = TMY3.series[0].model_copy(update={"index_dtype": dtype, "step": step})
     assert peek.sampling == said
     assert f"({dtype}), {said}, 24 to 24 rows" in describe_profile(TMY3.model_copy(update={"series": [peek]}))
+
+
+# --- the planner plans from the building blocks -----------------------------------------------
+
+def test_scripted_planner_is_shown_the_blocks_on_the_datas_own_channels() -> None:
+    handle = scripted([json.dumps([brief("Peak", answer_from="channel_stat(win, 'max') of level")])])
+    asyncio.run(plan_briefs(handle, profile=PROFILE, task="levels", n=1, retry=FAST))
+    prompt = handle.model.prompts[0]
+    assert "## Building blocks" in prompt and "channels: level" in prompt
+    for block in ("channel_stat(win, how)", "count_beyond(win, above=t)", "change_between", "first_day",
+                  "compare_windows"):
+        assert block in prompt, block
+    assert "max, min, mean, median, sum, range, std" in prompt
+
+
+def test_block_briefs_pass_the_check_and_a_block_that_computes_something_else_does_not() -> None:
+    good = Brief.model_validate(brief("Highest level", question="What is the highest level in <record>?",
+                                      answer_from='channel_stat(win, "max") of level over a random window'))
+    assert brief_problems(good, PROFILE) == []
+    wrong_stat = good.model_copy(update={"answer_from": 'channel_stat(win, "mean") of level'})
+    assert any("computes the mean" in p for p in brief_problems(wrong_stat, PROFILE))
+    unknown = good.model_copy(update={"answer_from": 'channel_stat(win, "peak") of level'})
+    assert any("no statistic 'peak'" in p and "max, min, mean" in p for p in brief_problems(unknown, PROFILE))
+    counted = Brief.model_validate(brief("Rainy days", question="How many readings of <record> are above 6?",
+                                         answer_from="count_beyond(win, above=6) of level"))
+    assert brief_problems(counted, PROFILE) == []
+
+
+def test_scripted_planner_is_asked_again_when_a_brief_names_a_statistic_no_block_has() -> None:
+    unknown = brief("Typical level", question="What is the typical level of <record>?",
+                    answer_from="channel_stat(win, 'average') of level")
+    fixed = dict(unknown, answer_from="channel_stat(win, 'mean') of level")
+    handle = scripted([json.dumps([unknown]), json.dumps([fixed])])
+    briefs, info = asyncio.run(plan_briefs(handle, profile=PROFILE, task="levels", n=1, retry=FAST))
+    assert [b.answer_from for b in briefs] == ["channel_stat(win, 'mean') of level"] and info.fallback == 0
+    assert "no statistic 'average'" in handle.model.prompts[1]

@@ -16,7 +16,7 @@ def test_skeleton_for_the_handler_passes_the_structure_check(pool, handler_file)
     profile = profile_handler(pool)
     assert profile.name == "tiny" and profile.channels == ["level"] and profile.n_records == 40
     code = skeleton(profile)
-    assert 'frame["level"]' in code and "strftime" in code  # the real channel, datetime labels
+    assert 'take_window(handler, rid, "level")' in code and "res.shown" in code  # the real channel, a block's series
     report = check_structure(code, str(handler_file), pool=pool)
     assert report.passed, report.error
     audit = audit_template(code, str(handler_file), pool=pool, plan=[(100 + i, 30) for i in range(8)])
@@ -33,7 +33,7 @@ def test_skeleton_guards_channels_that_vary_between_records() -> None:
         profile = profile_handler(synthetic)
         assert profile.varying_channels
         code = skeleton(profile)
-        assert "not in frame.columns" in code
+        assert "if win is None" in code  # take_window is None where a record lacks the channel
         report = check_structure(code, "synthetic", pool=synthetic)
         assert report.passed, report.error
 
@@ -44,7 +44,7 @@ def test_generator_prompt_holds_api_data_examples_and_brief(pool) -> None:
     system = generator_system(profile)
     assert prompt.system == system
     for needle in ("handler.records()", "handler.series(record_id)", "rng.integers(low, high)", "mc_item(question",
-                   "tf_item(statement", "exactly one ```python", "np.argmax"):
+                   "tf_item(statement", "exactly one ```python", "np.argmax", "channel_stat(win, how)"):
         assert needle in system, needle
     brief = {"title": "Peak time", "category": "temporal_relation", "kind": "mc", "question": "When?",
              "answer_from": "argmax of level", "columns": ["level"]}

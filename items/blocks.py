@@ -1,0 +1,290 @@
+"""Building blocks of statistics questions, injected into every template like the item helpers.
+
+A small model that computes a statistic by hand gets the window, the alignment of dates and
+values, the label or the unit wrong. A block does that part: `take_window` cuts one channel of
+one record (values and their dates from the same rows, the channel's unit from `handler.units`
+when the handler declares it), and each statistic block returns a `BlockResult` whose value,
+day, shown series and rationale all come from that same window, so a template that composes
+them has its key, labels and alignment right by construction. A block returns None where the
+record does not fit (too short, missing values in the window, a tie): `continue` and draw again.
+Blocks read only what templates already see (`handler.series(record_id)`); free code stays
+possible on `window.values` / `window.dates`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from itemsmith.items.helpers import series
+
+MAX_DECIMALS = 3
+STATISTICS: dict[str, Callable[[np.ndarray], float]] = {
+    "max": lambda v: float(v.max()),
+    "min": lambda v: float(v.min()),
+    "mean": lambda v: float(v.mean()),
+    "median": lambda v: float(np.median(v)),
+    "sum": lambda v: float(v.sum()),
+    "range": lambda v: float(v.max() - v.min()),
+    "std": lambda v: float(v.std()),
+}
+WORDS = {"max": "maximum", "min": "minimum", "mean": "mean", "median": "median", "sum": "sum",
+         "range": "range (maximum minus minimum)", "std": "standard deviation"}
+SUMMARIES = ("mean", "median", "std")  # a statistic of many values: one decimal more than the data's
+
+
+@dataclass(frozen=True, eq=False)
+class Window:
+    """`values[i]` was measured at `dates[i]`: rows `start` to `end - 1` of one channel of one record."""
+
+    record_id: Any
+    channel: str
+    unit: str  # "" when the handler declares none
+    values: np.ndarray  # read-only floats
+    dates: list[str]
+    start: int
+    end: int
+    first: str
+    last: str
+    about: str  # "temp_max (°C) of record 2012-03 from 2012-03-04 to 2012-03-26", for question text
+    shown: dict[str, Any] = field(repr=False)  # series(...) of exactly these values and dates
+
+
+@dataclass(frozen=True, eq=False)
+class BlockResult:
+    """What a block computed, from one window (or two for a comparison).
+
+    `value`: the number (or date text for `first_day`); `day`: the date of an extreme or of the
+    event; `label`: the categorical answer of a comparison; `spread` and `decimals`: what
+    `numeric_options` needs; `shown`: the list for `series=`; `rationale`: how it was computed.
+    """
+
+    value: Any
+    how: str
+    unit: str
+    spread: float
+    decimals: int
+    rationale: str
+    shown: list[dict[str, Any]]
+    window: Window
+    day: str | None = None
+    label: str | None = None
+
+
+def handler_units(handler: Any) -> Mapping[str, str]:
+    """The handler's `units` ({column: unit}) if it declares them (attribute or method), else {}."""
+    units = getattr(handler, "units", None)
+    if callable(units):
+        units = units()
+    return units if isinstance(units, Mapping) else {}
+
+
+def date_labels(index: pd.Index) -> list[str]:
+    """The index as text: days for a daily datetime index, minutes (seconds where needed) otherwise."""
+    if isinstance(index, pd.DatetimeIndex):
+        stamps = index.tz_localize(None) if index.tz is not None else index
+        if len(stamps) and (stamps == stamps.normalize()).all():
+            return list(stamps.strftime("%Y-%m-%d"))
+        fmt = "%Y-%m-%d %H:%M" if (stamps.second == 0).all() else "%Y-%m-%d %H:%M:%S"
+        return list(stamps.strftime(fmt))
+    return [str(label) for label in index]
+
+
+def data_decimals(values: np.ndarray) -> int:
+    """How many decimals the data is written with (at most MAX_DECIMALS)."""
+    for decimals in range(MAX_DECIMALS):
+        if np.allclose(values, np.round(values, decimals), rtol=0, atol=1e-9):
+            return decimals
+    return MAX_DECIMALS
+
+
+def _number(value: float, decimals: int, unit: str) -> str:
+    suffix = "" if not unit else (unit if unit[0] in "%°'\"" else " " + unit)
+    return f"{value:.{decimals}f}{suffix}"
+
+
+def _window(record_id: Any, channel: str, unit: str, values: np.ndarray, dates: list[str], start: int,
+            end: int) -> Window:
+    values = np.array(values, dtype=float)
+    values.setflags(write=False)
+    unit_text = f" ({unit})" if unit else ""
+    about = f"{channel}{unit_text} of record {record_id} from {dates[0]} to {dates[-1]}"
+    shown = series(values.tolist(), name=channel, timestamps=dates, unit=unit or None)
+    return Window(record_id=record_id, channel=channel, unit=unit, values=values, dates=list(dates), start=start,
+                  end=end, first=dates[0], last=dates[-1], about=about, shown=shown)
+
+
+def _column(handler: Any, record_id: Any, channel: str) -> tuple[np.ndarray, list[str]] | None:
+    frame = handler.series(record_id)
+    if channel not in frame.columns:
+        return None
+    values = pd.to_numeric(frame[channel], errors="coerce").to_numpy(dtype=float)
+    return values, date_labels(frame.index)
+
+
+def take_window(handler: Any, record_id: Any, channel: str, *, rng: np.random.Generator, start: int | None = None,
+                length: int | None = None, min_length: int = 10, max_length: int = 60) -> Window | None:
+    """One channel of one record over consecutive rows, with their dates.
+
+    Without `start`/`length` the window is drawn at random (`min_length` to `max_length` rows);
+    `length` alone: a random start; `start` alone: to the end of the record. None when the record
+    lacks the channel, is too short, or has a missing value inside the window.
+    """
+    column = _column(handler, record_id, channel)
+    if column is None:
+        return None
+    values, dates = column
+    n = len(values)
+    if length is None:
+        if start is not None:
+            length = n - start
+        else:
+            if n < min_length:
+                return None
+            length = int(rng.integers(min_length, min(max_length, n) + 1))
+    if start is None:
+        if length > n:
+            return None
+        start = int(rng.integers(0, n - length + 1))
+    start, length = int(start), int(length)
+    end = start + length
+    if start < 0 or length < 1 or end > n or not np.isfinite(values[start:end]).all():
+        return None
+    unit = str(handler_units(handler).get(channel, "") or "")
+    return _window(record_id, channel, unit, values[start:end], dates[start:end], start, end)
+
+
+def align_window(handler: Any, window: Window, channel: str) -> Window | None:
+    """Another channel of the same record over the same rows (same dates); None when it is missing there."""
+    column = _column(handler, window.record_id, channel)
+    if column is None:
+        return None
+    values, dates = column
+    if dates[window.start:window.end] != window.dates or not np.isfinite(values[window.start:window.end]).all():
+        return None
+    unit = str(handler_units(handler).get(channel, "") or "")
+    return _window(window.record_id, channel, unit, values[window.start:window.end], window.dates, window.start,
+                   window.end)
+
+
+def _spread(window: Window) -> float:
+    """A typical gap between neighbouring options for a statistic of this window."""
+    return max(float(window.values.std()) / 2, 10.0 ** -data_decimals(window.values))
+
+
+def channel_stat(window: Window, how: str) -> BlockResult | None:
+    """`how` in max, min, mean, median, sum, range, std of the window. For max and min, `day` is its
+    date; None when the extreme occurs on more than one day (a question about its day would be ambiguous)."""
+    if how not in STATISTICS:
+        raise ValueError(f"channel_stat: how must be one of {', '.join(STATISTICS)}, got {how!r}")
+    values = window.values
+    value = STATISTICS[how](values)
+    decimals = min(data_decimals(values) + (how in SUMMARIES), MAX_DECIMALS)
+    day = None
+    if how in ("max", "min"):
+        hits = np.flatnonzero(values == value)
+        if len(hits) > 1:
+            return None
+        day = window.dates[int(hits[0])]
+    on_day = f", on {day}" if day else ""
+    rationale = (f"The {WORDS[how]} of the {len(values)} {window.about} is "
+                 f"{_number(value, decimals, window.unit)}{on_day}.")
+    spread = _spread(window) if how != "sum" else max(_spread(window) * np.sqrt(len(values)), 1.0)
+    return BlockResult(value=value, how=how, unit=window.unit, spread=float(spread), decimals=decimals,
+                       rationale=rationale, shown=[dict(window.shown)], window=window, day=day)
+
+
+def count_beyond(window: Window, *, above: float | None = None, below: float | None = None) -> BlockResult:
+    """How many values of the window are strictly above `above` (or strictly below `below`); give one."""
+    if (above is None) == (below is None):
+        raise ValueError("count_beyond needs exactly one of above= or below=")
+    threshold = float(above if above is not None else below)  # type: ignore[arg-type]
+    hits = window.values > threshold if above is not None else window.values < threshold
+    value = int(hits.sum())
+    side = "above" if above is not None else "below"
+    rationale = (f"{value} of the {len(window.values)} {window.about} are {side} "
+                 f"{_number(threshold, data_decimals(np.array([threshold])), window.unit)}.")
+    return BlockResult(value=value, how=f"count {side}", unit="", spread=max(1.0, len(window.values) / 10),
+                       decimals=0, rationale=rationale, shown=[dict(window.shown)], window=window)
+
+
+def change_between(window: Window, first: int = 0, last: int = -1) -> BlockResult:
+    """values[last] - values[first] (positions in the window; default: its first and last day)."""
+    n = len(window.values)
+    i, j = first % n, last % n
+    value = float(window.values[j] - window.values[i])
+    decimals = data_decimals(window.values)
+    a, b = window.dates[i], window.dates[j]
+    rationale = (f"The {window.channel} went from {_number(window.values[i], decimals, window.unit)} on {a} to "
+                 f"{_number(window.values[j], decimals, window.unit)} on {b}: a change of "
+                 f"{_number(value, decimals, window.unit)} (record {window.record_id}).")
+    return BlockResult(value=value, how="change", unit=window.unit, spread=_spread(window), decimals=decimals,
+                       rationale=rationale, shown=[dict(window.shown)], window=window, day=b)
+
+
+def first_day(window: Window, *, above: float | None = None, below: float | None = None) -> BlockResult | None:
+    """The first date in the window whose value is strictly above `above` (or below `below`); None
+    when no day is. `value` and `day` are that date."""
+    if (above is None) == (below is None):
+        raise ValueError("first_day needs exactly one of above= or below=")
+    threshold = float(above if above is not None else below)  # type: ignore[arg-type]
+    hits = np.flatnonzero(window.values > threshold if above is not None else window.values < threshold)
+    if len(hits) == 0:
+        return None
+    i = int(hits[0])
+    side = "above" if above is not None else "below"
+    decimals = data_decimals(window.values)
+    rationale = (f"In the {window.about}, the first value {side} "
+                 f"{_number(threshold, data_decimals(np.array([threshold])), window.unit)} is "
+                 f"{_number(window.values[i], decimals, window.unit)}, on {window.dates[i]}.")
+    return BlockResult(value=window.dates[i], how=f"first {side}", unit="", spread=0.0, decimals=0,
+                       rationale=rationale, shown=[dict(window.shown)], window=window, day=window.dates[i])
+
+
+def _name(window: Window, other: Window) -> str:
+    """What tells two windows apart in an answer: the channel, the record, or the dates."""
+    if window.channel != other.channel:
+        return window.channel
+    if window.record_id != other.record_id:
+        return str(window.record_id)
+    return f"{window.first} to {window.last}"
+
+
+def compare_windows(a: Window, b: Window, how: str = "mean") -> BlockResult | None:
+    """The statistic `how` of `a` minus that of `b` (`value`), and which is larger (`label`: the
+    channel, record or dates that tell them apart); None on a tie or when the statistic has one
+    (an extreme reached twice)."""
+    left, right = channel_stat(a, how), channel_stat(b, how)
+    if left is None or right is None or left.value == right.value:
+        return None
+    label = _name(a, b) if left.value > right.value else _name(b, a)
+    decimals = max(left.decimals, right.decimals)
+    unit = a.unit if a.unit == b.unit else ""
+    margin = _number(abs(left.value - right.value), decimals, unit)
+    rationale = f"{left.rationale} {right.rationale} The larger is {label}, by {margin}."
+    shown = [dict(a.shown)] + ([dict(b.shown)] if b.shown != a.shown else [])
+    return BlockResult(value=left.value - right.value, how=f"compare {how}", unit=unit,
+                       spread=max(left.spread, right.spread), decimals=decimals, rationale=rationale, shown=shown,
+                       window=a, label=label)
+
+
+BLOCKS: dict[str, Callable[..., Any]] = {
+    "take_window": take_window,
+    "align_window": align_window,
+    "channel_stat": channel_stat,
+    "count_beyond": count_beyond,
+    "change_between": change_between,
+    "first_day": first_day,
+    "compare_windows": compare_windows,
+}
+RANDOM_BLOCKS = frozenset({"take_window"})
+
+
+def bind_blocks(rng: np.random.Generator) -> dict[str, Callable[..., Any]]:
+    """The block names a template sees (`take_window` bound to the run's generator)."""
+    return {name: functools.partial(fn, rng=rng) if name in RANDOM_BLOCKS else fn for name, fn in BLOCKS.items()}

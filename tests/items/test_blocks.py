@@ -1,0 +1,230 @@
+"""The building blocks: each value recomputed independently (pandas on the raw frame) on random
+data, dates aligned with values, and a window off by one always told apart; a template made of
+blocks passes the structure check in the sandbox."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from itemsmith.items.blocks import (
+    align_window,
+    bind_blocks,
+    change_between,
+    channel_stat,
+    compare_windows,
+    count_beyond,
+    first_day,
+    take_window,
+)
+from itemsmith.items.helpers import mc_item, numeric_options
+from itemsmith.items.schema import Item
+from itemsmith.sandbox.handler_data import HandlerView
+
+HOWS = {"max": lambda s: s.max(), "min": lambda s: s.min(), "mean": lambda s: s.mean(),
+        "median": lambda s: s.median(), "sum": lambda s: s.sum(), "range": lambda s: s.max() - s.min(),
+        "std": lambda s: s.std(ddof=0)}
+
+
+class RandomHandler:
+    """Records of random daily temperatures and rain (unit-declaring, like a handler with `units`)."""
+
+    name = "random"
+    description = "random daily weather"
+    units = {"temp": "°C", "rain": "mm"}
+
+    def __init__(self, seed: int, n_records: int = 6, length: int = 90) -> None:
+        rng = np.random.default_rng(seed)
+        self.frames = {
+            f"r{i}": pd.DataFrame({"temp": np.round(rng.normal(12, 6, length), 1),
+                                   "rain": np.round(rng.exponential(2, length), 2)},
+                                  index=pd.date_range(f"202{i % 5}-03-01", periods=length, freq="D", name="date"))
+            for i in range(n_records)}
+
+    def records(self) -> pd.DataFrame:
+        return pd.DataFrame({"record_id": list(self.frames)})
+
+    def series(self, record_id: Any) -> pd.DataFrame:
+        return self.frames[record_id].copy()
+
+
+class NoUnits(RandomHandler):
+    units = None  # type: ignore[assignment]
+
+
+def _raw(handler: RandomHandler, window: Any) -> pd.Series:
+    """The window's rows, read from the raw frame by position (the independent truth)."""
+    return handler.frames[window.record_id][window.channel].iloc[window.start:window.end]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_window_is_the_frames_rows_with_their_own_dates_and_unit(seed: int) -> None:
+    handler = RandomHandler(seed)
+    rng = np.random.default_rng(seed)
+    for rid in handler.frames:
+        win = take_window(handler, rid, "temp", rng=rng)
+        assert win is not None and 10 <= len(win.values) <= 60
+        raw = _raw(handler, win)
+        assert win.values.tolist() == raw.tolist()
+        assert win.dates == [d.strftime("%Y-%m-%d") for d in raw.index]
+        assert win.shown == {"name": "temp", "values": raw.tolist(), "timestamps": win.dates, "unit": "°C"}
+        assert (win.first, win.last) == (win.dates[0], win.dates[-1]) and "°C" in win.about
+        with pytest.raises(ValueError):
+            win.values[0] = 0.0  # read-only: nothing can change what the blocks compute from
+
+
+def test_window_bounds_missing_channel_short_record_and_gaps_give_none() -> None:
+    handler = RandomHandler(1)
+    rng = np.random.default_rng(0)
+    assert take_window(handler, "r0", "pressure", rng=rng) is None
+    assert take_window(handler, "r0", "temp", rng=rng, length=91) is None
+    assert take_window(handler, "r0", "temp", rng=rng, start=85, length=6) is None
+    fixed = take_window(handler, "r0", "temp", rng=rng, start=5, length=7)
+    assert fixed is not None and (fixed.start, fixed.end) == (5, 12)
+    rest = take_window(handler, "r0", "temp", rng=rng, start=80)
+    assert rest is not None and len(rest.values) == 10
+    handler.frames["r0"].iloc[20, 0] = np.nan
+    assert take_window(handler, "r0", "temp", rng=rng, start=15, length=10) is None
+    assert take_window(handler, "r0", "temp", rng=rng, start=21, length=10) is not None
+
+
+def test_units_fall_back_to_none_without_a_declaration_and_through_the_sandbox_view() -> None:
+    rng = np.random.default_rng(0)
+    for handler in (NoUnits(2), HandlerView(RandomHandler(2))):  # the view a template sees lists no units
+        win = take_window(handler, "r1", "temp", rng=rng)
+        assert win is not None and win.unit == "" and "unit" not in win.shown
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_every_statistic_equals_an_independent_recomputation(seed: int) -> None:
+    handler = RandomHandler(seed)
+    rng = np.random.default_rng(100 + seed)
+    for rid in handler.frames:
+        win = take_window(handler, rid, "temp", rng=rng)
+        raw = _raw(handler, win)
+        for how, truth in HOWS.items():
+            result = channel_stat(win, how)
+            if how in ("max", "min") and (raw == truth(raw)).sum() > 1:
+                assert result is None  # a tied extreme has no single day
+                continue
+            assert result is not None and result.value == pytest.approx(float(truth(raw)), abs=1e-9)
+            assert result.shown == [win.shown] and result.unit == "°C"
+            if how in ("max", "min"):
+                at = raw.idxmax() if how == "max" else raw.idxmin()
+                assert result.day == at.strftime("%Y-%m-%d") and result.day in result.rationale
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_window_off_by_one_gives_a_different_value(seed: int) -> None:
+    """The cheapest wrong template: the right statistic over the rows one later (or the values with
+    their dates one off). The block's answer differs from both."""
+    handler = RandomHandler(seed)
+    rng = np.random.default_rng(seed)
+    win = take_window(handler, "r2", "temp", rng=rng, length=20)
+    if win.end == 90:
+        win = take_window(handler, "r2", "temp", rng=rng, start=win.start - 1, length=20)
+    shifted = handler.frames["r2"]["temp"].iloc[win.start + 1:win.end + 1]
+    for how in ("mean", "sum", "std"):
+        assert channel_stat(win, how).value != pytest.approx(float(HOWS[how](shifted)), abs=1e-9)
+    assert change_between(win).value != pytest.approx(float(shifted.iloc[-1] - shifted.iloc[0]), abs=1e-9)
+    peak = channel_stat(win, "max")
+    if peak is not None:
+        misaligned_dates = [d.strftime("%Y-%m-%d") for d in shifted.index]
+        assert peak.day != misaligned_dates[int(np.argmax(win.values))]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_counts_changes_and_first_days_match_a_plain_loop(seed: int) -> None:
+    handler = RandomHandler(seed)
+    rng = np.random.default_rng(seed)
+    win = take_window(handler, "r3", "rain", rng=rng)
+    raw = _raw(handler, win)
+    threshold = float(raw.iloc[len(raw) // 2])  # a value in the window: equality is not "above"
+    assert count_beyond(win, above=threshold).value == sum(1 for v in raw if v > threshold)
+    assert count_beyond(win, below=threshold).value == sum(1 for v in raw if v < threshold)
+    i, j = 2, len(raw) - 3
+    assert change_between(win, i, j).value == pytest.approx(raw.iloc[j] - raw.iloc[i])
+    assert change_between(win, i, j).day == raw.index[j].strftime("%Y-%m-%d")
+    expected = next((d.strftime("%Y-%m-%d") for d, v in raw.items() if v > threshold), None)
+    found = first_day(win, above=threshold)
+    assert (found.value if found else None) == expected
+    assert first_day(win, above=float(raw.max())) is None
+    with pytest.raises(ValueError, match="exactly one"):
+        count_beyond(win)
+    with pytest.raises(ValueError, match="exactly one"):
+        first_day(win, above=1.0, below=2.0)
+
+
+def test_comparisons_name_the_larger_channel_record_or_span_and_refuse_ties() -> None:
+    handler = RandomHandler(4)
+    rng = np.random.default_rng(4)
+    temp = take_window(handler, "r1", "temp", rng=rng)
+    rain = align_window(handler, temp, "rain")
+    assert rain is not None and rain.dates == temp.dates and rain.values.tolist() == _raw(handler, rain).tolist()
+    both = compare_windows(temp, rain, "mean")
+    truth = _raw(handler, temp).mean() - _raw(handler, rain).mean()
+    assert both.value == pytest.approx(truth) and both.label == ("temp" if truth > 0 else "rain")
+    assert [s["name"] for s in both.shown] == ["temp", "rain"] and both.unit == ""  # units differ
+    other = take_window(handler, "r4", "temp", rng=rng, start=temp.start, length=len(temp.values))
+    records = compare_windows(temp, other, "max")
+    if records is not None:
+        assert records.label == ("r1" if _raw(handler, temp).max() > _raw(handler, other).max() else "r4")
+    assert compare_windows(temp, temp, "mean") is None  # a tie has no larger one
+    with pytest.raises(ValueError, match="how must be one of"):
+        channel_stat(temp, "average")
+
+
+def test_block_results_build_valid_items_whose_key_is_the_value() -> None:
+    handler = RandomHandler(7)
+    rng = np.random.default_rng(7)
+    blocks = bind_blocks(rng)
+    win = blocks["take_window"](handler, "r0", "temp")
+    result = channel_stat(win, "mean")
+    key, wrong = numeric_options(result.value, rng=rng, spread=result.spread, decimals=result.decimals,
+                                 unit=result.unit)
+    item = Item.model_validate(mc_item(f"Mean {win.about}?", key, wrong, rng=rng, series=result.shown,
+                                       rationale=result.rationale))
+    assert item.answer == f"{result.value:.{result.decimals}f}°C" and item.answer in item.rationale
+
+
+BLOCKS_TEMPLATE = '''def question(num_samples):
+    ids = handler.records()["record_id"].tolist()
+    items = []
+    tries = 0
+    while len(items) < num_samples and tries < 50 * num_samples:
+        tries += 1
+        rid = ids[int(rng.integers(len(ids)))]
+        win = take_window(handler, rid, "temp_max")
+        if win is None:
+            continue
+        low = align_window(handler, win, "temp_min")
+        result = channel_stat(win, "mean")
+        gap = compare_windows(win, low, "mean")
+        if low is None or gap is None:
+            continue
+        key, wrong = numeric_options(result.value, spread=result.spread, decimals=result.decimals, unit=result.unit)
+        text = f"What is the mean {win.about}?"
+        items.append(mc_item(text, key, wrong, series=result.shown, rationale=result.rationale,
+                             metadata={"record_ids": [rid]}))
+    return items
+'''
+
+
+def test_a_template_made_of_blocks_passes_check_template_in_the_sandbox(tmp_path) -> None:
+    from itemsmith.cli.app import app
+
+    path = tmp_path / "blocks.py"
+    path.write_text(BLOCKS_TEMPLATE)
+    result = CliRunner().invoke(app, ["check-template", str(path), "--handler", "weather", "--samples", "4",
+                                      "--json"])
+    payload = json.loads(result.output)
+    assert payload["status"] == "ok" and result.exit_code == 0, payload
+    for item in payload["items"]:
+        shown = item["series"][0]
+        assert shown["name"] == "temp_max" and len(shown["values"]) == len(shown["timestamps"])
+        assert item["options"][item["answer_index"]] in item["rationale"]
