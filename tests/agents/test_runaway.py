@@ -71,7 +71,7 @@ def _author(pool: SandboxPool, handler_file: Path, tmp_path: Path, replies: list
 
     config = AuthorConfig(handler=str(handler_file), task="Questions about water levels", templates=1, slots=1,
                           out_dir=tmp_path / "out", checkpoint=str(tmp_path / "ck.sqlite"), run_id="run1",
-                          max_rounds=max_rounds)
+                          rounds=max_rounds)
     report = asyncio.run(author(config, generator_model=generator, planner_model=scripted([plan_reply(["Peak"])]),
                                 checker=checker, pool=pool))
     return report, generator.model, checked
