@@ -33,6 +33,7 @@ from itemsmith.agents.errors import ProviderConfigError
 from itemsmith.agents.inference import ModelHandle, redact
 from itemsmith.agents.model_catalog import Capabilities, entry_for
 from itemsmith.agents.settings import ENDPOINT_NAME_PATTERN, AgentSettings, CallPolicy, get_settings
+from itemsmith.registry import Registry
 
 _ENDPOINT_NAME = re.compile(ENDPOINT_NAME_PATTERN)
 _NO_KEY = SecretStr("not-needed")  # the OpenAI client insists on some key; keyless servers ignore it
@@ -98,8 +99,7 @@ def check_spec(spec: str | ModelSpec, policy: SpecPolicy, settings: AgentSetting
     """The parsed spec if `policy` allows it and what it names is configured; else `ProviderConfigError`."""
     settings = settings or get_settings()
     parsed = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec)
-    if parsed.provider not in PROVIDERS:
-        raise ProviderConfigError(f"unknown provider {parsed.provider!r}; known: {', '.join(sorted(PROVIDERS))}")
+    PROVIDERS.resolve(parsed.provider)
     if policy.providers is not None and parsed.provider not in policy.providers:
         raise ProviderConfigError(f"provider {parsed.provider!r} is not enabled on this server (enabled: "
                                   f"{', '.join(sorted(policy.providers))}; ITEMSMITH_API_MODEL_PROVIDERS)")
@@ -151,14 +151,11 @@ class ModelOptions(BaseModel):
 
 
 Factory = Callable[[ModelSpec, ModelOptions, AgentSettings], ModelHandle]
-PROVIDERS: dict[str, Factory] = {}
+PROVIDERS: Registry[Factory] = Registry("provider", unknown_error=ProviderConfigError)
 
 
 def register_provider(name: str) -> Callable[[Factory], Factory]:
-    def decorate(factory: Factory) -> Factory:
-        PROVIDERS[name] = factory
-        return factory
-    return decorate
+    return PROVIDERS.register(name, lambda factory: factory)
 
 
 def make_model(spec: str | ModelSpec, *, options: ModelOptions | None = None, settings: AgentSettings | None = None,

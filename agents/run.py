@@ -41,7 +41,7 @@ from typing_extensions import TypedDict
 from itemsmith.agents.checkpoint import open_checkpointer
 from itemsmith.agents.config import AuthoringRequest
 from itemsmith.agents.context import Activity, SlotContext, SlotEvent
-from itemsmith.agents.errors import AgentError, ProviderConfigError
+from itemsmith.agents.errors import AgentError
 from itemsmith.agents.generator import build_prompt, restarts_broken
 from itemsmith.agents.graph import build_slot_graph
 from itemsmith.agents.inference import ModelHandle, stream_tokens
@@ -367,8 +367,7 @@ def _model_specs(config: AuthorConfig, settings: AgentSettings, generator_model:
     planner_spec = planner_model.spec if planner_model else (config.planner or settings.planner or generator_spec)
     for spec in {generator_spec, planner_spec}:
         parsed = ModelSpec.parse(spec)
-        if parsed.provider not in PROVIDERS:
-            raise ProviderConfigError(f"unknown provider {parsed.provider!r}; known: {', '.join(sorted(PROVIDERS))}")
+        PROVIDERS.resolve(parsed.provider)
     return generator_spec, planner_spec
 
 

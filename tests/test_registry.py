@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from itemsmith.agents.errors import ProviderConfigError
+from itemsmith.agents.providers import PROVIDERS, SpecPolicy, check_spec
 from itemsmith.handlers.loader import HandlerSourceError
 from itemsmith.handlers.registry import BUILTIN_HANDLERS, get_builtin
 from itemsmith.handlers.synthetic import GENERATORS
@@ -57,10 +59,15 @@ def test_a_lazy_target_imports_on_load_and_names_the_extra_when_its_package_is_m
 
 
 def test_every_table_of_names_is_a_registry() -> None:
-    for table in (BUILTIN_HANDLERS, EXPORTERS, JOB_KINDS, GENERATORS):
+    for table in (BUILTIN_HANDLERS, EXPORTERS, JOB_KINDS, GENERATORS, PROVIDERS):
         assert isinstance(table, Registry) and len(table) > 0
 
 
 def test_an_unknown_builtin_handler_suggests_the_closest_name() -> None:
     with pytest.raises(HandlerSourceError, match="did you mean 'weather'"):
         get_builtin("wether")
+
+
+def test_an_unknown_provider_suggests_the_closest_name() -> None:
+    with pytest.raises(ProviderConfigError, match="unknown provider 'opena'; did you mean 'openai'"):
+        check_spec("opena:gpt-4o", SpecPolicy.operator())
