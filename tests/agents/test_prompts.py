@@ -57,11 +57,13 @@ def test_generator_prompt_holds_api_data_examples_and_brief(pool) -> None:
 
 
 def test_each_slot_gets_the_one_curated_example_nearest_its_brief() -> None:
-    wettest = {"title": "Wettest month of a year", "category": "arithmetic", "concept": "comparison",
-               "question": "Which month of <record>'s year had the most precipitation?"}
-    assert [t.id for t in nearest_examples(wettest, "weather")] == ["weather_wettest_month"]
-    rainy = dict(wettest, title="Count the rainy days", question="How many days of <record> had rain?")
-    assert [t.id for t in nearest_examples(rainy, "weather")] == ["weather_rainy_days_count"]
+    # (weather's curated templates but one are longer than an example may be: stocks has three to choose from)
+    drawdown = {"title": "Largest drawdown of a stretch", "category": "arithmetic", "concept": "comparison",
+                "question": "Which stretch of <record> had the largest maximum drawdown?"}
+    assert [t.id for t in nearest_examples(drawdown, "stocks")] == ["stocks_largest_drawdown"]
+    close = dict(drawdown, title="Closing price on a date", question="What was the closing price on <date>?")
+    assert [t.id for t in nearest_examples(close, "stocks")] == ["stocks_close_on_date"]
+    wettest = dict(drawdown, title="Wettest stretch", question="Which stretch had the most precipitation?")
     assert nearest_examples(wettest, "weather", limit=0) == []
     # a user's handler has no curated templates of its own: the nearest real-data one, never a synthetic one
     borrowed = nearest_examples(dict(wettest, title="Highest closing price date"), "my_handler")
