@@ -9,13 +9,18 @@ fills, and the API's bank settings are `RunSettings` with the server's spec poli
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from itemsmith.agents.model_factory import StudentSpec
+from itemsmith.items.rendering import TextFormat
+from itemsmith.verification.capability import CapabilityConfig
+from itemsmith.verification.judges import PanelConfig
+from itemsmith.verification.students import PoolConfig
 
-__all__ = ["AuthoringRequest", "JudgeSpecs", "RunSettings", "StudentSpecs"]
+__all__ = ["AuthorConfig", "AuthoringRequest", "JudgeSpecs", "RunSettings", "StudentSpecs"]
 
 JudgeSpecs = Annotated[list[str] | None, Field(
     max_length=10, description="judge model specs of the panel, e.g. openai:gpt-4o; None: the default panel of the "
@@ -58,3 +63,34 @@ class AuthoringRequest(RunSettings):
 
     handler: str = Field(min_length=1, max_length=500, description="built-in handler name or a handler .py file")
     task: str = Field(min_length=3, max_length=4000, description="what the benchmark should test, in plain words")
+
+
+class AuthorConfig(AuthoringRequest):
+    """One authoring run as `author` executes it: the request, where it writes and checkpoints, and the
+    verification stages' finer settings."""
+
+    out_dir: Path = Path("out")
+    checkpoint: str | None = Field(None, description="SQLite path, postgresql:// URL or 'memory'")
+    checkpoint_setup: bool = Field(True, description="create the checkpoint tables if missing; False: they must "
+                                                     "exist (`itemsmith db upgrade` made them)")
+    run_id: str | None = None
+    allow_fallback_briefs: bool = True
+    generator_max_tokens: int | None = None
+    planner_max_tokens: int | None = None
+    advisory_judges: list[str] | None = Field(
+        None, description="judge specs whose scores are advisory (a panel of only these never accepts a template "
+                          "alone); None: the settings' (ITEMSMITH_ADVISORY_JUDGES)")
+    judge_samples: int = Field(1, ge=1, le=20, description="sampled scores per judge and criterion")
+    judge_retries: int = Field(2, ge=0, le=5, description="re-asks after a judge reply without a parseable score")
+    panel: PanelConfig = Field(default_factory=PanelConfig, description="criteria, thresholds, item rendering")
+    student_format: TextFormat = Field(TextFormat.compact, description="how students are shown items (compact: "
+                                       "every value, each channel on one line, as the judges read them)")
+    pool: PoolConfig = Field(default_factory=PoolConfig, description="the blind condition")
+    capability: CapabilityConfig = Field(default_factory=CapabilityConfig, description="which outcomes keep a template")
+    review_max_tokens: int = Field(512, ge=16, le=8192, description="reply cap of judges and chat-mode students")
+    review_items: int = Field(20, ge=1, le=200, description="fresh-seed items the judges and students are given "
+                                                            "(at least this many; the students answer every one)")
+    rederivation: bool | None = Field(None, description="run the re-derivation stage (a solver model re-derives the "
+                                                        "keys from the items alone); None: the settings' default")
+    solver: str | None = Field(None, description="model spec of the re-derivation solver; None: the settings' "
+                                                 "solver, else the generator")

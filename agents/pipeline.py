@@ -13,11 +13,11 @@ ranks; with fewer the student stage still runs its blind check, and the filter i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from itemsmith.agents import llamacpp
+from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.errors import ProviderConfigError
 from itemsmith.agents.generator import restarts_broken
 from itemsmith.agents.local_models import LOCAL_MODELS, installed
@@ -26,9 +26,6 @@ from itemsmith.agents.models import StageInfo
 from itemsmith.agents.providers import ModelSpec
 from itemsmith.agents.settings import AgentSettings
 from itemsmith.verification.capability import Outcome
-
-if TYPE_CHECKING:  # agents.run imports this module
-    from itemsmith.agents.run import AuthorConfig
 
 __all__ = ["Pipeline", "StageInfo", "header_lines", "missing_local_model", "resolve_pipeline", "run_header"]
 

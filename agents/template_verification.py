@@ -15,12 +15,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.model_factory import retry_policy
 from itemsmith.agents.models import StageInfo
 from itemsmith.agents.pipeline import Pipeline, resolve_pipeline
 from itemsmith.agents.profile import profile_handler
 from itemsmith.agents.providers import SpecPolicy
-from itemsmith.agents.run import AuthorConfig
 from itemsmith.agents.settings import AgentSettings
 from itemsmith.agents.verification_stages import (
     ItemAuditVerifier,

@@ -33,8 +33,9 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
+from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.feedback import audit_feedback
 from itemsmith.agents.inference import ModelHandle, RetryPolicy
 from itemsmith.agents.model_factory import (
@@ -65,9 +66,6 @@ from itemsmith.verification.judges import (
 from itemsmith.verification.samples import TemplateSample
 from itemsmith.verification.seeds import fresh_seed
 from itemsmith.verification.students import PoolConfig, aanswer_template
-
-if TYPE_CHECKING:  # agents.run imports this module
-    from itemsmith.agents.run import AuthorConfig
 
 RATIONALE_CHARS = 400
 # a "rationale" that is only the score (terse judges reply just "Score: N")

@@ -20,9 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.context import SlotEvent
 from itemsmith.agents.inference import ModelHandle
-from itemsmith.agents.run import AuthorConfig, author
+from itemsmith.agents.run import author
 from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.items.schema import RunStatus, StructureReport
 from itemsmith.sandbox import SandboxPool

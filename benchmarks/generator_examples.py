@@ -19,8 +19,9 @@ import json
 import time
 from pathlib import Path
 
+from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.inference import ModelHandle
-from itemsmith.agents.run import AuthorConfig, author
+from itemsmith.agents.run import author
 from itemsmith.agents.scripted import ScriptedChatModel
 
 TASK = "questions about Seattle's daily weather"  # the README's quick start

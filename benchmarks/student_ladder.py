@@ -22,9 +22,9 @@ import time
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before llama.cpp's OpenMP runtime loads
 
+from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.model_factory import build_students
 from itemsmith.agents.pipeline import resolve_pipeline
-from itemsmith.agents.run import AuthorConfig
 from itemsmith.agents.settings import get_settings
 from itemsmith.items.rendering import TextFormat
 from itemsmith.sandbox import run_template

@@ -93,11 +93,12 @@ def author(
 
     from pydantic import ValidationError
 
+    from itemsmith.agents.config import AuthorConfig
     from itemsmith.agents.errors import AgentError
     from itemsmith.agents.pipeline import resolve_pipeline, run_header
     from itemsmith.agents.progress import ProgressTable
-    from itemsmith.agents.run import AuthorConfig, new_run_id
     from itemsmith.agents.run import author as run_author
+    from itemsmith.agents.run import new_run_id
     from itemsmith.agents.settings import get_settings
     from itemsmith.handlers import HandlerSourceError
     from itemsmith.sandbox import SandboxError

@@ -43,9 +43,9 @@ def verify(
 
     from pydantic import ValidationError
 
+    from itemsmith.agents.config import AuthorConfig
     from itemsmith.agents.errors import AgentError
     from itemsmith.agents.pipeline import header_lines, resolve_pipeline
-    from itemsmith.agents.run import AuthorConfig
     from itemsmith.agents.settings import get_settings
     from itemsmith.agents.template_verification import verify_template
     from itemsmith.handlers import HandlerSourceError

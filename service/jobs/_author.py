@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from itemsmith.agents.checkpoint import open_checkpointer, setup_checkpointer
+from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.context import SlotEvent
 from itemsmith.agents.graph import build_slot_graph
 from itemsmith.agents.models import Brief, RunReport, SlotResult
 from itemsmith.agents.pipeline import Pipeline, resolve_pipeline
-from itemsmith.agents.run import FINAL, AuthorConfig, author, slot_result
+from itemsmith.agents.run import FINAL, author, slot_result
 from itemsmith.agents.settings import get_settings
 from itemsmith.sandbox import SandboxPool
 from itemsmith.service.jobs._calibrate import calibrate_authored

@@ -11,8 +11,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.rederivation import SOLVER_PROMPT_VERSION
-from itemsmith.agents.run import AuthorConfig
 from itemsmith.agents.settings import get_settings
 from itemsmith.agents.template_verification import verify_template
 from itemsmith.items.schema import AuditReport, Decision, StructureReport

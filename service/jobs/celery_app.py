@@ -18,7 +18,7 @@ from celery.signals import worker_process_init, worker_ready, worker_shutdown, w
 
 from itemsmith.service.jobs._context import JobContext
 from itemsmith.service.jobs._execute import execute_job, worker_name
-from itemsmith.service.jobs._runners import JobSweeper
+from itemsmith.service.jobs._sweeper import JobSweeper
 from itemsmith.service.jobs._worker_registry import WorkerBeat
 from itemsmith.service.settings import ServiceSettings
 from itemsmith.templates_bank.storage import get_engine

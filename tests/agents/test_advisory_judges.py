@@ -9,10 +9,10 @@ import asyncio
 
 import pytest
 
+from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.inference import ModelHandle, RetryPolicy
 from itemsmith.agents.model_factory import JudgeModel
 from itemsmith.agents.pipeline import Pipeline, header_lines, resolve_pipeline
-from itemsmith.agents.run import AuthorConfig
 from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.agents.settings import AgentSettings
 from itemsmith.agents.verification_stages import JudgePanelVerifier

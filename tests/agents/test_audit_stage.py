@@ -8,7 +8,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from itemsmith.agents.run import AuthorConfig, author
+from itemsmith.agents.config import AuthorConfig
+from itemsmith.agents.run import author
 from itemsmith.agents.verify import VerificationResult
 from itemsmith.items.schema import Decision, Item, StructureReport
 from itemsmith.sandbox import SandboxPool

@@ -7,8 +7,7 @@ import inspect
 import pytest
 from pydantic import ValidationError
 
-from itemsmith.agents.config import AuthoringRequest, RunSettings
-from itemsmith.agents.run import AuthorConfig
+from itemsmith.agents.config import AuthorConfig, AuthoringRequest, RunSettings
 from itemsmith.api.models import BankSettings
 from itemsmith.cli.author import author
 from itemsmith.service.jobs import AuthorJobRequest

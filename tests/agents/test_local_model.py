@@ -13,11 +13,12 @@ import os
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, stream_tokens
 from itemsmith.agents.llamacpp import llama_available
 from itemsmith.agents.local_models import installed
 from itemsmith.agents.providers import ModelOptions, make_model
-from itemsmith.agents.run import AuthorConfig, author
+from itemsmith.agents.run import author
 from itemsmith.agents.usage import CallUsage
 
 pytestmark = pytest.mark.local_model

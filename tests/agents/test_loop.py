@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
+from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.context import SlotEvent
 from itemsmith.agents.generator import ESCAPE_TEMPERATURE, restarts_broken
 from itemsmith.agents.models import RunReport
-from itemsmith.agents.run import AuthorConfig, author
+from itemsmith.agents.run import author
 from itemsmith.agents.verify import VerificationResult
 from itemsmith.items.schema import Decision, StructureReport
 from itemsmith.sandbox import SandboxPool

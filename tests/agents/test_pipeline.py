@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from itemsmith.agents import pipeline as pipeline_module
+from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.errors import ProviderConfigError
 from itemsmith.agents.models import StageInfo, judge_agreement
 from itemsmith.agents.pipeline import Pipeline, header_lines, resolve_pipeline, run_header
-from itemsmith.agents.run import AuthorConfig
 from itemsmith.agents.settings import AgentSettings
 from itemsmith.items.schema import JudgeScore
 from itemsmith.verification.judges import PanelConfig, TemplateJudgement, judgement_from_scores

@@ -12,10 +12,11 @@ from pathlib import Path
 from langchain_core.messages import HumanMessage
 from rich.console import Console
 
+from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.context import Activity, SlotEvent
 from itemsmith.agents.inference import RetryPolicy, complete, stream_tokens
 from itemsmith.agents.progress import ProgressTable
-from itemsmith.agents.run import AuthorConfig, author
+from itemsmith.agents.run import author
 from itemsmith.agents.usage import UsageLedger
 
 from .conftest import GOOD, fenced, plan_reply, scripted

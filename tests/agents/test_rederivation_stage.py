@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.rederivation import RederivationVerifier, extract_solver
-from itemsmith.agents.run import AuthorConfig, author
+from itemsmith.agents.run import author
 from itemsmith.items.schema import StructureReport, content_hash
 from itemsmith.sandbox import SandboxPool
 from itemsmith.verification.rederivation import RederivationConfig

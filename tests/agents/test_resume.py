@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 
 from itemsmith.agents.checkpoint import open_checkpointer
+from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.context import SlotEvent
-from itemsmith.agents.run import AuthorConfig, author
+from itemsmith.agents.run import author
 
 from .conftest import BAD_RANDINT, GOOD, fenced, plan_reply, scripted
 

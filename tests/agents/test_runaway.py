@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
+from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.extract import repetition, runaway
 from itemsmith.agents.generator import Generated, shown_reply
-from itemsmith.agents.run import AuthorConfig, author
+from itemsmith.agents.run import author
 from itemsmith.agents.usage import CallUsage
 from itemsmith.items.schema import StructureReport
 from itemsmith.sandbox import SandboxPool

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.inference import ModelHandle, RetryPolicy
 from itemsmith.agents.model_factory import JudgeModel, StudentModel
-from itemsmith.agents.run import AuthorConfig, author
+from itemsmith.agents.run import author
 from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.agents.verification_stages import JudgePanelVerifier, StudentPoolVerifier
 from itemsmith.cli.app import app
