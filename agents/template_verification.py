@@ -31,7 +31,7 @@ from itemsmith.agents.verification_stages import (
 )
 from itemsmith.agents.verify import VerificationResult, run_stages
 from itemsmith.items.schema import Decision, StructureReport
-from itemsmith.sandbox import SandboxPool
+from itemsmith.sandbox import SandboxLimits, SandboxPool
 from itemsmith.verification.structure import check_structure
 
 __all__ = ["TemplateVerification", "verify_template"]
@@ -83,11 +83,13 @@ def _verdict(stage: str, result: VerificationResult) -> Any:
 async def verify_template(source: str, config: AuthorConfig, *, settings: AgentSettings,
                           policy: SpecPolicy | None = None, pool: SandboxPool | None = None,
                           pipeline: Pipeline | None = None, programs: Mapping[str, str] | None = None,
-                          on_stage: Callable[[str], None] | None = None) -> TemplateVerification:
+                          on_stage: Callable[[str], None] | None = None,
+                          limits: SandboxLimits | None = None) -> TemplateVerification:
     """Verify `source` against `config.handler` with the stages `config` resolves to (`pipeline`,
     default: resolved here). The structure check draws `config.num_samples` items under
     `config.seed` (None: drawn). `pool` reuses a running sandbox pool for the handler (left open);
-    `programs` are stored re-derivation programs (content hash -> program). A missing key or model
+    `programs` are stored re-derivation programs (content hash -> program); `limits`: the sandbox's (None:
+    the settings'). A missing key or model
     fails before any template runs (`ProviderConfigError`)."""
     pipeline = pipeline or resolve_pipeline(config, settings)
     models = build_review_models(config, settings=settings, policy=policy, pipeline=pipeline)
@@ -97,8 +99,8 @@ async def verify_template(source: str, config: AuthorConfig, *, settings: AgentS
     own_pool = pool is None
     try:
         if pool is None:
-            pool = await loop.run_in_executor(executor, lambda: SandboxPool(config.handler,
-                                                                            workers=config.sandbox_workers))
+            pool = await loop.run_in_executor(executor, lambda: SandboxPool(config.handler, workers=config.sandbox_workers,
+                                                                            limits=limits))
         sandbox = pool
         structure = await loop.run_in_executor(executor, lambda: check_structure(
             source, config.handler, num_samples=config.num_samples, seed=config.seed, pool=sandbox))
@@ -107,7 +109,8 @@ async def verify_template(source: str, config: AuthorConfig, *, settings: AgentS
                                 reasons=[structure.error or f"the template ended as {structure.status.value}"])
             return TemplateVerification(decision=decision, structure=structure, stages=pipeline.stages)
         profile = await loop.run_in_executor(executor, profile_handler, sandbox)
-        audit = ItemAuditVerifier(config.handler, pool=sandbox, executor=executor, review_items=config.review_items)
+        audit = ItemAuditVerifier(config.handler, pool=sandbox, limits=limits, executor=executor,
+                                  review_items=config.review_items)
         stages = verification_stages(
             audit, content_stages(models, config, dataset=profile.description, retry=retry),
             rederivation_stage(models, sandbox, retry=retry, executor=executor, programs=programs))

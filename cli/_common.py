@@ -20,10 +20,11 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from itemsmith.agents.model_factory import StudentSpec
+    from itemsmith.sandbox import SandboxLimits
     from itemsmith.templates_bank.releases import Release
 
 __all__ = ["DbOpt", "HandlerOpt", "JsonOpt", "ReleaseArg", "SamplesOpt", "SeedOpt", "StudentOpt", "WorkersOpt",
-           "bank_session", "check_handler", "check_model_spec", "check_model_specs", "fail", "load_release",
+           "bank_session", "check_handler", "local_sandbox", "check_model_spec", "check_model_specs", "fail", "load_release",
            "migrate_if_known", "parse_students", "print_json", "progress_line", "usage_error"]
 
 SpecValue = TypeVar("SpecValue", str, list[str], None)
@@ -32,6 +33,17 @@ SpecValue = TypeVar("SpecValue", str, list[str], None)
 def usage_error(message: str) -> typer.BadParameter:
     """Report a wrong command line (exit code 2, with the usage line); ``raise usage_error(...)``."""
     return typer.BadParameter(message)
+
+
+def local_sandbox(**overrides: Any) -> SandboxLimits:
+    """The sandbox limits of a command a local user runs: the settings (``ITEMSMITH_SANDBOX_*``) and
+    `overrides`, allowed to run with fewer isolation layers (e.g. without root: no namespaces, no uid
+    drop; the sandbox then says on stderr which are missing) unless the operator set
+    ``ITEMSMITH_SANDBOX_ALLOW_DEGRADED``. The service commands (`serve`, `worker`) never use this."""
+    from itemsmith.sandbox import SandboxLimits
+
+    limits = SandboxLimits(**overrides)
+    return limits if "allow_degraded" in limits.model_fields_set else limits.model_copy(update={"allow_degraded": True})
 
 
 def check_handler(value: str) -> str:

@@ -19,21 +19,38 @@ exit code 1 when the operation fails, 2 for a wrong command line.
 
 from __future__ import annotations
 
-import os
+from typing import Any
 
+import click
 import typer
+from typer.core import TyperGroup
 
 from itemsmith.cli import bank, curated, db, handlers, keys, release
+from itemsmith.cli._common import fail
 from itemsmith.cli.author import author
 from itemsmith.cli.server import serve, worker
 from itemsmith.cli.settings import settings
 from itemsmith.cli.templates import check_template, sample
 from itemsmith.cli.verify import verify
+from itemsmith.sandbox.layers import IsolationUnavailable
 
 __all__ = ["app"]
 
-app = typer.Typer(help="Author, verify and export time-series reasoning benchmarks.", no_args_is_help=True,
-                  pretty_exceptions_enable=False)
+
+class _Commands(TyperGroup):
+    """The root group: a sandbox that may not start with the layers this machine has (the operator
+    set ITEMSMITH_SANDBOX_ALLOW_DEGRADED=false) is a failed operation with its reason, exit code 1,
+    whichever command started it."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except IsolationUnavailable as exc:
+            raise fail(str(exc)) from None
+
+
+app = typer.Typer(cls=_Commands, help="Author, verify and export time-series reasoning benchmarks.",
+                  no_args_is_help=True, pretty_exceptions_enable=False)
 app.add_typer(curated.app, name="curated")
 app.add_typer(bank.app, name="bank")
 app.add_typer(release.app, name="release")
@@ -47,15 +64,3 @@ app.add_typer(keys.app, name="keys")
 app.command("serve")(serve)
 app.command("worker")(worker)
 app.command("settings")(settings)
-
-SERVICE_COMMANDS = ("serve", "worker")
-
-
-@app.callback()
-def _sandbox_for_local_use(ctx: typer.Context) -> None:
-    """Commands a local user runs may use a sandbox with fewer isolation layers (e.g. without root:
-    no namespaces, no uid drop); the sandbox then says on stderr which are missing. The service
-    commands never do (unless the operator sets ITEMSMITH_SANDBOX_ALLOW_DEGRADED)."""
-    if ctx.invoked_subcommand not in SERVICE_COMMANDS and "ITEMSMITH_SANDBOX_ALLOW_DEGRADED" not in os.environ:
-        os.environ["ITEMSMITH_SANDBOX_ALLOW_DEGRADED"] = "1"
-        ctx.call_on_close(lambda: os.environ.pop("ITEMSMITH_SANDBOX_ALLOW_DEGRADED", None))  # in-process callers

@@ -15,6 +15,7 @@ from itemsmith.cli._common import (
     bank_session,
     check_model_specs,
     fail,
+    local_sandbox,
     parse_students,
     print_json,
     usage_error,
@@ -132,7 +133,7 @@ def author(
     try:
         with ProgressTable(max_rounds=rounds, live=not no_live and sys.stderr.isatty()) as progress:
             report = asyncio.run(run_author(config, on_event=progress, on_activity=progress.activity,
-                                            settings=settings, pipeline=pipeline))
+                                            settings=settings, pipeline=pipeline, limits=local_sandbox()))
     except (AgentError, HandlerSourceError, SandboxError) as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:
@@ -186,7 +187,7 @@ def _store_in_bank(report: RunReport, bank: str, db: str | None) -> ImportReport
 
     try:
         with bank_session(db) as session:
-            return import_run(session, report, bank, created_by=cli_user())
+            return import_run(session, report, bank, created_by=cli_user(), limits=local_sandbox())
     except (RunImportError, StorageError) as exc:
         raise fail(f"{exc}; the run is kept: store it later with `itemsmith bank import-run "
                    f"OUT/{report.run_id} --bank {bank}`") from None

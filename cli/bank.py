@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from itemsmith.cli._common import DbOpt, HandlerOpt, JsonOpt, bank_session, fail, print_json, usage_error
+from itemsmith.cli._common import DbOpt, HandlerOpt, JsonOpt, bank_session, fail, local_sandbox, print_json, usage_error
 
 __all__ = ["app"]
 
@@ -135,7 +135,8 @@ def bank_import_run(
     try:
         report = load_run(run_dir)
         with bank_session(db) as session:
-            imported = import_run(session, report, bank, created_by=cli_user(), num_samples=num_samples, seed=seed)
+            imported = import_run(session, report, bank, created_by=cli_user(), num_samples=num_samples, seed=seed,
+                                  limits=local_sandbox())
     except (RunImportError, StorageError, SandboxError) as exc:
         raise fail(str(exc)) from None
     if as_json:

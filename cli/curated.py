@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from itemsmith.cli._common import JsonOpt, SamplesOpt, SeedOpt, fail, print_json, usage_error
+from itemsmith.cli._common import JsonOpt, SamplesOpt, SeedOpt, fail, local_sandbox, print_json, usage_error
 from itemsmith.items.schema import Item, RunStatus
 from itemsmith.templates_bank.curated import CuratedTemplateError, get_curated, load_curated
 
@@ -53,7 +53,8 @@ def curated_sample(
     rows = 0
     with out_file.open("w") as sink:
         for curated in chosen:
-            result = run_template(curated.source, curated.handler or "synthetic", num_samples=samples, seed=seed)
+            result = run_template(curated.source, curated.handler or "synthetic", num_samples=samples, seed=seed,
+                                  limits=local_sandbox())
             if result.status is not RunStatus.ok:
                 failed[curated.id] = f"{result.status.value}: {result.error}"
                 typer.secho(f"{curated.id}: {failed[curated.id]}", err=True, fg=typer.colors.RED)

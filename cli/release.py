@@ -21,6 +21,7 @@ from itemsmith.cli._common import (
     check_model_specs,
     fail,
     load_release,
+    local_sandbox,
     parse_students,
     print_json,
     progress_line,
@@ -65,7 +66,8 @@ def release_create(
                             template_ids=template, created_by=by, note=note)
     try:
         with bank_session(db) as session:
-            manifest = create_release(session, request, workers=workers, on_progress=None if as_json else
+            manifest = create_release(session, request, workers=workers, limits=local_sandbox(),
+                                      on_progress=None if as_json else
                                       progress_line("regenerated (template, seed) runs")).manifest
     except (StorageError, ReleaseError, RegenerationError) as exc:
         raise fail(str(exc)) from None
@@ -132,7 +134,7 @@ def release_export(
     options = ExportOptions(text_format=text_format, decimals=decimals, plots=plots, license=license_)
     try:
         rows, progress = frozen.manifest.counts.items, progress_line("exported items")
-        report = export_release(frozen, fmt, out, options, workers=workers, overwrite=force,
+        report = export_release(frozen, fmt, out, options, workers=workers, limits=local_sandbox(), overwrite=force,
                                 on_row=None if as_json else lambda done: progress(done, rows))
     except (ExportError, ReleaseError, RegenerationError) as exc:
         raise fail(str(exc)) from None
@@ -210,10 +212,12 @@ def release_evaluate(
             if adaptive:
                 config = AdaptiveConfig(target_se=target_se, max_items=max_items, seed=drawn or 0)
                 report = evaluate_adaptive(frozen, model=model, parameters=parameters, config=config,
-                                           text_format=formats[0], decimals=decimals, store=store)
+                                           text_format=formats[0], decimals=decimals, store=store,
+                                           limits=local_sandbox())
             else:
                 report = evaluate(frozen, model=model, formats=formats, fresh_seed=drawn, concurrency=concurrency,
-                                  decimals=decimals, workers=workers, store=store, parameters=parameters)
+                                  decimals=decimals, workers=workers, store=store, parameters=parameters,
+                                  limits=local_sandbox())
             refreshed = refresh_calibration(session, frozen, evaluation_id, respondent)
     except (ProviderConfigError, ReleaseError, RegenerationError, ValueError) as exc:
         raise fail(str(exc)) from None
@@ -260,7 +264,8 @@ def release_reverify(
     try:
         # a plain session: committed after each template, so answers already paid for survive a failure
         with BankSession(get_engine(db), expire_on_commit=False) as session:
-            report = reverify(session, frozen, judges=judge, students=students, workers=workers)
+            report = reverify(session, frozen, judges=judge, students=students, workers=workers,
+                              limits=local_sandbox())
     except AgentError as exc:
         raise fail(str(exc)) from None
     except (StorageError, ReleaseError, RegenerationError, ValueError) as exc:
@@ -366,7 +371,7 @@ def release_audit(
 
     frozen = load_release(release, db)
     try:
-        report = audit_release(frozen, workers=workers)
+        report = audit_release(frozen, workers=workers, limits=local_sandbox())
     except (ReleaseError, RegenerationError) as exc:
         raise fail(str(exc)) from None
     if as_json:

@@ -67,8 +67,6 @@ def worker(
 
     if pool not in WORKER_POOLS:
         raise usage_error(f"--pool {pool!r}: use {', '.join(WORKER_POOLS)}")
-    if db is not None:  # the worker's job code reads the one setting from the environment
-        os.environ["ITEMSMITH_DATABASE_URL"] = db
     try:
         from itemsmith.service.jobs.celery_app import app as celery_app  # noqa: F401 - fail here, not in the child
         from itemsmith.service.jobs.supervisor import supervise
@@ -79,7 +77,9 @@ def worker(
     except StorageError as exc:
         raise fail(str(exc)) from None
     _require_sandbox_layers()
+    # the Celery worker is its own process: it reads its settings from its environment
+    env = {**os.environ, "ITEMSMITH_DATABASE_URL": db} if db is not None else None
     raise typer.Exit(supervise([
         sys.executable, "-m", "celery", "-A", "itemsmith.service.jobs.celery_app", "worker",
         f"--concurrency={concurrency}", f"--pool={pool}", f"--loglevel={loglevel}",
-        f"--hostname=itemsmith-{os.getpid()}@%h", "--without-gossip", "--without-mingle"]))
+        f"--hostname=itemsmith-{os.getpid()}@%h", "--without-gossip", "--without-mingle"], env=env))

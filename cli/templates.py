@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from itemsmith.cli._common import HandlerOpt, JsonOpt, SamplesOpt, SeedOpt, fail, print_json, usage_error
+from itemsmith.cli._common import HandlerOpt, JsonOpt, SamplesOpt, SeedOpt, fail, local_sandbox, print_json, usage_error
 from itemsmith.items.rendering import TextFormat, render_item, terminal_safe
 from itemsmith.items.schema import Item, RunStatus
 from itemsmith.templates_bank.curated import CuratedTemplateError, get_curated
@@ -44,7 +44,7 @@ def sample(
     from itemsmith.sandbox import run_template
 
     source, handler_spec = _template_source(template, handler)
-    result = run_template(source, handler_spec, num_samples=samples, seed=seed)
+    result = run_template(source, handler_spec, num_samples=samples, seed=seed, limits=local_sandbox())
     if result.status is not RunStatus.ok:
         raise fail(f"template {result.status.value}: {result.error}")
     items = [Item.model_validate(raw) for raw in result.items]
@@ -69,12 +69,11 @@ def check_template(
     as_json: JsonOpt = False,
 ) -> None:
     """Run the structure check on a template in the sandbox. Exit code 0 only when it is ok."""
-    from itemsmith.sandbox import SandboxLimits
     from itemsmith.verification.structure import check_structure
 
     overrides: dict[str, Any] = {k: v for k, v in {"wall_s": wall_s, "memory_mb": memory_mb}.items() if v is not None}
     report = check_structure(template_file.read_text(), handler, num_samples=samples, seed=seed,
-                             limits=SandboxLimits(**overrides))
+                             limits=local_sandbox(**overrides))
     payload = {
         "status": report.status.value,
         "items": [item.model_dump(mode="json") for item in report.items],

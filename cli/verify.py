@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from itemsmith.cli._common import HandlerOpt, JsonOpt, fail, print_json, usage_error
+from itemsmith.cli._common import HandlerOpt, JsonOpt, fail, local_sandbox, print_json, usage_error
 
 __all__ = ["verify"]
 
@@ -75,7 +75,7 @@ def verify(
         pipeline = resolve_pipeline(config, settings)
         typer.echo("\n".join(header_lines(pipeline.stages)), err=True)
         verification = asyncio.run(verify_template(
-            source, config, settings=settings, pipeline=pipeline,
+            source, config, settings=settings, pipeline=pipeline, limits=local_sandbox(),
             on_stage=None if as_json else lambda label: typer.echo(f"{label} ...", err=True)))
     except (AgentError, HandlerSourceError, SandboxError) as exc:
         raise fail(str(exc)) from None

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy.orm import Session
 
 from itemsmith.agents.models import RunReport, SlotResult
-from itemsmith.sandbox import SandboxPool
+from itemsmith.sandbox import SandboxLimits, SandboxPool
 from itemsmith.service.jobs import store_accepted
 from itemsmith.templates_bank.calibration import (
     CalibrationError,
@@ -72,19 +72,20 @@ def load_run(run_dir: Path) -> RunReport:
 
 
 def import_run(session: Session, report: RunReport, bank: str, *, created_by: str, num_samples: int | None = None,
-               seed: int | None = None, sandbox_workers: int = 1, calibrate: bool = True) -> ImportReport:
+               seed: int | None = None, sandbox_workers: int = 1, calibrate: bool = True,
+               limits: SandboxLimits | None = None) -> ImportReport:
     """Store every accepted template of the run in ``bank`` with its verdicts (`store_accepted`,
     the run id as run id), then calibrate them when the run had a student pool. The structure
     check runs with the run's sample count and seed as the author job does (``num_samples`` /
     ``seed`` stand in for a report that does not record them; None: drawn per check, like a run
-    that drew them)."""
+    that drew them). `limits`: the sandbox's (None: the settings')."""
     num_samples = report.num_samples if report.num_samples is not None else num_samples
     seed = report.seed if report.seed is not None else seed
     bank_row = get_bank(session, bank)
     accepted: list[SlotResult] = [s for s in report.slots if s.template is not None and s.decision is not None
                                   and s.status == "accepted"]
     stored: list[StoredTemplate] = []
-    with SandboxPool(report.handler, workers=sandbox_workers) as pool:
+    with SandboxPool(report.handler, workers=sandbox_workers, limits=limits) as pool:
         for slot in accepted:
             assert slot.template is not None and slot.decision is not None
             structure = check_structure(slot.template.source, report.handler, num_samples=num_samples, seed=seed,

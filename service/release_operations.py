@@ -20,6 +20,7 @@ from itemsmith.agents.providers import SpecPolicy
 from itemsmith.agents.settings import AgentSettings, get_settings
 from itemsmith.items.rendering import TextFormat
 from itemsmith.items.schema import IRTParameters
+from itemsmith.sandbox import SandboxLimits
 from itemsmith.templates_bank.adaptive import AdaptiveConfig, AdaptiveReport, adaptive_evaluate_release
 from itemsmith.templates_bank.evaluation import EvaluationReport, EvaluationStore, evaluate_release
 from itemsmith.templates_bank.releases import Release
@@ -30,21 +31,23 @@ __all__ = ["evaluate", "evaluate_adaptive", "reverify"]
 
 def reverify(session: Session, release: Release, *, judges: Sequence[str], students: Sequence[StudentSpec] = (),
              run_id: str | None = None, workers: int = 1, settings: AgentSettings | None = None,
-             policy: SpecPolicy | None = None) -> ReverificationReport:
+             policy: SpecPolicy | None = None, limits: SandboxLimits | None = None) -> ReverificationReport:
     """Judge `release` again with the `judges` panel (and `students`); committed after each
     template, so answers already paid for survive a failure and are reused by a rerun."""
     settings = settings or get_settings()
     log, retry = CallLog(), retry_policy(settings)
     panel = [judge.bind(log, retry) for judge in build_judges(judges, settings=settings, policy=policy)]
     pool = [student.bind(log, retry) for student in build_students(students, settings=settings, policy=policy)]
-    report = reverify_release(session, release, panel, students=pool, run_id=run_id, workers=workers, commit=True)
+    report = reverify_release(session, release, panel, students=pool, run_id=run_id, workers=workers,
+                              limits=limits, commit=True)
     return report.model_copy(update={"usage": log.ledger.totals().counts()})
 
 
 def evaluate(release: Release, *, model: str, formats: Sequence[TextFormat] = (TextFormat.plain,),
              fresh_seed: int | None = None, concurrency: int = 4, decimals: int = 2, workers: int = 1,
              store: EvaluationStore | None = None, parameters: Mapping[str, IRTParameters] | None = None,
-             settings: AgentSettings | None = None, policy: SpecPolicy | None = None) -> EvaluationReport:
+             settings: AgentSettings | None = None, policy: SpecPolicy | None = None,
+             limits: SandboxLimits | None = None) -> EvaluationReport:
     """Evaluate `model` on `release` (its ability on ``parameters``, e.g. the bank's current
     calibration). A call that still fails after the bounded retries raises: a failed call is never
     scored as a wrong answer (with a ``store``, the answers so far are kept for a resumed run)."""
@@ -54,14 +57,14 @@ def evaluate(release: Release, *, model: str, formats: Sequence[TextFormat] = (T
     student = respondent.bind(log, retry_policy(settings), strict=True)
     limit = min(concurrency, respondent.max_concurrency or concurrency)
     report = evaluate_release(release, student, formats=formats, fresh_seed=fresh_seed, max_concurrency=limit,
-                              workers=workers, store=store, parameters=parameters)
+                              workers=workers, store=store, parameters=parameters, limits=limits)
     return report.model_copy(update={"usage": log.ledger.totals().counts()})
 
 
 def evaluate_adaptive(release: Release, *, model: str, parameters: Mapping[str, IRTParameters],
                       config: AdaptiveConfig | None = None, text_format: TextFormat = TextFormat.plain,
                       decimals: int = 2, store: EvaluationStore | None = None, settings: AgentSettings | None = None,
-                      policy: SpecPolicy | None = None) -> AdaptiveReport:
+                      policy: SpecPolicy | None = None, limits: SandboxLimits | None = None) -> AdaptiveReport:
     """Evaluate `model` adaptively on `release`'s calibrated templates (``parameters``), one fresh
     instance per pick, until the SE target or the item budget (`templates_bank.adaptive`)."""
     settings = settings or get_settings()
@@ -69,5 +72,5 @@ def evaluate_adaptive(release: Release, *, model: str, parameters: Mapping[str, 
     log = CallLog()
     student = respondent.bind(log, retry_policy(settings), strict=True)
     report = adaptive_evaluate_release(release, student, parameters, config=config, text_format=text_format,
-                                       store=store)
+                                       store=store, limits=limits)
     return report.model_copy(update={"usage": log.ledger.totals().counts()})

@@ -14,7 +14,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import FrameType
 
 __all__ = ["supervise"]
@@ -29,8 +29,10 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def supervise(command: Sequence[str], *, max_pause_s: float = 30.0, stable_after_s: float = 60.0) -> int:
-    """Run `command` until it is asked to stop; restart it whenever it exits otherwise."""
+def supervise(command: Sequence[str], *, env: Mapping[str, str] | None = None, max_pause_s: float = 30.0,
+              stable_after_s: float = 60.0) -> int:
+    """Run `command` (in `env`; None: this process's environment) until it is asked to stop; restart it
+    whenever it exits otherwise."""
     stopping = threading.Event()
     child: list[subprocess.Popen[bytes]] = []
 
@@ -44,7 +46,7 @@ def supervise(command: Sequence[str], *, max_pause_s: float = 30.0, stable_after
     try:
         while True:
             started = time.monotonic()
-            child[:] = [subprocess.Popen(list(command), process_group=0, preexec_fn=_die_with_parent)]
+            child[:] = [subprocess.Popen(list(command), env=env, process_group=0, preexec_fn=_die_with_parent)]
             code = child[0].wait()
             if stopping.is_set():
                 return code

@@ -411,27 +411,6 @@ def test_serve_refuses_to_start_without_a_required_layer(monkeypatch: pytest.Mon
     assert not (tmp_path / "bank.sqlite").exists()  # refused before touching the database
 
 
-def test_local_cli_commands_run_degraded_and_say_so(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                                    caplog: pytest.LogCaptureFixture) -> None:
-    from typer.testing import CliRunner
-
-    from itemsmith.cli.app import app
-
-    monkeypatch.setenv("ITEMSMITH_SANDBOX_DISABLED_LAYERS", '["netns"]')
-    monkeypatch.delenv("ITEMSMITH_SANDBOX_ALLOW_DEGRADED", raising=False)
-    assert "ITEMSMITH_SANDBOX_ALLOW_DEGRADED" not in os.environ
-    template = tmp_path / "t.py"
-    template.write_text("def question(n):\n    return [tf_item('is it?', True) for _ in range(n)]\n")
-    handler = tmp_path / "h" / "h.py"
-    handler.parent.mkdir()
-    handler.write_text(HANDLER)
-    with caplog.at_level(logging.WARNING, logger="itemsmith.sandbox.executor"):
-        result = CliRunner().invoke(app, ["sample", "--template", str(template), "--handler", str(handler), "-n", "1"])
-    assert result.exit_code == 0, result.output
-    assert "WITHOUT these isolation layers: netns" in caplog.text
-    assert "ITEMSMITH_SANDBOX_ALLOW_DEGRADED" not in os.environ  # only for that command
-
-
 def _served_app(tmp_path: Path) -> Any:
     from itemsmith.api.app import create_app
     from itemsmith.api.settings import ApiSettings
