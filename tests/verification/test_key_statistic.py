@@ -111,12 +111,32 @@ def peak_date_item(late: int = 0) -> Callable[[np.random.Generator], dict[str, A
     return make
 
 
+def change_between_item(late: int = 0) -> Callable[[np.random.Generator], dict[str, Any] | None]:
+    """The change between two dates the question names, inside a longer stretch shown (`late`: the key
+    reads the later day one day late)."""
+    def make(rng: np.random.Generator) -> dict[str, Any] | None:
+        start, size = int(rng.integers(0, 1900)), int(rng.integers(20, 40))
+        i, j = sorted(int(x) for x in rng.choice(size - 1, size=2, replace=False))
+        change = float(TEMP_MIN[start + j + late] - TEMP_MIN[start + i])
+        try:
+            key, wrong = numeric_options(change, rng=rng, spread=1.5, decimals=1, unit="°C")
+        except ValueError:
+            return None
+        return mc_item(f"By how much did the daily minimum temperature change from {DATES[start + i]} to "
+                       f"{DATES[start + j]} (later minus earlier)?", key, wrong, rng=rng,
+                       series=[series(TEMP_MIN[start:start + size], name="temp_min",
+                                      timestamps=DATES[start:start + size], unit="°C")])
+    return make
+
+
 def half_wrong(rng: np.random.Generator) -> dict[str, Any]:
     return mean_item(same if rng.random() < 0.5 else shifted)(rng)
 
 
-@pytest.mark.parametrize("make", [mean_item(same), count_item(same), peak_day_item(same), peak_date_item()],
-                         ids=["mean", "count above a threshold", "day of the max", "date of the max"])
+@pytest.mark.parametrize("make", [mean_item(same), count_item(same), peak_day_item(same), peak_date_item(),
+                                  change_between_item()],
+                         ids=["mean", "count above a threshold", "day of the max", "date of the max",
+                              "change between two named dates"])
 def test_keys_computed_on_the_values_shown_pass(make: Callable[..., Any]) -> None:
     found = finding(audit(make))
     assert found.passed and found.message.startswith("240 of 240"), found.message
@@ -124,10 +144,11 @@ def test_keys_computed_on_the_values_shown_pass(make: Callable[..., Any]) -> Non
 
 @pytest.mark.parametrize("make", [mean_item(shifted), count_item(shifted), peak_day_item(shifted),
                                   peak_date_item(late=1), mean_item(same, key_column=TEMP_MIN),
-                                  mean_item(whole_record), half_wrong],
+                                  mean_item(whole_record), half_wrong, change_between_item(late=1)],
                          ids=["mean on a window shifted by a day", "count on a shifted window",
                               "day of the max on a shifted window", "date of the max a day late",
-                              "mean of temp_min under temp_max", "mean of the whole record", "wrong on half"])
+                              "mean of temp_min under temp_max", "mean of the whole record", "wrong on half",
+                              "change to the day after the named one"])
 def test_keys_that_are_no_reading_of_the_asked_statistic_fail(make: Callable[..., Any]) -> None:
     found = finding(audit(make))
     assert not found.passed, found.message
@@ -145,4 +166,8 @@ def test_questions_the_audit_cannot_recompute_are_not_told() -> None:
     rate = Item.model_validate(mc_item("What is the average heart rate over this stretch?", "72 beats per minute",
                                        ["69 beats per minute", "75 beats per minute", "80 beats per minute"], rng=rng,
                                        series=[series(values, name="ECG lead MLII", unit="mV")]))
+    years = Item.model_validate(mc_item("In which year did the most precipitation fall over these days?", "2014",
+                                        ["2012", "2013", "2015"], rng=rng,
+                                        series=[series(values, name=f"precipitation {y}") for y in range(2012, 2016)]))
     assert recompute(beats) is None and recompute(labels) is None and recompute(rate) is None
+    assert recompute(years) is None  # the options name the series: labels, not amounts

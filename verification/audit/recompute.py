@@ -61,23 +61,38 @@ def _shown(item: Item) -> list[np.ndarray]:
     return [np.asarray(s.values, dtype=float) for s in item.series if len(s.values) >= 5]
 
 
-def _variants(item: Item) -> list[tuple[np.ndarray, int]]:
-    """(values, offset of values[0] in the series) for each series shown, its changes, its percentage
-    changes (both also in absolute value), and the difference of two series of the same length."""
+def _named_stretches(item: Item) -> list[tuple[np.ndarray, int]]:
+    """The stretch of a series shown between the first and the last of its timestamps the question
+    names ("from 2013-04-05 to 2013-04-19"), with its offset in the series."""
+    named = _DATEISH.findall(item.question)
+    out = []
+    for s in item.series:
+        if not s.timestamps or len(s.timestamps) != len(s.values) or len(s.values) < 5:
+            continue
+        at = sorted({i for i, stamp in enumerate(s.timestamps) for date in named if str(stamp).startswith(date)})
+        if len(at) >= 2:
+            out.append((np.asarray(s.values[at[0]:at[-1] + 1], dtype=float), at[0]))
+    return out
+
+
+def _variants(item: Item) -> list[tuple[np.ndarray, int, int]]:
+    """(values, where values[0] is in the series, 1 for changes else 0) for each series shown and
+    each stretch of one the question names by its dates, their changes, their percentage changes
+    (both also in absolute value), and the difference of two series of the same length."""
     shown = _shown(item)
-    out: list[tuple[np.ndarray, int]] = []
-    for v in shown:
-        out.append((v, 0))
+    out: list[tuple[np.ndarray, int, int]] = []
+    for v, start in [(v, 0) for v in shown] + _named_stretches(item):
+        out.append((v, start, 0))
         diff = np.diff(v)
-        out += [(diff, 1), (np.abs(diff), 1)]
+        out += [(diff, start, 1), (np.abs(diff), start, 1)]
         with np.errstate(divide="ignore", invalid="ignore"):
             pct = 100.0 * (v[1:] / v[:-1] - 1.0)
         if np.all(np.isfinite(pct)):
-            out += [(pct, 1), (np.abs(pct), 1)]
+            out += [(pct, start, 1), (np.abs(pct), start, 1)]
     for i, a in enumerate(shown):
         for b in shown[i + 1:]:
             if len(a) == len(b):
-                out += [(a - b, 0), (b - a, 0), (np.abs(a - b), 0)]
+                out += [(a - b, 0, 0), (b - a, 0, 0), (np.abs(a - b), 0, 0)]
     return out
 
 
@@ -89,7 +104,7 @@ def _thresholds(question: str) -> list[float]:
 def _amounts(item: Item, asked: set[str], question: str) -> list[float]:
     values: list[float] = []
     thresholds = _thresholds(question) if _THRESHOLD.search(question) else []
-    for v, _ in _variants(item):
+    for v, _, _ in _variants(item):
         if "max" in asked:
             values.append(float(v.max()))
         if "min" in asked:
@@ -131,9 +146,10 @@ def _bases(question: str) -> tuple[int, ...]:
 
 def _positions(item: Item, asked: set[str], bases: tuple[int, ...]) -> list[int]:
     """Where the asked statistic lies, counted from each of `bases`: a value at index i is at i + base;
-    a change at index i of the changes lies between the values at i and i + 1 (either counts)."""
+    a change at index i of the changes lies between the values at i and i + 1 (either counts); in a
+    named stretch, counted in the series or in the stretch."""
     found: set[int] = set()
-    for v, offset in _variants(item):
+    for v, start, shift in _variants(item):
         targets = []
         if "max" in asked:
             targets.append(v.max())
@@ -142,7 +158,7 @@ def _positions(item: Item, asked: set[str], bases: tuple[int, ...]) -> list[int]
         for target in targets:
             for i in np.flatnonzero(np.isclose(v, target, rtol=1e-12, atol=1e-12)):
                 for base in bases:
-                    found |= {int(i) + base, int(i) + base + offset}
+                    found |= {int(i) + base + at + step for at in {0, start} for step in {0, shift}}
     return sorted(found)
 
 
@@ -154,6 +170,12 @@ def _times(item: Item, asked: set[str]) -> list[float]:
     if any(r is None for r in read):
         return []
     return [read[p] for p in _positions(item, asked, (0,)) if 0 <= p < len(read)]  # type: ignore[misc]
+
+
+def _names(option: str, names: list[str]) -> bool:
+    """Whether the option is (a word of) a series' name: "2014" of "precipitation 2014" labels a series."""
+    word = re.compile(rf"(?<![\w.]){re.escape(normal_text(option))}(?![\w.])")
+    return any(word.search(name) for name in names)
 
 
 def recompute(item: Item) -> Recomputed | None:
@@ -175,8 +197,8 @@ def recompute(item: Item) -> Recomputed | None:
         if (when := option_value(answer)) is None or not asked & _LOCATED:
             return None
         return Recomputed(frozenset(asked & _LOCATED), "time", when, 1e-6, _times(item, asked & _LOCATED))
-    names = {normal_text(s.name) for s in item.series}
-    if any(plain_number(o) is None or _LABEL.match(o) or normal_text(o) in names for o in item.options):
+    names = [normal_text(s.name) for s in item.series]
+    if any(plain_number(o) is None or _LABEL.match(o) or _names(o, names) for o in item.options):
         return None
     # a key written in words other than the series' unit ("72 beats per minute" over an ECG in mV) is
     # not a statistic of the values shown
