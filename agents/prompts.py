@@ -20,6 +20,7 @@ import ast
 import inspect
 import json
 import math
+import re
 from collections.abc import Sequence
 
 from itemsmith.agents.profile import ColumnInfo, HandlerProfile
@@ -40,12 +41,10 @@ SKELETON = '''def question(num_samples):
         win = take_window(handler, rid, "{channel}")   # a random window: values with their dates and unit
         if win is None:   # the record does not fit: draw another
             continue
-        res = channel_stat(win, "mean")   # the block computes the answer, its series and rationale
-        if res is None:
+        res = {block}   # the block computes the answer, its question, series and rationale
+        item = ask(res)   # the item: res.question, the key and 3 distractors from the data
+        if item is None:   # no fitting result or options: draw again
             continue
-        key, wrong = numeric_options(res.value, spread=res.spread, decimals=res.decimals, unit=res.unit)
-        text = f"What is the mean of the {{win.about}}?"
-        item = mc_item(text, key, wrong, series=res.shown, rationale=res.rationale, metadata={{"record_ids": [rid]}})
         items.append(item)
     return items'''
 
@@ -53,7 +52,9 @@ COOKBOOK = """Blocks compute answers right by construction; use them instead of 
 - win = take_window(handler, rid, channel, length=None): win.values[i] was measured at win.dates[i]; \
 win.unit, win.about (channel, unit, record and dates, for the question text), win.first, win.last; None: continue
 - res = channel_stat(win, how), how: "max", "min", "mean", "median", "sum", "range", "std": res.value, res.day \
-(date of the max/min), res.shown (for series=), res.rationale, res.spread, res.decimals, res.unit; None: continue
+(date of the max/min), res.question, res.shown (for series=), res.rationale, res.spread, res.decimals, res.unit
+- item = ask(res): the whole item of any block's result (None: continue); or write your own question: \
+key, wrong = numeric_options(res.value, spread=res.spread, decimals=res.decimals, unit=res.unit), then mc_item
 - count_beyond(win, above=t) or (win, below=t): how many values; change_between(win, first=0, last=-1): \
 values[last] - values[first]; first_day(win, above=t): res.value is the first date (None: never)
 - other = align_window(handler, win, "other_channel"): the same dates; compare_windows(win, other, "mean"): \
@@ -86,9 +87,28 @@ def _label_column(profile: HandlerProfile | None) -> str:
     return "label"
 
 
-def skeleton(profile: HandlerProfile | None = None) -> str:
-    """The skeleton on the dataset's main channel (`take_window` returns None where a record lacks it)."""
-    return SKELETON.format(channel=numeric_channel(profile))
+DEFAULT_BLOCK = 'channel_stat(win, "mean")'
+_BLOCK_CALL = re.compile(r"\b(?:channel_stat|count_beyond|change_between|first_day)\(win(?:,[^()]*)?\)")
+
+
+def skeleton(profile: HandlerProfile | None = None, block: str = DEFAULT_BLOCK, channel: str | None = None) -> str:
+    """The skeleton on `channel` (default: the dataset's main one; `take_window` returns None where a
+    record lacks it) computing `block`."""
+    return SKELETON.format(channel=channel or numeric_channel(profile), block=block)
+
+
+def brief_block(brief: dict[str, object]) -> str | None:
+    """The block call a brief's `answer_from` names on one window with literal arguments
+    ("count_beyond(win, 0) of precipitation ..."), for a skeleton of its own; None when it names none."""
+    found = _BLOCK_CALL.search(str(brief.get("answer_from", "")))
+    if found is None:
+        return None
+    call = ast.parse(found.group(0), mode="eval").body
+    assert isinstance(call, ast.Call)
+    arguments = [*call.args[1:], *(k.value for k in call.keywords)]
+    literal = all(isinstance(a, ast.Constant) or (isinstance(a, ast.UnaryOp) and isinstance(a.operand, ast.Constant))
+                  for a in arguments)
+    return found.group(0) if literal else None
 
 
 def cookbook(profile: HandlerProfile | None = None) -> str:
@@ -140,7 +160,7 @@ tf_item. The code runs in a sandbox where these names already exist (never impor
   np, pd, math, statistics, datetime: the usual modules, already imported
   item helpers:
 {helper_api}
-  statistics blocks (see the cookbook): take_window, align_window, channel_stat, count_beyond, change_between, \
+  statistics blocks (see the cookbook): take_window, align_window, channel_stat, count_beyond, change_between, ask, \
 first_day, compare_windows
 
 ## Rules
@@ -321,7 +341,16 @@ def describe_brief(brief: dict[str, object]) -> str:
           else []),
         f"Answer computed from: {brief['answer_from']}",
         f"Columns: {columns}",
+        *_brief_skeleton(brief),
     ])
+
+
+def _brief_skeleton(brief: dict[str, object]) -> list[str]:
+    block, columns = brief_block(brief), [str(c) for c in brief.get("columns", []) or []]
+    if block is None or len(columns) != 1:
+        return []
+    return ["This brief as the skeleton (start from it; add what the brief needs):",
+            f"```python\n{skeleton(block=block, channel=columns[0])}\n```"]
 
 
 def generator_task(*, profile_text: str, task: str, brief: dict[str, object], accepted_titles: Sequence[str],

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from itemsmith.items.helpers import series
+from itemsmith.items.helpers import mc_item, numeric_options, series
 
 MAX_DECIMALS = 3
 STATISTICS: dict[str, Callable[[np.ndarray], float]] = {
@@ -61,11 +61,13 @@ class BlockResult:
 
     `value`: the number (or date text for `first_day`); `day`: the date of an extreme or of the
     event; `label`: the categorical answer of a comparison; `spread` and `decimals`: what
-    `numeric_options` needs; `shown`: the list for `series=`; `rationale`: how it was computed.
+    `numeric_options` needs; `shown`: the list for `series=`; `rationale`: how it was computed;
+    `question`: a question whose answer is exactly `value` (`ask` makes the item from it).
     """
 
     value: Any
     how: str
+    question: str
     unit: str
     spread: float
     decimals: int
@@ -74,6 +76,7 @@ class BlockResult:
     window: Window
     day: str | None = None
     label: str | None = None
+    other: Window | None = None  # the second window of a comparison
 
 
 def handler_units(handler: Any) -> Mapping[str, str]:
@@ -195,11 +198,12 @@ def channel_stat(window: Window, how: str) -> BlockResult | None:
     rationale = (f"The {WORDS[how]} of the {len(values)} {window.about} is "
                  f"{_number(value, decimals, window.unit)}{on_day}.")
     spread = _spread(window) if how != "sum" else max(_spread(window) * np.sqrt(len(values)), 1.0)
-    return BlockResult(value=value, how=how, unit=window.unit, spread=float(spread), decimals=decimals,
-                       rationale=rationale, shown=[dict(window.shown)], window=window, day=day)
+    question = f"What is the {WORDS[how]}{' value' if how in ('max', 'min') else ''} of the {window.about}?"
+    return BlockResult(value=value, how=how, question=question, unit=window.unit, spread=float(spread),
+                       decimals=decimals, rationale=rationale, shown=[dict(window.shown)], window=window, day=day)
 
 
-def count_beyond(window: Window, *, above: float | None = None, below: float | None = None) -> BlockResult:
+def count_beyond(window: Window, above: float | None = None, *, below: float | None = None) -> BlockResult:
     """How many values of the window are strictly above `above` (or strictly below `below`); give one."""
     if (above is None) == (below is None):
         raise ValueError("count_beyond needs exactly one of above= or below=")
@@ -207,10 +211,12 @@ def count_beyond(window: Window, *, above: float | None = None, below: float | N
     hits = window.values > threshold if above is not None else window.values < threshold
     value = int(hits.sum())
     side = "above" if above is not None else "below"
-    rationale = (f"{value} of the {len(window.values)} {window.about} are {side} "
-                 f"{_number(threshold, data_decimals(np.array([threshold])), window.unit)}.")
-    return BlockResult(value=value, how=f"count {side}", unit="", spread=max(1.0, len(window.values) / 10),
-                       decimals=0, rationale=rationale, shown=[dict(window.shown)], window=window)
+    limit = _number(threshold, data_decimals(np.array([threshold])), window.unit)
+    rationale = f"{value} of the {len(window.values)} {window.about} are {side} {limit}."
+    question = f"How many values of the {window.about} are {side} {limit}?"
+    return BlockResult(value=value, how=f"count {side}", question=question, unit="",
+                       spread=max(1.0, len(window.values) / 10), decimals=0, rationale=rationale,
+                       shown=[dict(window.shown)], window=window)
 
 
 def change_between(window: Window, first: int = 0, last: int = -1) -> BlockResult:
@@ -223,11 +229,14 @@ def change_between(window: Window, first: int = 0, last: int = -1) -> BlockResul
     rationale = (f"The {window.channel} went from {_number(window.values[i], decimals, window.unit)} on {a} to "
                  f"{_number(window.values[j], decimals, window.unit)} on {b}: a change of "
                  f"{_number(value, decimals, window.unit)} (record {window.record_id}).")
-    return BlockResult(value=value, how="change", unit=window.unit, spread=_spread(window), decimals=decimals,
-                       rationale=rationale, shown=[dict(window.shown)], window=window, day=b)
+    unit = f" ({window.unit})" if window.unit else ""
+    question = (f"By how much did the {window.channel}{unit} of record {window.record_id} change from {a} to {b} "
+                "(the later value minus the earlier)?")
+    return BlockResult(value=value, how="change", question=question, unit=window.unit, spread=_spread(window),
+                       decimals=decimals, rationale=rationale, shown=[dict(window.shown)], window=window, day=b)
 
 
-def first_day(window: Window, *, above: float | None = None, below: float | None = None) -> BlockResult | None:
+def first_day(window: Window, above: float | None = None, *, below: float | None = None) -> BlockResult | None:
     """The first date in the window whose value is strictly above `above` (or below `below`); None
     when no day is. `value` and `day` are that date."""
     if (above is None) == (below is None):
@@ -239,11 +248,13 @@ def first_day(window: Window, *, above: float | None = None, below: float | None
     i = int(hits[0])
     side = "above" if above is not None else "below"
     decimals = data_decimals(window.values)
-    rationale = (f"In the {window.about}, the first value {side} "
-                 f"{_number(threshold, data_decimals(np.array([threshold])), window.unit)} is "
+    limit = _number(threshold, data_decimals(np.array([threshold])), window.unit)
+    rationale = (f"In the {window.about}, the first value {side} {limit} is "
                  f"{_number(window.values[i], decimals, window.unit)}, on {window.dates[i]}.")
-    return BlockResult(value=window.dates[i], how=f"first {side}", unit="", spread=0.0, decimals=0,
-                       rationale=rationale, shown=[dict(window.shown)], window=window, day=window.dates[i])
+    question = f"In the {window.about}, on which date is the value {side} {limit} for the first time?"
+    return BlockResult(value=window.dates[i], how=f"first {side}", question=question, unit="", spread=0.0,
+                       decimals=0, rationale=rationale, shown=[dict(window.shown)], window=window,
+                       day=window.dates[i])
 
 
 def _name(window: Window, other: Window) -> str:
@@ -268,9 +279,52 @@ def compare_windows(a: Window, b: Window, how: str = "mean") -> BlockResult | No
     margin = _number(abs(left.value - right.value), decimals, unit)
     rationale = f"{left.rationale} {right.rationale} The larger is {label}, by {margin}."
     shown = [dict(a.shown)] + ([dict(b.shown)] if b.shown != a.shown else [])
-    return BlockResult(value=left.value - right.value, how=f"compare {how}", unit=unit,
+    question = f"What is the {WORDS[how]} of the {a.about} minus the {WORDS[how]} of the {b.about}?"
+    return BlockResult(value=left.value - right.value, how=f"compare {how}", question=question, unit=unit,
                        spread=max(left.spread, right.spread), decimals=decimals, rationale=rationale, shown=shown,
-                       window=a, label=label)
+                       window=a, label=label, other=b)
+
+
+def _other_dates(window: Window, at: int, rng: np.random.Generator, n: int = 4) -> tuple[str, list[str]]:
+    """The date at `at` and n - 1 other dates of the window, the key's rank among them uniform: only a
+    key with n - 1 dates on each side (any rank fits, so keys early in the window, as first days
+    tend to be, do not make the earliest option the key)."""
+    before, after = list(range(at)), list(range(at + 1, len(window.dates)))
+    if min(len(before), len(after)) < n - 1:
+        raise ValueError("the window has too few dates on one side of the key")
+    rank = int(rng.integers(n))
+    picked = [*rng.choice(before, size=rank, replace=False), *rng.choice(after, size=n - 1 - rank, replace=False)]
+    return window.dates[at], [window.dates[int(i)] for i in picked]
+
+
+def ask(result: BlockResult | None, *, rng: np.random.Generator,
+        metadata: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """The multiple-choice item of a block's result: its `question`, the key and 3 distractors from
+    the data's own scale (`numeric_options`; other dates of the window for a date, the key's rank
+    among them drawn uniformly; counts between 0 and the window's length), its series, rationale
+    and `record_ids`; None when `result`
+    is None or no 3 distinct distractors fit on both sides of the key (`continue` and draw again: a
+    count near 0 or near the window's length would otherwise be the smallest or the largest option)."""
+    if result is None:
+        return None
+    window = result.window
+    if result.how.startswith("count"):
+        room = 3 * max(1, round(result.spread))
+        if not room <= result.value <= len(window.values) - room:
+            return None
+    try:
+        if result.how.startswith("first"):
+            key, wrong = _other_dates(window, window.dates.index(result.value), rng)
+        else:
+            count = result.how.startswith("count")
+            key, wrong = numeric_options(result.value, rng=rng, spread=result.spread, decimals=result.decimals,
+                                         unit=result.unit, low=0 if count else None,
+                                         high=len(window.values) if count else None)
+    except ValueError:
+        return None
+    records = list(dict.fromkeys([w.record_id for w in (window, result.other) if w is not None]))
+    return mc_item(result.question, key, wrong, rng=rng, series=result.shown, rationale=result.rationale,
+                   metadata={"record_ids": records, **(metadata or {})})
 
 
 BLOCKS: dict[str, Callable[..., Any]] = {
@@ -281,8 +335,9 @@ BLOCKS: dict[str, Callable[..., Any]] = {
     "change_between": change_between,
     "first_day": first_day,
     "compare_windows": compare_windows,
+    "ask": ask,
 }
-RANDOM_BLOCKS = frozenset({"take_window"})
+RANDOM_BLOCKS = frozenset({"take_window", "ask"})
 
 
 def bind_blocks(rng: np.random.Generator) -> dict[str, Callable[..., Any]]:

@@ -16,12 +16,43 @@ def test_skeleton_for_the_handler_passes_the_structure_check(pool, handler_file)
     profile = profile_handler(pool)
     assert profile.name == "tiny" and profile.channels == ["level"] and profile.n_records == 40
     code = skeleton(profile)
-    assert 'take_window(handler, rid, "level")' in code and "res.shown" in code  # the real channel, a block's series
+    assert 'take_window(handler, rid, "level")' in code and "ask(res)" in code  # the real channel, a block's item
     report = check_structure(code, str(handler_file), pool=pool)
     assert report.passed, report.error
     audit = audit_template(code, str(handler_file), pool=pool, plan=[(100 + i, 30) for i in range(8)])
     assert audit.passed, audit.feedback  # the skeleton teaches options that pass the item audit
-    assert "numeric_options(" in code and "(-6.0, -3.0, 3.0)" not in code
+    assert "(-6.0, -3.0, 3.0)" not in code
+
+
+@pytest.mark.parametrize(("answer_from", "rejected_by"), [
+    ("count_beyond(win, 12) of level", None), ("change_between(win, 0, -1) of level", None),
+    # the max of a window of these 40 short records is mostly the record's own max, and the first
+    # hour above a fixed level is one fixed hour per record: a block computes, it does not certify,
+    # and the audit still rejects what a blind solver answers from earlier items
+    ('channel_stat(win, "max") of level', "memorization"), ("first_day(win, above=12)", "memorization")])
+def test_a_briefs_own_skeleton_runs_and_the_audit_judges_it(pool, handler_file, answer_from: str,
+                                                              rejected_by: str | None) -> None:
+    from itemsmith.agents.prompts import brief_block
+
+    block = brief_block({"answer_from": answer_from})
+    assert block is not None and block in answer_from
+    code = skeleton(profile_handler(pool), block=block)
+    report = check_structure(code, str(handler_file), pool=pool)
+    assert report.passed, report.error
+    assert all(item.question.endswith("?") and item.rationale for item in report.items)
+    audit = audit_template(code, str(handler_file), pool=pool, plan=[(100 + i, 30) for i in range(8)])
+    if rejected_by is None:
+        assert audit.passed, audit.feedback
+    else:
+        assert not audit.passed and rejected_by in audit.feedback
+
+
+def test_a_brief_names_a_block_only_with_literal_arguments() -> None:
+    from itemsmith.agents.prompts import brief_block
+
+    assert brief_block({"answer_from": "count_beyond(win, above=t) of level"}) is None  # t is no name in the code
+    assert brief_block({"answer_from": "argmax of abs(diff)"}) is None
+    assert brief_block({"answer_from": "count_beyond(win, -2.5) on the window"}) == "count_beyond(win, -2.5)"
 
 
 def test_skeleton_guards_channels_that_vary_between_records() -> None:

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from itemsmith.items.blocks import (
     align_window,
+    ask,
     bind_blocks,
     change_between,
     channel_stat,
@@ -191,6 +192,34 @@ def test_block_results_build_valid_items_whose_key_is_the_value() -> None:
     item = Item.model_validate(mc_item(f"Mean {win.about}?", key, wrong, rng=rng, series=result.shown,
                                        rationale=result.rationale))
     assert item.answer == f"{result.value:.{result.decimals}f}°C" and item.answer in item.rationale
+
+
+def test_ask_makes_the_item_of_each_block_with_the_key_at_a_uniform_rank() -> None:
+    handler = RandomHandler(3, n_records=6, length=200)
+    rng = np.random.default_rng(3)
+    ranks: dict[str, list[int]] = {}
+    for _ in range(800):
+        win = take_window(handler, f"r{int(rng.integers(6))}", "temp", rng=rng, min_length=20, max_length=60)
+        median = float(np.median(win.values))
+        for result in (channel_stat(win, "mean"), count_beyond(win, median), first_day(win, above=median + 4),
+                       change_between(win, 2, -3)):
+            raw = ask(result, rng=rng)
+            if raw is None:
+                continue
+            item = Item.model_validate(raw)
+            assert item.question == result.question and item.series[0].values == list(win.values)
+            assert item.metadata["record_ids"] == [win.record_id] and item.rationale == result.rationale
+            if result.how.startswith("first"):
+                assert item.answer == result.value and all(o in win.dates for o in item.options)
+                order = sorted(item.options)
+            else:
+                assert float(item.answer.removesuffix("°C")) == pytest.approx(result.value, abs=10 ** -result.decimals)
+                order = sorted(item.options, key=lambda o: float(o.removesuffix("°C")))
+            ranks.setdefault(result.how.split()[0], []).append(order.index(item.answer))
+    for how, seen in ranks.items():  # each rank about a quarter of the time (a count near 0 or n is refused)
+        shares = np.bincount(seen, minlength=4) / len(seen)
+        assert len(seen) > 100 and shares.min() > 0.15, (how, shares)
+    assert ask(None, rng=rng) is None
 
 
 BLOCKS_TEMPLATE = '''def question(num_samples):
