@@ -416,7 +416,7 @@ def build_students(specs: Sequence[StudentSpec], *, settings: AgentSettings | No
 def build_solver(spec: str, *, settings: AgentSettings | None = None, max_tokens: int = 700,
                  policy: SpecPolicy | None = None) -> ModelHandle:
     """The re-derivation stage's solver (`agents.rederivation`): a chat model that writes code."""
-    return make_model(spec, options=ModelOptions(max_tokens=max_tokens, temperature=0.2),
+    return make_model(spec, options=ModelOptions(max_tokens=max_tokens, temperature=0.2, role="solver"),
                       settings=settings or get_settings(), policy=policy)
 
 

@@ -18,6 +18,10 @@ item and `verification.rederivation.assess` decides.
   A small local solver cannot write a program for every good template, so rejecting would drop
   good templates for the solver's weakness; a person reading the report sees the flag.
 
+A solver call that fails for good, comes back empty or is cut at the output limit is missing
+data, not a solver that could not write a program: the stage ends errored (no verdict, no
+feedback; a rerun asks again).
+
 A program stored on an earlier verdict of the same template version (`programs`, keyed by the
 template's content hash) is run again on fresh draws instead of asking the solver again.
 """
@@ -51,6 +55,7 @@ from itemsmith.items.schema import (
     content_hash,
 )
 from itemsmith.sandbox import SandboxPool
+from itemsmith.verification.calls import ModelCallFailed
 from itemsmith.verification.rederivation import (
     RederivationConfig,
     SolverOutcome,
@@ -202,16 +207,23 @@ class RederivationVerifier:
         return drawn, None
 
     async def _program(self, shown: Sequence[SolverView], log: CallLog) -> tuple[str | None, int, str]:
-        """A program that gives a value on every item it was `shown`, the tries it took, and the last error."""
+        """A program that gives a value on every item it was `shown`, the tries it took, and the last
+        error; raises `ModelCallFailed` when a solver call gave no usable reply."""
         loop = asyncio.get_running_loop()
         messages = solver_messages(shown)
         error = ""
         for attempt in range(1, self.config.tries + 1):
             try:
-                reply, _ = await complete(self.solver, messages, retry=self.retry, ledger=log.ledger, role="solver")
+                reply, usage = await complete(self.solver, messages, retry=self.retry, ledger=log.ledger,
+                                              role="solver")
             except AgentError as exc:
                 log.errors.append(str(exc))
-                return None, attempt, f"the solver's call failed: {exc}"
+                raise ModelCallFailed(str(exc)) from exc
+            if usage.outcome == "cut":
+                message = (f"{self.solver.spec} reply cut at the output limit after {usage.output_tokens} tokens "
+                           "(raise the solver's reply or reasoning budget)")
+                log.errors.append(message)
+                raise ModelCallFailed(message, outcome="cut")
             text = reply_text(reply)
             try:
                 program = extract_solver(text)
@@ -248,7 +260,13 @@ class RederivationVerifier:
         if stored is not None:
             program, tries, why = stored, 0, ""
         else:
-            program, tries, why = await self._program(_examples(drawn, views), log)
+            try:
+                program, tries, why = await self._program(_examples(drawn, views), log)
+            except ModelCallFailed as exc:  # no verdict, never "not re-derivable"
+                reason = f"the solver's call gave no usable reply: no verdict ({exc})"
+                return VerificationResult(decision=Decision(accepted=False, stage="rederivation", reasons=[reason]),
+                                          errors=log.errors, usage=log.ledger.totals(), errored=True,
+                                          elapsed_s=time.monotonic() - started)
         seeds, sizes = [s for s, _ in plan], [n for _, n in plan]
         if program is None:
             verdict = RederivationReport(status="not_rederivable", solver=self.solver_name, tries=tries,

@@ -28,6 +28,8 @@ DEFAULT_LOCAL_STUDENTS = ("local:smollm2-135m@1", "local:qwen2.5-coder-0.5b@2", 
 
 # hidden reasoning tokens per role on top of the reply budget: a normal reply still fits after "low" reasoning
 DEFAULT_REASONING_BUDGETS = {"planner": 8000, "generator": 16000, "judge": 4000, "student": 4000}
+REASONING_ROLES = ("planner", "generator", "judge", "student", "solver")  # the solver: the re-derivation's
+ReasoningTokens = Annotated[int, Field(ge=0, le=128000)]
 
 ENDPOINT_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 EndpointName = Annotated[str, StringConstraints(pattern=ENDPOINT_NAME_PATTERN)]
@@ -134,11 +136,11 @@ class AgentSettings(BaseSettings):
     temperature: float = Field(0.2, ge=0, le=2, description="sampling temperature of the generator and planner, sent only to models that "
                                                                  "accept it (model table)")
     max_output_tokens: int = Field(1500, ge=16, le=32000, description="reply cap of hosted models")
-    reasoning_budget_tokens: dict[str, Annotated[int, Field(ge=0, le=128000)]] = Field(
+    reasoning_budget_tokens: dict[str, ReasoningTokens] = Field(
         default_factory=lambda: dict(DEFAULT_REASONING_BUDGETS),
         description="hidden reasoning tokens a reasoning model (gpt-5, o-series) may spend per role, added to the "
                     "role's reply budget in max_completion_tokens (JSON: role -> tokens; roles: planner, generator, "
-                    "judge, student; an unnamed role gets the student's)")
+                    "judge, student, solver; an unnamed role gets the student's)")
     reasoning_effort: str | None = Field(
         "low", description="reasoning_effort sent to reasoning models (none: the model's default)")
     openai_base_url: str | None = Field(

@@ -22,6 +22,7 @@ from itemsmith.agents.pipeline import Pipeline, resolve_pipeline
 from itemsmith.agents.profile import profile_handler
 from itemsmith.agents.providers import SpecPolicy
 from itemsmith.agents.settings import AgentSettings
+from itemsmith.agents.usage import UsageTotals
 from itemsmith.agents.verification_stages import (
     ItemAuditVerifier,
     build_review_models,
@@ -49,28 +50,44 @@ class TemplateVerification(BaseModel):
     def accepted(self) -> bool:
         return self.decision.accepted
 
+    @property
+    def errored(self) -> bool:
+        """No verdict: the last stage that ran could not decide because its model calls failed."""
+        return bool(self.results) and self.results[-1].errored
+
+    def usage(self) -> UsageTotals:
+        """Every stage's model calls: answered, cut and failed apart, tokens and cost."""
+        totals = UsageTotals()
+        for result in self.results:
+            totals = totals.add(result.usage)
+        return totals
+
     def summary(self) -> dict[str, Any]:
-        """`accepted`, `stage` (the rejecting stage, None when accepted), `reasons`, and `stages`:
-        each stage of the pipeline by name with `status` (on/off), `ran`, `accepted` (None when it
-        did not run), its `reasons` and its typed `verdict`."""
+        """`accepted`, `errored` (no verdict: a stage's model calls failed), `stage` (the rejecting or
+        errored stage, None when accepted), `reasons`, `usage` (the model calls by outcome, tokens,
+        cost) and `stages`: each stage of the pipeline by name with `status` (on/off), `ran`,
+        `errored`, `accepted` (None when it did not run or errored), its `reasons` and its typed
+        `verdict`."""
         ran: dict[str, VerificationResult] = {}
         for result in self.results:
             ran.setdefault(result.decision.stage, result)
         stages: dict[str, Any] = {"structure": {
-            "status": "on", "ran": True, "accepted": self.structure.passed,
+            "status": "on", "ran": True, "errored": False, "accepted": self.structure.passed,
             "reasons": [self.structure.error] if self.structure.error else [],
             "verdict": self.structure.model_dump(mode="json", exclude={"items"})}}
         for info in self.stages:
             if info.name == "structure":
                 continue
             found = ran.get("students" if info.name == "capability" else info.name)
+            errored = found is not None and found.errored
             stages[info.name] = {"status": info.status, "models": info.models, "about": info.reason,
-                                 "ran": found is not None,
-                                 "accepted": None if found is None else found.decision.accepted,
+                                 "ran": found is not None, "errored": errored,
+                                 "accepted": None if found is None or errored else found.decision.accepted,
                                  "reasons": [] if found is None else found.decision.reasons,
                                  "verdict": None if found is None else _verdict(info.name, found)}
-        return {"accepted": self.accepted, "stage": None if self.accepted else self.decision.stage,
-                "reasons": self.decision.reasons, "stages": stages}
+        return {"accepted": self.accepted, "errored": self.errored,
+                "stage": None if self.accepted else self.decision.stage, "reasons": self.decision.reasons,
+                "usage": self.usage().counts(), "stages": stages}
 
 
 def _verdict(stage: str, result: VerificationResult) -> Any:

@@ -419,6 +419,9 @@ def verify_entry(entry: CorpusEntry, *, with_models: bool, timeout: float) -> Ve
     if payload is None or not isinstance(payload.get("accepted"), bool):
         tail = (done.stderr or done.stdout).strip()[-300:]
         return VerifyOutcome(**base, accepted=None, error=f"exit {done.returncode}, no verdict JSON: {tail}", wall_s=wall)
+    if payload.get("errored"):  # a stage's model calls gave no usable reply: no verdict, not a rejection
+        return VerifyOutcome(**base, accepted=None, stage=payload.get("stage"), wall_s=wall,
+                             error=f"errored at {payload.get('stage')}: {'; '.join(map(str, payload.get('reasons') or []))}")
     if payload["accepted"] != (done.returncode == 0):
         return VerifyOutcome(**base, accepted=None, wall_s=wall,
                              error=f"accepted={payload['accepted']} but exit code {done.returncode}")

@@ -1,14 +1,15 @@
 """What the command groups share: options, errors and exit codes, JSON output, the bank session.
 
 Exit codes: 0 done, 1 the operation failed (`fail`), 2 the command line is wrong (`usage_error`,
-and Typer's own checks of options and arguments).
+and Typer's own checks of options and arguments), 3 no verdict: model calls failed (missing data,
+`NO_VERDICT`; run it again).
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -20,12 +21,16 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from itemsmith.agents.model_factory import StudentSpec
+    from itemsmith.agents.settings import AgentSettings
     from itemsmith.sandbox import SandboxLimits
     from itemsmith.templates_bank.releases import Release
 
-__all__ = ["DbOpt", "HandlerOpt", "JsonOpt", "ReleaseArg", "SamplesOpt", "SeedOpt", "StudentOpt", "WorkersOpt",
-           "bank_session", "check_handler", "local_sandbox", "check_model_spec", "check_model_specs", "fail", "load_release",
-           "migrate_if_known", "parse_students", "print_json", "progress_line", "usage_error"]
+__all__ = ["NO_VERDICT", "DbOpt", "HandlerOpt", "JsonOpt", "ReasoningBudgetOpt", "ReleaseArg", "SamplesOpt", "SeedOpt",
+           "StudentOpt", "WorkersOpt", "agent_settings", "bank_session", "check_handler", "check_model_spec",
+           "check_model_specs", "fail", "load_release", "local_sandbox", "migrate_if_known", "parse_students",
+           "print_json", "progress_line", "usage_error", "usage_line"]
+
+NO_VERDICT = 3  # the exit code of a command whose model calls failed, so that it reached no verdict
 
 SpecValue = TypeVar("SpecValue", str, list[str], None)
 
@@ -96,6 +101,36 @@ ReleaseArg = Annotated[str, typer.Argument(help="BANK@NUMBER or BANK@latest.")]
 StudentOpt = Annotated[list[str] | None, typer.Option(
     "--student", help="Student as SPEC@RANK, larger rank = more capable (repeat for a pool); local models "
                       "answer by letter log-likelihood. None: no student pool.")]
+ReasoningBudgetOpt = Annotated[list[str] | None, typer.Option(
+    "--reasoning-budget", help="ROLE=TOKENS (repeatable): hidden reasoning tokens a reasoning model (gpt-5, "
+                               "o-series) may spend on top of the role's reply budget. Roles: planner, generator, "
+                               "judge, student (also the model under test of release evaluate), solver "
+                               "(re-derivation). Default: ITEMSMITH_REASONING_BUDGET_TOKENS.")]
+
+
+def agent_settings(reasoning_budget: list[str] | None = None) -> AgentSettings:
+    """The agents' settings with ``--reasoning-budget ROLE=TOKENS`` applied over
+    ``ITEMSMITH_REASONING_BUDGET_TOKENS`` (a malformed value or an unknown role: a usage error)."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from itemsmith.agents.settings import REASONING_ROLES, ReasoningTokens, get_settings
+
+    budgets = {}
+    for value in reasoning_budget or []:
+        role, sep, tokens = (part.strip() for part in value.partition("="))
+        if not sep or not tokens.isdigit():
+            raise usage_error(f"--reasoning-budget {value!r} is not ROLE=TOKENS (e.g. judge=8000)")
+        if role not in REASONING_ROLES:
+            raise usage_error(f"--reasoning-budget {value!r}: unknown role {role!r} (roles: "
+                              f"{', '.join(REASONING_ROLES)})")
+        try:
+            budgets[role] = TypeAdapter(ReasoningTokens).validate_python(int(tokens))
+        except ValidationError as exc:
+            raise usage_error(f"--reasoning-budget {value!r}: {exc.errors()[0]['msg']}") from None
+    settings = get_settings()
+    if not budgets:
+        return settings
+    return settings.model_copy(update={"reasoning_budget_tokens": {**settings.reasoning_budget_tokens, **budgets}})
 
 
 def fail(message: str) -> typer.Exit:
@@ -190,3 +225,15 @@ def parse_students(specs: list[str] | None) -> list[StudentSpec]:
         check_model_spec(student.spec)
         parsed.append(student)
     return parsed
+
+
+def usage_line(usage: Mapping[str, float | int | None]) -> str:
+    """Calls by outcome, tokens (cached apart) and cost, as one line."""
+    if not usage:
+        return "not metered"
+    cost = usage.get("cost_usd")
+    return (f"{usage.get('answered_calls', 0)} answered, {usage.get('cut_calls', 0)} cut, "
+            f"{usage.get('failed_calls', 0)} failed; {usage.get('input_tokens', 0)} input tokens "
+            f"({usage.get('cached_input_tokens', 0)} cached, {usage.get('cache_write_tokens', 0)} written to the "
+            f"cache), {usage.get('output_tokens', 0)} output; "
+            + ("cost unknown" if cost is None else f"${float(cost):.4f}"))

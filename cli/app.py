@@ -14,7 +14,8 @@
 
 Conventions (cli._common): ``--format`` is an output format, ``--text-format`` the series text
 format; ``--out`` is a folder, ``--out-file`` one file; ``--json`` prints the result as JSON;
-exit code 1 when the operation fails, 2 for a wrong command line.
+``--reasoning-budget`` on every command that calls models; exit code 1 when the operation fails,
+2 for a wrong command line, 3 when model calls failed so that no verdict was reached (`verify`).
 """
 
 from __future__ import annotations

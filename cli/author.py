@@ -12,6 +12,8 @@ import typer
 from itemsmith.cli._common import (
     DbOpt,
     HandlerOpt,
+    ReasoningBudgetOpt,
+    agent_settings,
     bank_session,
     check_model_specs,
     fail,
@@ -75,10 +77,7 @@ def author(
     allow_partial: Annotated[bool, typer.Option(
         "--allow-partial", help="Exit 0 when at least one template, but fewer than asked, was accepted.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print only the run's summary as one JSON object.")] = False,
-    reasoning_budget: Annotated[list[str] | None, typer.Option(
-        "--reasoning-budget", help="ROLE=TOKENS (repeatable; roles planner, generator, judge, student): hidden "
-                                   "reasoning tokens a reasoning model (gpt-5, o-series) may spend on top of the "
-                                   "role's reply budget (default ITEMSMITH_REASONING_BUDGET_TOKENS).")] = None,
+    reasoning_budget: ReasoningBudgetOpt = None,
     bank: Annotated[str | None, typer.Option(
         "--bank", help="Also store the accepted templates with their verdicts in this bank (as the author job does; "
                        "calibrated when there is a student pool).")] = None,
@@ -100,7 +99,6 @@ def author(
     from itemsmith.agents.progress import ProgressTable
     from itemsmith.agents.run import author as run_author
     from itemsmith.agents.run import new_run_id
-    from itemsmith.agents.settings import get_settings
     from itemsmith.handlers import HandlerSourceError
     from itemsmith.sandbox import SandboxError
 
@@ -108,6 +106,7 @@ def author(
         raise usage_error("--judge and --no-judges exclude each other")
     if no_students and student:
         raise usage_error("--student and --no-students exclude each other")
+    settings = agent_settings(reasoning_budget)
     run_id = run_id or new_run_id()
     if bank is not None:
         _require_bank(bank, db)
@@ -120,10 +119,6 @@ def author(
                               students=[] if no_students else parse_students(student) or None)
     except ValidationError as exc:
         raise usage_error("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
-    settings = get_settings()
-    if reasoning_budget:
-        settings = settings.model_copy(update={"reasoning_budget_tokens": {
-            **settings.reasoning_budget_tokens, **_role_budgets(reasoning_budget)}})
     try:
         pipeline = resolve_pipeline(config, settings)
     except AgentError as exc:
@@ -158,16 +153,6 @@ def author(
         typer.echo(f"{accepted} of {templates} templates accepted" + ("" if allow_partial else
                    " (--allow-partial: exit 0 when at least one is)"), err=True)
         raise typer.Exit(code=1)
-
-
-def _role_budgets(values: list[str]) -> dict[str, int]:
-    budgets = {}
-    for value in values:
-        role, sep, tokens = value.partition("=")
-        if not sep or not role or not tokens.isdigit():
-            raise usage_error(f"--reasoning-budget {value!r} is not ROLE=TOKENS (e.g. judge=8000)")
-        budgets[role.strip()] = int(tokens)
-    return budgets
 
 
 def _require_bank(bank: str, db: str | None) -> None:

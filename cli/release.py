@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import secrets
 import uuid
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -14,9 +13,11 @@ import typer
 from itemsmith.cli._common import (
     DbOpt,
     JsonOpt,
+    ReasoningBudgetOpt,
     ReleaseArg,
     StudentOpt,
     WorkersOpt,
+    agent_settings,
     bank_session,
     check_model_specs,
     fail,
@@ -26,6 +27,7 @@ from itemsmith.cli._common import (
     print_json,
     progress_line,
     usage_error,
+    usage_line,
 )
 from itemsmith.items.rendering import TextFormat
 
@@ -168,6 +170,7 @@ def release_evaluate(
     out_file: Annotated[Path | None, typer.Option(
         "--out-file", help="Also write the whole report (JSON) to this file.", dir_okay=False)] = None,
     workers: WorkersOpt = 1,
+    reasoning_budget: ReasoningBudgetOpt = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -188,6 +191,7 @@ def release_evaluate(
         raise usage_error("--seed only applies with --fresh-seed or --adaptive")
     if adaptive and fresh_seed:
         raise usage_error("--adaptive always asks fresh instances; leave out --fresh-seed")
+    settings = agent_settings(reasoning_budget)
     try:
         respondent = model_identity(model)  # the name its answers are stored and calibrated under
     except AgentError as exc:
@@ -212,12 +216,12 @@ def release_evaluate(
             if adaptive:
                 config = AdaptiveConfig(target_se=target_se, max_items=max_items, seed=drawn or 0)
                 report = evaluate_adaptive(frozen, model=model, parameters=parameters, config=config,
-                                           text_format=formats[0], decimals=decimals, store=store,
+                                           text_format=formats[0], decimals=decimals, store=store, settings=settings,
                                            limits=local_sandbox())
             else:
                 report = evaluate(frozen, model=model, formats=formats, fresh_seed=drawn, concurrency=concurrency,
                                   decimals=decimals, workers=workers, store=store, parameters=parameters,
-                                  limits=local_sandbox())
+                                  settings=settings, limits=local_sandbox())
             refreshed = refresh_calibration(session, frozen, evaluation_id, respondent)
     except (ProviderConfigError, ReleaseError, RegenerationError, ValueError) as exc:
         raise fail(str(exc)) from None
@@ -246,6 +250,7 @@ def release_reverify(
         callback=check_model_specs)],
     student: StudentOpt = None,
     workers: WorkersOpt = 1,
+    reasoning_budget: ReasoningBudgetOpt = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -260,11 +265,12 @@ def release_reverify(
     from itemsmith.templates_bank.storage import BankSession, StorageError, get_engine
 
     students = parse_students(student)
+    settings = agent_settings(reasoning_budget)
     frozen = load_release(release, db)
     try:
         # a plain session: committed after each template, so answers already paid for survive a failure
         with BankSession(get_engine(db), expire_on_commit=False) as session:
-            report = reverify(session, frozen, judges=judge, students=students, workers=workers,
+            report = reverify(session, frozen, judges=judge, students=students, workers=workers, settings=settings,
                               limits=local_sandbox())
     except AgentError as exc:
         raise fail(str(exc)) from None
@@ -300,18 +306,6 @@ def _print_reverification(report: ReverificationReport) -> None:
     if report.errored:
         typer.echo(f"{len(report.errored)} template(s) without a new verdict (their calls failed): run it again "
                    "(the answers already drawn are reused)", err=True)
-
-
-def usage_line(usage: Mapping[str, float | int | None]) -> str:
-    """Calls by outcome, tokens (cached apart) and cost, as one line."""
-    if not usage:
-        return "not metered"
-    cost = usage.get("cost_usd")
-    return (f"{usage.get('answered_calls', 0)} answered, {usage.get('cut_calls', 0)} cut, "
-            f"{usage.get('failed_calls', 0)} failed; {usage.get('input_tokens', 0)} input tokens "
-            f"({usage.get('cached_input_tokens', 0)} cached, {usage.get('cache_write_tokens', 0)} written to the "
-            f"cache), {usage.get('output_tokens', 0)} output; "
-            + ("cost unknown" if cost is None else f"${float(cost):.4f}"))
 
 
 @app.command("calibrate")

@@ -8,7 +8,18 @@ from typing import Annotated
 
 import typer
 
-from itemsmith.cli._common import HandlerOpt, JsonOpt, fail, local_sandbox, print_json, usage_error
+from itemsmith.cli._common import (
+    NO_VERDICT,
+    HandlerOpt,
+    JsonOpt,
+    ReasoningBudgetOpt,
+    agent_settings,
+    fail,
+    local_sandbox,
+    print_json,
+    usage_error,
+    usage_line,
+)
 
 __all__ = ["verify"]
 
@@ -32,13 +43,16 @@ def verify(
                          "author would use (a hosted model when its key is set, else the local model).")] = None,
     no_rederivation: Annotated[bool, typer.Option("--no-rederivation", help="Run no re-derivation stage.")] = False,
     sandbox_workers: Annotated[int, typer.Option("--sandbox-workers", min=1, max=64)] = 2,
+    reasoning_budget: ReasoningBudgetOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Verify one template with the stages `author` runs (structure check, item audit, re-derivation,
     judges, students, capability filter), never refining it. Prints the stages (on stderr), then each
-    stage's verdict; with --json one object: accepted, stage (the rejecting stage, null when accepted),
-    reasons and stages (each stage's verdict by name). Exit code 0 only when the template is accepted,
-    1 when it is rejected or the verification failed, 2 for a wrong command line."""
+    stage's verdict; with --json one object: accepted, errored, stage (the rejecting or errored stage,
+    null when accepted), reasons, usage (model calls: answered, cut, failed; tokens, cost) and stages
+    (each stage's verdict by name). A stage whose model calls failed, came back empty or were cut is
+    errored: no verdict, never a rejection. Exit codes: 0 accepted; 1 rejected, or the verification
+    could not run; 2 a wrong command line; 3 errored (no verdict: run it again)."""
     import asyncio
 
     from pydantic import ValidationError
@@ -46,7 +60,6 @@ def verify(
     from itemsmith.agents.config import AuthorConfig
     from itemsmith.agents.errors import AgentError
     from itemsmith.agents.pipeline import header_lines, resolve_pipeline
-    from itemsmith.agents.settings import get_settings
     from itemsmith.agents.template_verification import verify_template
     from itemsmith.handlers import HandlerSourceError
     from itemsmith.sandbox import SandboxError
@@ -57,6 +70,7 @@ def verify(
         raise usage_error("--student and --no-students exclude each other")
     if no_rederivation and solver:
         raise usage_error("--solver and --no-rederivation exclude each other")
+    settings = agent_settings(reasoning_budget)
     if not template_file.is_file():
         raise usage_error(f"template file {str(template_file)!r} does not exist")
     try:
@@ -70,7 +84,6 @@ def verify(
                               rederivation=False if no_rederivation else None)
     except ValidationError as exc:
         raise usage_error("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
-    settings = get_settings()
     try:
         pipeline = resolve_pipeline(config, settings)
         typer.echo("\n".join(header_lines(pipeline.stages)), err=True)
@@ -86,11 +99,15 @@ def verify(
         from itemsmith.items.rendering import terminal_safe
 
         for name, stage in summary["stages"].items():
-            state = ("not run" if not stage["ran"] else "passed" if stage["accepted"] else "rejected")
+            state = ("not run" if not stage["ran"] else "errored" if stage["errored"] else
+                     "passed" if stage["accepted"] else "rejected")
             typer.echo(f"{name:<14}{state}" + (f" ({stage['about']})" if not stage["ran"] and stage.get("about")
                                                 else ""))
             for reason in stage["reasons"]:
                 typer.echo(terminal_safe(f"  {reason}"))
-        verdict = "accepted" if verification.accepted else f"rejected at {verification.decision.stage}"
-        typer.echo(f"decision: {verdict}")
-    raise typer.Exit(code=0 if verification.accepted else 1)
+        typer.echo(f"model calls: {usage_line(summary['usage'])}")
+        stage = verification.decision.stage
+        typer.echo("decision: " + ("accepted" if verification.accepted else
+                                   f"errored at {stage} (no verdict: its model calls failed; run it again)"
+                                   if verification.errored else f"rejected at {stage}"))
+    raise typer.Exit(code=0 if verification.accepted else NO_VERDICT if verification.errored else 1)

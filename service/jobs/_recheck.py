@@ -2,7 +2,9 @@
 through the same verification as `itemsmith verify` (`agents.template_verification`): the
 structure check in the sandbox, the item audit (always), the re-derivation (reusing the solver
 program stored on the version) and the configured content stages; the verdicts and the decision
-are stored on the version under the job id (once)."""
+are stored on the version under the job id (once). A stage whose model calls gave no usable
+reply reaches no verdict: the job fails with the provider's message and stores nothing (never a
+rejection); a recheck queued again asks again."""
 
 from __future__ import annotations
 
@@ -25,7 +27,11 @@ from itemsmith.service.jobs._verdicts import record_verification, recorded_by, s
 from itemsmith.service.settings import request_policy
 from itemsmith.templates_bank.storage import BankRow, NotFoundError, get_version, list_verdicts, open_session
 
-__all__ = ["run_recheck_job"]
+__all__ = ["RecheckErrored", "run_recheck_job"]
+
+
+class RecheckErrored(RuntimeError):
+    """The recheck reached no verdict: a stage's model calls failed (missing data, not a rejection)."""
 
 
 @job_kind("recheck", RecheckJobRequest)
@@ -46,6 +52,9 @@ def run_recheck_job(request: RecheckJobRequest, context: JobContext) -> dict[str
         verification = asyncio.run(verify_template(version.source, config, settings=get_settings(),
                                                    policy=request_policy(), pool=pool, programs=programs))
     structure, results, decision = verification.structure, verification.results, verification.decision
+    if verification.errored:
+        raise RecheckErrored(f"no verdict: the {decision.stage} stage's model calls failed "
+                             f"({'; '.join(decision.reasons)}); nothing was stored: recheck again")
     with context.fenced() as session:
         record_verification(session, version.id, structure=structure, results=results, decision=decision,
                             run_id=context.job_id)

@@ -16,6 +16,15 @@ What they enforce, with the APIs' error shapes:
   128-token steps, ``prompt_tokens_details.cached_tokens``); Anthropic caches the prefix up to a
   ``cache_control`` block when it reaches the model's minimum (``cache_creation_input_tokens``
   the first time, ``cache_read_input_tokens`` after).
+- A prompt containing `FakeProviders.flagged` is refused as OpenAI refuses a flagged prompt
+  (400 ``invalid_prompt``): a permanent error, whatever is retried.
+- OpenAI-compatible servers (`COMPATIBLE_SERVERS`, at ``<base_url>/<server>/v1``), emulated from
+  their published behaviour because neither can run here: vLLM's OpenAI server reads the cap
+  from ``max_completion_tokens`` or ``max_tokens``; Ollama's ``/v1`` endpoint reads only
+  ``max_tokens`` (its list of supported fields has no ``max_completion_tokens``: that one is
+  ignored and the reply runs uncapped). Both stop at the cap with ``finish_reason: length`` and report ``usage``
+  (``prompt_tokens``, ``completion_tokens``, ``total_tokens``; no cached tokens) and
+  ``logprobs``, and answer 404 in their own error shapes for a model they do not serve.
 
 Tokens are counted by the fakes' own rule (4 characters a token), and every call is billed from
 their own price list (`FAKE_PRICES`, typed from the providers' price pages, independent of the
@@ -91,6 +100,7 @@ class FakeProviders:
 
     responder: Responder = default_responder
     calls: list[Call] = field(default_factory=list)
+    flagged: str | None = None
     rate_limited_until: float = 0.0
     openai_prefixes: dict[str, list[str]] = field(default_factory=dict)
     anthropic_cached: set[tuple[str, str]] = field(default_factory=set)
@@ -219,6 +229,10 @@ def create_app(state: FakeProviders) -> FastAPI:
             state._record(Call("openai", model, error.status_code, body=body))
             return error
         prompt = "".join(_text(m.get("content")) for m in body.get("messages", []))
+        if state.flagged is not None and state.flagged in prompt:
+            state._record(Call("openai", model, 400, body=body))
+            return _openai_error(400, "Invalid prompt: your prompt was flagged as potentially violating our usage "
+                                      "policy. Please try again with a different prompt.", code="invalid_prompt")
         reply = state.responder(model, prompt)
         cap = body.get("max_completion_tokens") or body.get("max_tokens")
         if body.get("logprobs") and cap is not None and cap <= 2 and (letter := re.search(r"Answer: ([A-F])", reply)):
@@ -311,7 +325,59 @@ def create_app(state: FakeProviders) -> FastAPI:
                              "content": [{"type": "text", "text": reply}], "stop_reason": stop,
                              "stop_sequence": None, "usage": usage})
 
+    @app.get("/{server}/v1/models")
+    async def compatible_models(server: str) -> Response:
+        served = COMPATIBLE_SERVERS[server].model
+        return JSONResponse({"object": "list", "data": [{"id": served, "object": "model", "owned_by": server}]})
+
+    @app.post("/{server}/v1/chat/completions")
+    async def compatible_chat(server: str, request: Request) -> Response:
+        emulated, body = COMPATIBLE_SERVERS[server], await request.json()
+        model = body.get("model", "")
+        if model != emulated.model:
+            state._record(Call(server, model, 404, body=body))
+            return emulated.not_found(model)
+        prompt = "".join(_text(m.get("content")) for m in body.get("messages", []))
+        cap = next((body[name] for name in emulated.cap_fields if body.get(name) is not None), None)
+        reply, finish = state.responder(model, prompt), "stop"
+        if body.get("logprobs") and cap is not None and cap <= 2 and (letter := re.search(r"Answer: ([A-F])", reply)):
+            reply = letter.group(1)
+        if cap is not None and tokens(reply) > cap:
+            reply, finish = reply[:cap * 4], "length"
+        prompt_tokens, out = tokens(prompt), tokens(reply)
+        state._record(Call(server, model, 200, prompt_tokens, 0, 0, out, 0, finish, 0.0, body))
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": out, "total_tokens": prompt_tokens + out}
+        created = int(time.time())
+        if body.get("stream"):
+            return StreamingResponse(_openai_stream(model, reply, finish, usage, created),
+                                     media_type="text/event-stream")
+        choice = {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": finish,
+                  "logprobs": {"content": _logprob_tokens(reply)} if body.get("logprobs") else None}
+        return JSONResponse({"id": f"chatcmpl-{len(state.calls)}", "object": "chat.completion", "created": created,
+                             "model": model, "choices": [choice], "usage": usage})
+
     return app
+
+
+@dataclass(frozen=True)
+class CompatibleServer:
+    """How one OpenAI-compatible server reads a chat request, after its documentation."""
+
+    model: str  # the one model it serves
+    cap_fields: tuple[str, ...]  # the request fields read as the reply cap, the first one present wins
+    not_found: Callable[[str], JSONResponse]
+
+
+COMPATIBLE_SERVERS: dict[str, CompatibleServer] = {
+    "vllm": CompatibleServer(
+        model="Qwen/Qwen2.5-7B-Instruct", cap_fields=("max_completion_tokens", "max_tokens"),
+        not_found=lambda model: JSONResponse({"object": "error", "message": f"The model `{model}` does not exist.",
+                                              "type": "NotFoundError", "param": None, "code": 404}, status_code=404)),
+    "ollama": CompatibleServer(
+        model="qwen2.5:7b", cap_fields=("max_tokens",),
+        not_found=lambda model: _openai_error(404, f'model "{model}" not found, try pulling it first',
+                                              kind="api_error")),
+}
 
 
 async def _openai_stream(model: str, reply: str, finish: str, usage: dict[str, Any], created: int) -> Any:
@@ -373,4 +439,5 @@ def fake_env(state: FakeProviders) -> dict[str, str]:
             "ITEMSMITH_OPENAI_API_KEY": "sk-fake-0000000000", "ITEMSMITH_ANTHROPIC_API_KEY": "sk-ant-fake-000000"}
 
 
-__all__ = ["FAKE_PRICES", "Call", "FakeProviders", "create_app", "default_responder", "fake_env", "serve"]
+__all__ = ["COMPATIBLE_SERVERS", "FAKE_PRICES", "Call", "CompatibleServer", "FakeProviders", "create_app",
+           "default_responder", "fake_env", "serve"]

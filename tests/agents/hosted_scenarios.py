@@ -1,4 +1,4 @@
-"""The four hosted-provider scenarios of issue 25, run against the local fakes
+"""The hosted-provider scenarios of issue 25, run against the local fakes
 (`tests.agents.fake_providers`) through the real model factory and LangChain clients: what was
 sent, what failed, what was stored, and what itemsmith's meter says it cost against the fake's
 billing. `tests/agents/test_hosted_contract.py` asserts on them; `benchmarks/hosted_providers.py`
@@ -25,7 +25,7 @@ from itemsmith.verification.capability import CapabilityConfig
 from itemsmith.verification.judges import PanelConfig
 from itemsmith.verification.students import PoolConfig
 
-from .fake_providers import FakeProviders, fake_env, serve
+from .fake_providers import COMPATIBLE_SERVERS, FakeProviders, fake_env, serve
 
 
 def review_items(count: int = 8, points: int = 200, seed: int = 0) -> list[Item]:
@@ -119,6 +119,28 @@ def rate_limit_window(window_s: float = 20.0, *, max_wait_s: float | None = None
         return _measure(fake, result.usage, wall_s=round(time.monotonic() - started, 1),
                         stage="errored" if result.errored else ("accepted" if result.decision.accepted else
                                                                  "rejected"), feedback=result.feedback)
+
+
+def compatible_cap(cap: int, items: int = 3) -> dict[str, Any]:
+    """A student on the emulated vLLM server beside one on the emulated Ollama server (through
+    `openai_compatible`, a URL spec each), answering `items` items under a reply cap of `cap` tokens."""
+    with fakes() as (fake, settings):
+        specs = [StudentSpec.model_validate(f"openai_compatible:{COMPATIBLE_SERVERS[server].model}@"
+                                            f"{fake.base_url}/{server}/v1@{rank}")
+                 for rank, server in enumerate(COMPATIBLE_SERVERS, 1)]
+        students = build_students(specs, settings=settings, max_tokens=cap)
+        verifier = StudentPoolVerifier(students, PoolConfig(blind=False), CapabilityConfig(), task="levels",
+                                       dataset="levels", retry=retry_policy(settings))
+        result = asyncio.run(verifier("source", _report(review_items(items, points=40))))
+        answered = fake.sent(200)
+        return _measure(fake, result.usage,
+                        caps_received={s: sorted({c.body.get("max_tokens") for c in answered if c.api == s})
+                                       for s in COMPATIBLE_SERVERS},
+                        max_completion_tokens_sent=any("max_completion_tokens" in c.body for c in answered),
+                        longest_reply_tokens=max(c.output_tokens for c in answered),
+                        stored_responses=len(result.students.responses) if result.students else 0,
+                        stage="errored" if result.errored else ("accepted" if result.decision.accepted else
+                                                                 "rejected"))
 
 
 def cached_prompts(templates: int = 3) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """Contract tests against local fakes of the OpenAI and Anthropic APIs that enforce their published
 rules (`fake_providers`), through the real model factory and LangChain clients: reasoning budgets,
-temperature rules, a 429 window with Retry-After, prompt caching and cost against the fake's bill."""
+temperature rules, a 429 window with Retry-After, prompt caching and cost against the fake's bill,
+and the reply cap on the emulated vLLM and Ollama servers."""
 
 from __future__ import annotations
 
@@ -71,3 +72,18 @@ def test_fake_provider_model_missing_from_the_table_gets_defaults_and_works() ->
         judge = build_judges(["openai:gpt-5.4"], settings=settings)[0]  # the provider has it, the table not
         assert judge.model.capabilities is not None and judge.model.capabilities.reasoning
         assert not judge.model.capabilities.temperature
+
+
+def test_fake_vllm_and_ollama_get_the_cap_as_max_tokens_and_stop_at_it() -> None:
+    measured = scenarios.compatible_cap(64)
+    assert measured["caps_received"] == {"vllm": [64], "ollama": [64]}
+    assert not measured["max_completion_tokens_sent"]  # Ollama would ignore it and run uncapped
+    assert measured["answered"] == measured["calls_sent"] == measured["stored_responses"] == 6
+    assert measured["stage"] != "errored"
+
+
+def test_fake_vllm_and_ollama_reply_cut_at_the_cap_is_missing_data_not_an_answer() -> None:
+    measured = scenarios.compatible_cap(8)  # the students' replies need 12 tokens
+    assert measured["caps_received"] == {"vllm": [8], "ollama": [8]} and measured["longest_reply_tokens"] <= 8
+    assert measured["cut"] == measured["calls_sent"] == 6 and measured["answered"] == 0
+    assert measured["stored_responses"] == 0 and measured["stage"] == "errored"  # no wrong answers stored

@@ -1,7 +1,7 @@
 """The re-derivation stage with a scripted solver model (real sandbox): a solver that recomputes
 the key agrees, a shifted window is caught and quoted for the generator, a solver that cannot
 write a running program is reported as not re-derivable (flagged or rejected, never agreement),
-the solver never sees the key or the source, and a stored program is reused."""
+a solver call without a usable reply errors the stage (no verdict), the solver never sees the key or the source, and a stored program is reused."""
 
 from __future__ import annotations
 
@@ -94,6 +94,16 @@ def test_scripted_solver_not_rederivable_rejects_when_configured(pool) -> None:
     result = asyncio.run(stage(GOOD, _report(GOOD, pool)))
     assert not result.decision.accepted and result.rederivation is not None
     assert result.rederivation.status == "not_rederivable" and "returned None" in (result.rederivation.error or "")
+
+
+@pytest.mark.parametrize("reply", [{"error": 400}, {"content": "def solve(item):\n    return item[", "finish_reason": "length"}],
+                         ids=["permanent-400", "cut"])
+def test_scripted_solver_without_a_usable_reply_errors_the_stage_not_not_rederivable(pool, reply: dict) -> None:
+    stage, model = _stage(pool, [reply])
+    result = asyncio.run(stage(GOOD, _report(GOOD, pool)))
+    assert result.errored and not result.decision.accepted and result.rederivation is None  # no verdict
+    assert result.feedback is None and result.evidence == []  # nothing reaches the generator or the judges
+    assert model.calls == 1 and "no usable reply" in result.decision.reasons[0]  # never re-asked
 
 
 def test_a_stored_program_is_reused_without_asking_the_solver(pool) -> None:

@@ -401,3 +401,23 @@ def test_scripted_recheck_stores_the_solver_program_and_reuses_it(engine: Engine
     assert reports[0]["status"] == "agrees" and not reports[0]["reused"] and reports[0]["tries"] == 1
     assert reports[1]["status"] == "agrees" and reports[1]["reused"] and reports[1]["program"] == reports[0]["program"]
     assert reports[1]["seeds"] != reports[0]["seeds"]  # run again on fresh draws
+
+
+def test_scripted_recheck_whose_solver_call_fails_stores_no_verdict(engine: Engine, settings: ApiSettings,
+                                                                     bank_id: int, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    solver = tmp_path / "solver.json"
+    solver.write_text(json.dumps({"replies": [{"error": 400}]}))  # a permanent error: no reply, no verdict
+    monkeypatch.setenv("ITEMSMITH_REDERIVATION", "true")
+    monkeypatch.setenv("ITEMSMITH_SOLVER", f"scripted:{solver}")
+    monkeypatch.setenv("ITEMSMITH_REDERIVATION_LARGE_SIZE", "30")
+    with open_session(engine) as session:
+        version = add_template_version(session, bank_id, Template(
+            id="mean", source=WINDOW_MEAN, title="mean", category="stats", handler="synthetic",
+            provenance=Provenance(origin="user")), created_by="alice")
+    job_id = _queue(engine, "recheck", {"version_id": version.id, "num_samples": 3}, bank_id)
+    assert execute_job(engine, job_id, worker="w1", settings=settings) == "failed"
+    job = _job(engine, job_id)
+    assert "no verdict: the rederivation stage" in job.error and "400" in job.error
+    with open_session(engine) as session:
+        assert [v for v in list_verdicts(session, version.id) if v.run_id == job_id] == []  # no rejection stored

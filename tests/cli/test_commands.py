@@ -1,5 +1,6 @@
 """The command line's grammar and its sandbox commands: `sample`, `check-template`, `handlers list`,
-`curated list|sample`; exit codes (1 failed operation, 2 wrong command line) and `--json`."""
+`curated list|sample`; exit codes (1 failed operation, 2 wrong command line) and `--json`; the one
+`--reasoning-budget` option of every command that calls models."""
 
 import json
 
@@ -87,6 +88,33 @@ def test_flags_mean_one_thing_everywhere() -> None:
         if "--out-file" in options:
             assert options["--out-file"].type.dir_okay is False, path
         assert "--students" not in options, path
+
+
+MODEL_OPTIONS = {"--model", "--judge", "--student", "--generator", "--planner", "--solver"}
+CALLING_MODELS = {("author",), ("verify",), ("release", "evaluate"), ("release", "reverify")}
+
+
+def test_every_command_that_calls_models_takes_the_one_reasoning_budget_option() -> None:
+    helps = set()
+    for path, command in _leaf_commands():
+        options = {opt: param for param in command.params for opt in param.opts}  # type: ignore[attr-defined]
+        assert (path in CALLING_MODELS) == bool(MODEL_OPTIONS & set(options)), path
+        assert (path in CALLING_MODELS) == ("--reasoning-budget" in options), path
+        if path in CALLING_MODELS:
+            helps.add(options["--reasoning-budget"].help)
+    assert len(helps) == 1  # one definition (cli._common.ReasoningBudgetOpt)
+
+
+@pytest.mark.parametrize("command", [["author", "--handler", "synthetic", "--task", "levels"],
+                                     ["verify", "template.py", "--handler", "synthetic"],
+                                     ["release", "evaluate", "bank@1", "--model", "openai:gpt-5-nano"],
+                                     ["release", "reverify", "bank@1", "--judge", "openai:o3"]],
+                         ids=lambda c: " ".join(c[:2]))
+@pytest.mark.parametrize(("value", "said"), [("judge", "is not ROLE=TOKENS"), ("judges=8000", "unknown role"),
+                                             ("judge=-1", "is not ROLE=TOKENS"), ("judge=999999", "less than or equal")])
+def test_a_wrong_reasoning_budget_is_a_usage_error_before_any_work(command: list[str], value: str, said: str) -> None:
+    result = runner.invoke(app, [*command, "--reasoning-budget", value])
+    assert result.exit_code == 2 and said in result.output and "--reasoning-budget" in result.output
 
 
 def test_handlers_list_shows_every_builtin():

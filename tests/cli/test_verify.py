@@ -1,6 +1,7 @@
 """`itemsmith verify`: one template through the stages `author` runs, the same report; --json's
-contract (accepted, stage, reasons, stages), exit codes 0 accepted / 1 rejected / 2 wrong command
-line; with a scripted solver the re-derivation stage rejects a template keyed on another window."""
+contract (accepted, errored, stage, reasons, usage, stages), exit codes 0 accepted / 1 rejected /
+2 wrong command line (3, errored, against the hosted fakes: tests/test_hosted_contract_cli.py);
+with a scripted solver the re-derivation stage rejects a template keyed on another window."""
 
 from __future__ import annotations
 
@@ -60,7 +61,8 @@ def _verify(*args: str) -> tuple[int, dict]:
 
 def test_verify_json_contract_of_an_accepted_template(tmp_path: Path) -> None:
     code, out = _verify(str(_file(tmp_path, GOOD)))
-    assert code == 0 and out["accepted"] is True and out["stage"] is None and out["reasons"]
+    assert code == 0 and out["accepted"] is True and out["errored"] is False and out["stage"] is None and out["reasons"]
+    assert out["usage"]["calls"] == 0  # no model stage configured
     stages = out["stages"]
     assert list(stages) == ["structure", "audit", "rederivation", "judges", "students", "capability"]
     assert stages["structure"]["accepted"] and stages["audit"]["accepted"] and stages["audit"]["verdict"]["passed"]
