@@ -35,7 +35,7 @@ from itemsmith.templates_bank.storage import (
 )
 
 __all__ = [
-    "CalibrationCreate",
+    "CalibrationCreate", "ImportProblem", "ImportRejected",
     "BankCreated", "BankView", "TemplateVersionView", "BankSettings", "DecisionStage", "EvaluationCreate", "ModelSpecText", "RecordId",
     "ReleaseCreateRequest", "ReleasePublic", "ReverifyCreate", "ReviewRequest", "StudentText", "TemplateDetail",
     "TemplateEdit", "TemplateEdited", "TemplatePage", "TemplateSummary", "check_model_spec", "check_student",
@@ -115,7 +115,7 @@ class TemplateVersionView(TemplateVersionPublic):
 
 
 class BankCreated(BaseModel):
-    """A new bank and the authoring job filling it."""
+    """A new bank and the job filling it: authoring, or importing an existing benchmark's items."""
 
     bank: BankView
     job: JobPublic
@@ -223,3 +223,22 @@ class CalibrationCreate(BaseModel):
 
     priors: bool = Field(False, description="fit even with fewer respondents than min_respondents (mostly prior)")
     min_respondents: int = Field(5, ge=2, le=1000, description="distinct respondents a fit needs")
+
+
+class ImportProblem(BaseModel):
+    """Why an uploaded benchmark file was refused, in FastAPI's error shape (``type``, ``loc``,
+    ``msg``) with the row and its column: ``bad_row`` (``loc``: body, file, row, column),
+    ``bad_file`` (not JSON, no rows), ``bad_map`` (the ``map`` field); FastAPI's own errors (a
+    missing field) and ``string_nul`` carry no row."""
+
+    type: str
+    loc: list[str | int]
+    msg: str
+    row: int | None = Field(None, description="the row's number (from 1 in a JSON array, the line in JSON lines)")
+    field: str | None = Field(None, description="the row's column it is about")
+
+
+class ImportRejected(BaseModel):
+    """An upload refused with nothing stored: every problem found, each bad row once."""
+
+    detail: list[ImportProblem]

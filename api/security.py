@@ -12,6 +12,7 @@ with ``frame-ancestors 'none'``) and may run scripts from this server only.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -26,6 +27,8 @@ CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'se
                            "form-action 'self'; frame-ancestors 'none'")
 # a refused body is not drained: the server hangs up instead of reading (and discarding) the rest
 _CLOSE = {"Connection": "close"}
+# the routes that take files: a handler with its data files (POST /banks), a benchmark's items
+_UPLOAD_PATHS = re.compile(r"/banks(/imports|/[0-9]+/imports)?")
 _HEADERS = [(b"x-frame-options", b"DENY"), (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
             (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"same-origin")]
 
@@ -62,7 +65,7 @@ class BodyTooLarge(HTTPException):
 class BodyCaps:
     """The most bytes a request body may have, by route kind."""
 
-    upload: int  # POST /banks: handler source, data files and form fields
+    upload: int  # POST /banks, /banks/imports, /banks/{id}/imports: the files and form fields
     default: int  # JSON bodies of the REST API and the review page's forms
     login: int  # the one unauthenticated form
 
@@ -116,7 +119,7 @@ class RequestBodyGate:
             return _unauthorized("missing API key: send it in the X-API-Key header"), 0
         if not await self.is_live_key(key):
             return _unauthorized("unknown or revoked API key"), 0
-        return None, self.caps.upload if (path, method) == ("/banks", "POST") else self.caps.default
+        return None, self.caps.upload if method == "POST" and _UPLOAD_PATHS.fullmatch(path) else self.caps.default
 
     async def _counted(self, scope: Scope, receive: Receive, send: Send, cap: int) -> None:
         received = 0

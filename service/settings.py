@@ -49,7 +49,8 @@ class ServiceSettings(BaseSettings):
     job_runner: Literal["inprocess", "celery"] = Field(
         "inprocess", description="inprocess: jobs run in threads of the API process; celery: on Celery workers")
     redis_url: str = Field("redis://127.0.0.1:6379/0", description="Celery broker and result backend")
-    max_upload_bytes: int = Field(50 * 1024 * 1024, ge=1, description="cap on one POST /banks request's files")
+    max_upload_bytes: int = Field(50 * 1024 * 1024, ge=1, description="cap on one upload's files (POST /banks, "
+                                                                      "POST /banks/imports, POST /banks/{id}/imports)")
     max_handler_source_bytes: int = Field(256 * 1024, ge=1, description="cap on an uploaded handler's source")
     handler_check_s: float = Field(10.0, gt=0, le=600, description="how long loading an uploaded handler in the "
                                                                    "sandbox may take before the upload is refused (422)")

@@ -1,7 +1,7 @@
 """Releases: freeze a bank and export a release (both jobs with progress: they regenerate every
 item in the sandbox; an export's zip is downloaded from its finished job), read releases,
-re-verify with a new judge panel and evaluate a model (jobs whose results are the diff and the
-accuracy report)."""
+re-verify with a new judge panel, evaluate a model, calibrate and audit the release's items
+(jobs whose results are the diff, the accuracy report, the parameters and the static audit)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from itemsmith.items.rendering import TextFormat
 from itemsmith.service.access import owned_bank, owned_release, owned_releases, reviewer_name
 from itemsmith.service.auth import Principal
 from itemsmith.service.jobs import (
+    AuditJobRequest,
     CalibrateJobRequest,
     EvaluateJobRequest,
     ExportJobRequest,
@@ -206,3 +207,20 @@ def list_calibrations_route(release_id: RecordId, principal: PrincipalDep, sessi
     """The release's calibration jobs, oldest first; a finished job's ``result`` is its calibration."""
     row, bank = owned_release(session, release_id, principal.owner)
     return _release_jobs(session, "calibrate", bank, row.number, principal.owner)
+
+
+@router.post("/releases/{release_id}/audits", status_code=status.HTTP_202_ACCEPTED, responses=_RELEASE_ERRORS)
+def audit_route(release_id: RecordId, request: Request, principal: PrincipalDep, session: SessionDep) -> JobPublic:
+    """Start a job that audits the release's items as a fixed set, what ``itemsmith release audit``
+    prints: per group (blind solvers and item checks on the items the group holds, each test with
+    its power), per category and overall (exact duplicates across groups). Generated templates'
+    items are regenerated in the sandbox; the result is the report."""
+    row, bank = owned_release(session, release_id, principal.owner)
+    return _start_job(request, principal, "audit", AuditJobRequest(bank=bank.name, release=row.number), bank)
+
+
+@router.get("/releases/{release_id}/audits", responses=_RELEASE_ERRORS)
+def list_audits_route(release_id: RecordId, principal: PrincipalDep, session: SessionDep) -> list[JobPublic]:
+    """The release's audit jobs, oldest first; a finished job's ``result`` is its report."""
+    row, bank = owned_release(session, release_id, principal.owner)
+    return _release_jobs(session, "audit", bank, row.number, principal.owner)

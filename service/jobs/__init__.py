@@ -11,7 +11,9 @@ stored is stored twice.
 Kinds are registered with `job_kind` (see `JOB_KINDS`): ``author`` (`AuthorJobRequest`),
 ``recheck`` (`RecheckJobRequest`), ``reverify`` (`ReverifyJobRequest`), ``evaluate``
 (`EvaluateJobRequest`), ``calibrate`` (`CalibrateJobRequest`), ``release`` (`ReleaseJobRequest`),
-``export`` (`ExportJobRequest`: its zip is downloaded from the finished job).
+``export`` (`ExportJobRequest`: its zip is downloaded from the finished job), ``import``
+(`ImportJobRequest`: an uploaded benchmark's items) and ``audit`` (`AuditJobRequest`: a release's
+static audit).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from itemsmith.service.jobs import _author, _calibrate, _publish, _recheck, _release_jobs  # noqa: F401 - kinds
+from itemsmith.service.jobs import _author, _calibrate, _publish, _recheck, _release_jobs, _static_items  # noqa: F401 - kinds
 from itemsmith.service.jobs._author import setup_job_checkpoints
 from itemsmith.service.jobs._calibrate import CalibrateJobRequest
 from itemsmith.service.jobs._context import JobContext, JobInterrupted
@@ -43,6 +45,7 @@ from itemsmith.service.jobs._schemas import (
     ReleaseJobRequest,
     ReverifyJobRequest,
 )
+from itemsmith.service.jobs._static_items import AuditJobRequest, ImportJobRequest
 from itemsmith.service.jobs._store import (
     JobStateError,
     cancel_job,
@@ -59,8 +62,8 @@ from itemsmith.service.jobs._worker_registry import alive_workers
 from itemsmith.templates_bank.storage import open_session, upgrade
 
 __all__ = [
-    "FINAL_STATUSES", "JOB_KINDS", "RUNNERS", "AuthorJobRequest", "AuthorProgress", "CalibrateJobRequest", "CeleryRunner",
-    "EvaluateJobRequest", "ExportJobRequest", "InProcessRunner", "ReleaseJobRequest", "export_file", "JobContext", "JobEventPublic", "JobInterrupted", "JobKind", "JobPublic",
+    "FINAL_STATUSES", "JOB_KINDS", "RUNNERS", "AuditJobRequest", "AuthorJobRequest", "AuthorProgress", "CalibrateJobRequest", "CeleryRunner",
+    "EvaluateJobRequest", "ExportJobRequest", "ImportJobRequest", "InProcessRunner", "ReleaseJobRequest", "export_file", "JobContext", "JobEventPublic", "JobInterrupted", "JobKind", "JobPublic",
     "JobRunner", "JobStateError", "JobStatus", "RecheckJobRequest", "ReverifyJobRequest", "cancel_job", "execute_job",
     "get_job", "get_runner", "job_kind", "jobs_lifespan", "jobs_on_bank", "latest_request", "list_events", "list_jobs", "make_runner", "resume_job",
     "setup_job_checkpoints", "store_accepted", "submit_job", "upgrade_database", "alive_workers",

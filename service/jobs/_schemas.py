@@ -17,7 +17,7 @@ __all__ = [
     "JobStatus", "RecheckJobRequest", "ReverifyJobRequest", "VerificationSpecs",
 ]
 
-JobKind = Literal["author", "reverify", "evaluate", "recheck", "calibrate", "release", "export"]
+JobKind = Literal["author", "reverify", "evaluate", "recheck", "calibrate", "release", "export", "import", "audit"]
 JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 FINAL_STATUSES: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"})
 

@@ -2,8 +2,14 @@
 fixed item set (see docs/auditing-a-benchmark.md)."""
 
 from itemsmith.templates_bank.static_items.formats import FIELDS, ImportFormat, parse_mapping
-from itemsmith.templates_bank.static_items.importer import ImportReport, ItemImportError, import_items
+from itemsmith.templates_bank.static_items.importer import (
+    ImportReport,
+    ItemImportError,
+    RowProblem,
+    import_items,
+    read_groups,
+)
 from itemsmith.templates_bank.static_items.release_audit import audit_release, audit_table
 
-__all__ = ["FIELDS", "ImportFormat", "ImportReport", "ItemImportError", "audit_release", "audit_table",
-           "import_items", "parse_mapping"]
+__all__ = ["FIELDS", "ImportFormat", "ImportReport", "ItemImportError", "RowProblem", "audit_release", "audit_table",
+           "import_items", "parse_mapping", "read_groups"]

@@ -2,8 +2,9 @@
 column mapping, and a local Hugging Face dataset.
 
 Every reader yields (row number, raw row); `normalize` turns a raw row into an `ImportedRow` or
-says, for that row, what is wrong (a key that is not one of the options, no series, options or
-values of mixed types). Nothing is stored here.
+says, for that row, what is wrong and in which of its columns (a key that is not one of the
+options, no series, options or values of mixed types, text holding a NUL character, which
+PostgreSQL cannot store). Nothing is stored here.
 
 - ``tse``: TimeSeriesExam's ``qa_dataset.json`` (a JSON array, or JSON lines): ``question``,
   ``options`` (strings or bare numbers), ``answer`` (the key's text or number), ``question_type``
@@ -24,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,18 +33,32 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from itemsmith.items.schema import Item, ItemKind, Series
 
-__all__ = ["FIELDS", "FORMATS", "ImportFormat", "ImportedRow", "RowError", "local_source", "normalize", "parse_mapping",
-           "read_rows"]
+__all__ = ["FIELDS", "FORMATS", "ImportFormat", "ImportedRow", "RowError", "column", "local_source", "normalize",
+           "parse_mapping", "read_rows"]
 
 ImportFormat = Literal["tse", "jsonl", "hf"]
 # The fields a row is read into; `--map FIELD=COLUMN` (series may name several columns, joined by +).
 FIELDS = ("question", "options", "answer", "answer_index", "series", "group", "category", "kind", "difficulty",
           "concepts")
 _DIFFICULTIES = {"easy", "medium", "hard"}
+# the TimeSeriesExam columns of the fields that it names otherwise
+_TSE_COLUMNS = {"answer": "answer", "answer_index": "answer", "series": "ts", "group": "tid", "kind": "question_type",
+                "concepts": "relevant_concepts"}
 
 
 class RowError(ValueError):
-    """What is wrong with one row."""
+    """What is wrong with one row; `field`: the row's column it is about (None: the row as a whole)."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def column(fmt: ImportFormat, mapping: Mapping[str, list[str]], field: str) -> str:
+    """The file's column (columns, joined by +) that a field is read from."""
+    if fmt == "tse":
+        return _TSE_COLUMNS.get(field, field)
+    return "+".join(mapping.get(field, [field]))
 
 
 class ImportedRow(BaseModel):
@@ -82,6 +98,8 @@ def _json_rows(path: Path) -> Iterator[tuple[int, Any]]:
             rows = json.loads(text)
         except json.JSONDecodeError as exc:
             raise RowError(f"{path.name}: not valid JSON ({exc})") from None
+        except RecursionError:
+            raise RowError(f"{path.name}: JSON nested too deeply") from None
         yield from enumerate(rows, start=1)
         return
     for number, line in enumerate(text.splitlines(), start=1):
@@ -91,6 +109,8 @@ def _json_rows(path: Path) -> Iterator[tuple[int, Any]]:
             yield number, json.loads(line)
         except json.JSONDecodeError as exc:
             yield number, RowError(f"not valid JSON ({exc.msg} at column {exc.colno})")
+        except RecursionError:
+            yield number, RowError("JSON nested too deeply")
 
 
 def local_source(source: str, fmt: ImportFormat) -> tuple[Path, str]:
@@ -138,20 +158,20 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def _option_texts(options: Any) -> tuple[list[str], list[float] | None]:
+def _option_texts(options: Any, field: str) -> tuple[list[str], list[float] | None]:
     """Options as texts, and as numbers when they were given as bare numbers."""
     if not isinstance(options, list) or not options:
-        raise RowError(f"options must be a non-empty list, got {options!r}")
+        raise RowError(f"options must be a non-empty list, got {options!r}", field)
     numbers = [n for o in options if (n := _number(o)) is not None]
     if len(numbers) == len(options):
         return [json.dumps(o) if isinstance(o, float) else str(o) for o in options], numbers
     if all(isinstance(o, str) for o in options):
         return list(options), None
     raise RowError(f"options mix text and numbers or hold other values ({options!r}); give every option as "
-                   "text, or every option as a number")
+                   "text, or every option as a number", field)
 
 
-def _key_index(answer: Any, texts: list[str], numbers: list[float] | None) -> int:
+def _key_index(answer: Any, texts: list[str], numbers: list[float] | None, field: str) -> int:
     if numbers is not None and (value := _number(answer)) is not None:
         matches = [i for i, n in enumerate(numbers) if n == value]
     elif isinstance(answer, str):
@@ -162,21 +182,21 @@ def _key_index(answer: Any, texts: list[str], numbers: list[float] | None) -> in
             except ValueError:
                 matches = []
     else:
-        raise RowError(f"the answer {answer!r} is neither text nor a number")
+        raise RowError(f"the answer {answer!r} is neither text nor a number", field)
     if not matches:
-        raise RowError(f"the answer {answer!r} is not one of its options {texts}")
+        raise RowError(f"the answer {answer!r} is not one of its options {texts}", field)
     return matches[0]
 
 
-def _values(name: str, values: Any) -> list[float]:
+def _values(name: str, values: Any, field: str) -> list[float]:
     if not isinstance(values, list) or not values:
-        raise RowError(f"series {name!r} must be a non-empty list of numbers")
+        raise RowError(f"series {name!r} must be a non-empty list of numbers", field)
     numbers = [_number(v) for v in values]
     bad = next((i for i, n in enumerate(numbers) if n is None), None)
     if bad is not None:
-        raise RowError(f"series {name!r} holds a non-number at position {bad} ({values[bad]!r}): mixed types")
+        raise RowError(f"series {name!r} holds a non-number at position {bad} ({values[bad]!r}): mixed types", field)
     if not all(math.isfinite(n) for n in numbers):  # type: ignore[arg-type]
-        raise RowError(f"series {name!r} holds NaN or infinity; fill or drop the missing values")
+        raise RowError(f"series {name!r} holds NaN or infinity; fill or drop the missing values", field)
     return numbers  # type: ignore[return-value]
 
 
@@ -185,12 +205,12 @@ def _series(columns: Mapping[str, Any]) -> list[Series]:
     series: list[Series] = []
     for column, value in columns.items():
         if isinstance(value, dict):
-            series += [Series(name=str(k), values=_values(str(k), v)) for k, v in value.items()]
+            series += [Series(name=str(k), values=_values(str(k), v, column)) for k, v in value.items()]
         elif isinstance(value, list) and value and all(isinstance(v, list) for v in value):
-            series += [Series(name=f"series {i}", values=_values(f"{column}[{i - 1}]", v))
+            series += [Series(name=f"series {i}", values=_values(f"{column}[{i - 1}]", v, column))
                        for i, v in enumerate(value, start=1)]
         else:
-            series.append(Series(name=column, values=_values(column, value)))
+            series.append(Series(name=column, values=_values(column, value, column)))
     return series
 
 
@@ -199,40 +219,43 @@ def _field(row: Mapping[str, Any], mapping: Mapping[str, list[str]], field: str)
 
 
 def _jsonl_row(number: int, row: Mapping[str, Any], mapping: Mapping[str, list[str]]) -> ImportedRow:
+    of = partial(column, "jsonl", mapping)
     columns = mapping.get("series", ["series"])
     present = {c: row[c] for c in columns if row.get(c) is not None}
     if not present:
-        raise RowError(f"no series (column {' or '.join(repr(c) for c in columns)})")
+        raise RowError(f"no series (column {' or '.join(repr(c) for c in columns)})", of("series"))
     answer = _field(row, mapping, "answer")
     index = _field(row, mapping, "answer_index")
-    texts, numbers = _option_texts(_field(row, mapping, "options"))
+    texts, numbers = _option_texts(_field(row, mapping, "options"), of("options"))
     if index is not None and answer is None:
         if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(texts):
-            raise RowError(f"answer_index {index!r} is not an option's position (0..{len(texts) - 1})")
+            raise RowError(f"answer_index {index!r} is not an option's position (0..{len(texts) - 1})",
+                           of("answer_index"))
         key = index
     elif answer is not None:
-        key = _key_index(answer, texts, numbers)
+        key = _key_index(answer, texts, numbers, of("answer"))
     else:
-        raise RowError("no answer (give the key's text as 'answer' or its position as 'answer_index')")
+        raise RowError("no answer (give the key's text as 'answer' or its position as 'answer_index')", of("answer"))
     group, category = _field(row, mapping, "group"), _field(row, mapping, "category")
     kind = _field(row, mapping, "kind") or ("tf" if len(texts) == 2 else "mc")
     difficulty = _field(row, mapping, "difficulty")
     concepts = _field(row, mapping, "concepts") or []
     return _imported(number, group, category, texts, key, str(kind), _series(present), difficulty, concepts,
-                     metadata={"source_row": number}, question=_field(row, mapping, "question"))
+                     metadata={"source_row": number}, question=_field(row, mapping, "question"), of=of)
 
 
 def _imported(number: int, group: Any, category: Any, texts: list[str], key: int, kind: str,
               series: list[Series], difficulty: Any, concepts: Any, *, metadata: dict[str, Any],
-              question: Any) -> ImportedRow:
+              question: Any, of: Callable[[str], str]) -> ImportedRow:
+    """The row's item; `of` names the file's column of a field (for the errors)."""
     if group is None or str(group).strip() == "":
-        raise RowError("no group (template) id")
+        raise RowError("no group (template) id", of("group"))
     if kind not in {k.value for k in ItemKind}:
-        raise RowError(f"kind {kind!r}: use mc, tf or pz")
+        raise RowError(f"kind {kind!r}: use mc, tf or pz", of("kind"))
     if not isinstance(concepts, list) or not all(isinstance(c, str) for c in concepts):
-        raise RowError(f"concepts must be a list of strings, got {concepts!r}")
+        raise RowError(f"concepts must be a list of strings, got {concepts!r}", of("concepts"))
     if not isinstance(question, str):
-        raise RowError(f"the question must be text, got {question!r}")
+        raise RowError(f"the question must be text, got {question!r}", of("question"))
     level = str(difficulty).strip().casefold() if difficulty is not None else None
     if difficulty is not None:
         metadata["difficulty"] = difficulty
@@ -240,8 +263,9 @@ def _imported(number: int, group: Any, category: Any, texts: list[str], key: int
         item = Item(question=question, options=texts, answer_index=key, kind=ItemKind(kind), series=series,
                     metadata=metadata)
     except ValidationError as exc:
-        raise RowError("; ".join(f"{'.'.join(map(str, e['loc'])) or 'item'}: {e['msg']}"
-                                 for e in exc.errors())) from None
+        errors = exc.errors()
+        raise RowError("; ".join(f"{'.'.join(map(str, e['loc'])) or 'item'}: {e['msg']}" for e in errors),
+                       of(str(errors[0]["loc"][0])) if errors[0]["loc"] else None) from None
     return ImportedRow(row=number, group=str(group), category=str(category or "uncategorized"), item=item,
                        difficulty=level if level in _DIFFICULTIES else None, concepts=list(concepts))
 
@@ -250,18 +274,20 @@ _TSE_KINDS = {"multiple_choice": "mc", "multiple-choice": "mc", "binary": "tf"}
 
 
 def _tse_normalize(number: int, row: Mapping[str, Any], mapping: Mapping[str, list[str]]) -> ImportedRow:
+    of = partial(column, "tse", mapping)
     question_type = row.get("question_type")
     if question_type not in _TSE_KINDS:
-        raise RowError(f"question_type {question_type!r}: TimeSeriesExam uses {', '.join(_TSE_KINDS)}")
+        raise RowError(f"question_type {question_type!r}: TimeSeriesExam uses {', '.join(_TSE_KINDS)}",
+                       "question_type")
     if row.get("ts") is not None:
-        series = [Series(name="series", values=_values("ts", row["ts"]))]
+        series = [Series(name="series", values=_values("ts", row["ts"], "ts"))]
     elif row.get("ts1") is not None and row.get("ts2") is not None:
-        series = [Series(name="series 1", values=_values("ts1", row["ts1"])),
-                  Series(name="series 2", values=_values("ts2", row["ts2"]))]
+        series = [Series(name="series 1", values=_values("ts1", row["ts1"], "ts1")),
+                  Series(name="series 2", values=_values("ts2", row["ts2"], "ts2"))]
     else:
-        raise RowError("no series ('ts', or both 'ts1' and 'ts2')")
-    texts, numbers = _option_texts(row.get("options"))
-    key = _key_index(row.get("answer"), texts, numbers)
+        raise RowError("no series ('ts', or both 'ts1' and 'ts2')", "ts")
+    texts, numbers = _option_texts(row.get("options"), "options")
+    key = _key_index(row.get("answer"), texts, numbers, "answer")
     kind = _TSE_KINDS[question_type]
     if kind == "tf" and len(texts) != 2:
         kind = "mc"  # a "binary" question offering more than two options
@@ -271,7 +297,7 @@ def _tse_normalize(number: int, row: Mapping[str, Any], mapping: Mapping[str, li
         metadata["subcategory"] = row["subcategory"]
     return _imported(number, None if tid is None else f"tse-{tid}", row.get("category"), texts, key, kind, series,
                      row.get("difficulty"), row.get("relevant_concepts") or [], metadata=metadata,
-                     question=row.get("question"))
+                     question=row.get("question"), of=of)
 
 
 FORMATS: dict[ImportFormat, Callable[[int, Mapping[str, Any], Mapping[str, list[str]]], ImportedRow]] = {
@@ -281,10 +307,24 @@ FORMATS: dict[ImportFormat, Callable[[int, Mapping[str, Any], Mapping[str, list[
 }
 
 
+def _holds_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, Mapping):
+        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
+    return isinstance(value, list) and any(_holds_nul(v) for v in value)
+
+
 def normalize(fmt: ImportFormat, number: int, row: Any, mapping: Mapping[str, list[str]]) -> ImportedRow:
     """One raw row as an `ImportedRow`; `RowError` saying what is wrong with it."""
     if isinstance(row, RowError):
         raise row
     if not isinstance(row, Mapping):
         raise RowError(f"a row is a JSON object, got {type(row).__name__}")
+    try:
+        nul = next((str(k) for k, v in row.items() if _holds_nul(k) or _holds_nul(v)), None)
+    except RecursionError:
+        raise RowError("the row is nested too deeply") from None
+    if nul is not None:
+        raise RowError("text must not contain NUL (U+0000) characters", nul)
     return FORMATS[fmt](number, row, mapping)

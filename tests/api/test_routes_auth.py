@@ -30,7 +30,8 @@ def test_every_route_is_covered(app) -> None:
                 ("POST", "/templates/1/edit"), ("POST", "/banks/1/releases"), ("GET", "/banks/1/releases"),
                 ("GET", "/releases/1"), ("POST", "/releases/1/exports"), ("POST", "/releases/1/reverify"),
                 ("GET", "/releases/1/reverifications"), ("POST", "/releases/1/evaluations"),
-                ("GET", "/releases/1/evaluations")}
+                ("GET", "/releases/1/evaluations"), ("POST", "/banks/imports"), ("POST", "/banks/1/imports"),
+                ("POST", "/releases/1/audits"), ("GET", "/releases/1/audits")}
     assert expected <= set(my_routes(app))
 
 

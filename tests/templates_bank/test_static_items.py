@@ -105,15 +105,16 @@ def test_tse_file_imports_as_static_groups_with_provenance_verdicts_and_idempote
     assert [g.report.n_items for g in audit.groups] == [8, 8, 8]
 
 
-@pytest.mark.parametrize(("bad", "message"), [
-    ({"answer": "sideways"}, "row 2: the answer 'sideways' is not one of its options"),
-    ({"ts": None}, "row 2: no series"),
-    ({"ts": [1.0, "n/a", 2.0]}, "row 2: series 'ts' holds a non-number at position 1 ('n/a'): mixed types"),
-    ({"options": ["up", 2.0, "flat", "cycle"]}, "row 2: options mix text and numbers"),
-    ({"question_type": "open"}, "row 2: question_type 'open'"),
+@pytest.mark.parametrize(("bad", "message", "column"), [
+    ({"answer": "sideways"}, "row 2: the answer 'sideways' is not one of its options", "answer"),
+    ({"ts": None}, "row 2: no series", "ts"),
+    ({"ts": [1.0, "n/a", 2.0]}, "row 2: series 'ts' holds a non-number at position 1 ('n/a'): mixed types", "ts"),
+    ({"options": ["up", 2.0, "flat", "cycle"]}, "row 2: options mix text and numbers", "options"),
+    ({"question_type": "open"}, "row 2: question_type 'open'", "question_type"),
+    ({"subcategory": "tr\x00end"}, "row 2: text must not contain NUL", "subcategory"),
 ])
 def test_bad_row_is_reported_by_number_and_nothing_is_stored(bank_url: str, tmp_path: Path, bad: dict[str, Any],
-                                                             message: str) -> None:
+                                                             message: str, column: str) -> None:
     rng = np.random.default_rng(1)
     rows = [tse_row(1, i, rng) for i in range(4)]
     rows[1].update(bad)
@@ -122,7 +123,7 @@ def test_bad_row_is_reported_by_number_and_nothing_is_stored(bank_url: str, tmp_
     with open_session(bank_url) as session, pytest.raises(ItemImportError) as caught:
         import_items(session, "bad", str(source), "tse", owner="tests", created_by="tests")
     assert message in str(caught.value) and "nothing imported" in str(caught.value)
-    assert len(caught.value.errors) == 1
+    assert [(p.row, p.field) for p in caught.value.problems] == [(2, column)]
     assert counts(bank_url) == (0, 0, 0)
 
 
@@ -135,7 +136,7 @@ def test_every_bad_row_is_listed(tmp_path: Path, bank_url: str) -> None:
     source.write_text(json.dumps(rows))
     with open_session(bank_url) as session, pytest.raises(ItemImportError) as caught:
         import_items(session, "bad", str(source), "tse", owner="tests", created_by="tests")
-    assert [e.split(":")[0] for e in caught.value.errors] == ["row 1", "row 4"]
+    assert [(p.row, p.field) for p in caught.value.problems] == [(1, "answer"), (4, "ts")]
 
 
 def test_jsonl_with_a_column_mapping_and_a_local_hf_dataset(bank_url: str, tmp_path: Path) -> None:

@@ -1,0 +1,78 @@
+"""The ``import`` and ``audit`` jobs of an existing benchmark: storing an uploaded file's items as
+static groups (`templates_bank.static_items.import_items`; about 11 s for 766 items, most of it
+the static audit and one version per group) and the static audit of a release's items as a fixed
+set (`audit_release`, which regenerates a generated template's items in the sandbox).
+
+An import commits each group as it stores it and counts the groups in its progress events; it
+stops at the next group when cancelled, and run again (resumed, or claimed again after a crash)
+it stores only the groups not stored yet (versions are keyed by their items' hash). The upload's rows were read when it arrived (`service.items_upload`), so a bad row never
+reaches a job."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from itemsmith.service.access import owned_bank
+from itemsmith.service.items_upload import UploadFormat, items_file
+from itemsmith.service.jobs._context import JobContext
+from itemsmith.service.jobs._kinds import job_kind
+from itemsmith.templates_bank.releases import get_release
+from itemsmith.templates_bank.static_items import audit_release, import_items
+from itemsmith.templates_bank.storage import BankSession, NotFoundError, open_session
+
+__all__ = ["AuditJobRequest", "ImportJobRequest", "run_audit_job", "run_import_job"]
+
+_PROGRESS_STEPS = 20  # progress events per import, about
+
+
+class ImportJobRequest(BaseModel):
+    """Store the items of a benchmark file uploaded for the bank (`service.items_upload`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bank_id: int
+    sha256: str = Field(pattern="^[0-9a-f]{64}$", description="the uploaded file's content hash")
+    file_name: str = Field(pattern=r"^[A-Za-z0-9-][A-Za-z0-9._-]{0,99}$", description="as it was uploaded")
+    format: UploadFormat
+    mapping: dict[str, list[str]] = Field(default_factory=dict, description="field -> the file's columns")
+    created_by: str = Field(min_length=1, max_length=200)
+
+
+class AuditJobRequest(BaseModel):
+    """Audit a release of the bank's items as a fixed set, per group and per category."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bank: str = Field(min_length=1, max_length=100, description="the bank's name")
+    release: int = Field(ge=1, description="the release's number")
+
+
+@job_kind("import", ImportJobRequest)
+def run_import_job(request: ImportJobRequest, context: JobContext) -> dict[str, Any]:
+    with open_session(context.engine) as session:
+        bank = owned_bank(session, request.bank_id, context.owner)
+    path = items_file(context.settings.uploads_dir, context.owner, bank.name, request.sha256, request.file_name)
+    if not path.is_file():
+        raise NotFoundError(f"the uploaded file {request.file_name} is gone; upload it again")
+
+    def progress(done: int, groups: int) -> None:
+        if done in (0, groups) or done % max(1, groups // _PROGRESS_STEPS) == 0:
+            context.publish("progress", {"groups_done": done, "groups": groups},
+                            progress={"groups_done": done, "groups": groups})
+        context.raise_if_interrupted()
+
+    with BankSession(context.engine, expire_on_commit=False) as session:
+        report, _ = import_items(session, bank.name, str(path), request.format, owner=context.owner,
+                                 created_by=request.created_by, mapping=request.mapping, commit=True,
+                                 on_progress=progress)
+        session.commit()
+    return report.model_dump(mode="json")
+
+
+@job_kind("audit", AuditJobRequest)
+def run_audit_job(request: AuditJobRequest, context: JobContext) -> dict[str, Any]:
+    with open_session(context.engine) as session:
+        release = get_release(session, request.bank, request.release, context.owner, bank_id=context.bank_id)
+    return audit_release(release).model_dump(mode="json")

@@ -1,0 +1,206 @@
+"""POST /banks/imports and POST /banks/{id}/imports: an existing benchmark's file uploaded, its rows
+read in the request (a bad row: 422 naming each bad row and column, nothing stored), its items
+stored by the ``import`` job (run here synchronously, as a worker does); then released and audited
+through POST /releases/{id}/audits."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine, func, select
+
+from itemsmith.service.jobs import execute_job, list_events
+from itemsmith.service.tables import JobRow
+from itemsmith.templates_bank.storage import BankRow, TemplateVersionRow, VerdictRow, open_session
+
+from ..templates_bank.test_static_items import tse_row
+from .test_routes_banks import uploaded_files
+from .test_routes_releases import make_release, run_job
+
+SeededBank = Any  # tests/api/conftest.py: SeededBank
+
+
+def tse_file(rows: list[dict[str, Any]] | None = None) -> bytes:
+    """A TimeSeriesExam qa_dataset.json: three templates (tid 1-3) of four questions each."""
+    rng = np.random.default_rng(0)
+    return json.dumps(rows or [tse_row(tid, i, rng) for tid in (1, 2, 3) for i in range(4)]).encode()
+
+
+def post_import(client: TestClient, key: str | None, content: bytes, *, bank_id: int | None = None,
+                name: str = "exam", fmt: str = "tse", **fields: str):
+    headers = {"X-API-Key": key} if key else {}
+    files = {"file": ("qa_dataset.json", content, "application/json")}
+    if bank_id is None:
+        return client.post("/banks/imports", data={"name": name, "format": fmt, **fields}, files=files,
+                           headers=headers)
+    return client.post(f"/banks/{bank_id}/imports", data={"format": fmt, **fields}, files=files, headers=headers)
+
+
+def stored(engine: Engine) -> tuple[int, int, int, int]:
+    """Banks, template versions, verdicts and jobs in the database."""
+    with open_session(engine) as session:
+        return tuple(session.scalar(select(func.count()).select_from(t)) or 0  # type: ignore[return-value]
+                     for t in (BankRow, TemplateVersionRow, VerdictRow, JobRow))
+
+
+def test_a_tse_file_becomes_a_bank_whose_import_job_stores_each_group_with_progress(
+        client, api_key, engine, api_settings, job_runner) -> None:
+    response = post_import(client, api_key, tse_file())
+    assert response.status_code == 202, response.text
+    bank, job = response.json()["bank"], response.json()["job"]
+    assert bank["name"] == "exam" and bank["owner"] == "alice" and bank["handler"]["name"] == "static:exam"
+    assert bank["task"] == "items imported from qa_dataset.json"
+    assert job["kind"] == "import" and job["status"] == "queued" and job_runner.dispatched == [job["id"]]
+    assert stored(engine)[1] == 0  # nothing is stored before the job runs
+
+    result = run_job(engine, api_settings, job["id"])
+    assert (result["rows"], result["groups"], result["new_versions"], result["unchanged_versions"]) == (12, 3, 3, 0)
+    assert result["source"] == "qa_dataset.json" and result["format"] == "tse"
+    with open_session(engine) as session:
+        progress = [e.payload for e in list_events(session, job["id"], kind="progress")]
+    assert progress[0] == {"groups_done": 0, "groups": 3} and progress[-1] == {"groups_done": 3, "groups": 3}
+    listed = client.get(f"/banks/{bank['id']}/templates", headers={"X-API-Key": api_key}).json()
+    assert sorted(t["template_key"] for t in listed["items"]) == ["tse-1", "tse-2", "tse-3"]
+
+
+def test_importing_the_same_file_again_stores_nothing_new(client, api_key, engine, api_settings) -> None:
+    created = post_import(client, api_key, tse_file()).json()
+    run_job(engine, api_settings, created["job"]["id"])
+    before = stored(engine)
+    again = post_import(client, api_key, tse_file(), bank_id=created["bank"]["id"])
+    assert again.status_code == 202, again.text
+    result = run_job(engine, api_settings, again.json()["id"])
+    assert (result["new_versions"], result["unchanged_versions"]) == (0, 3)
+    assert stored(engine)[:3] == before[:3]
+    assert len(uploaded_files(api_settings)) == 1  # the same file is kept once
+
+
+def _bad(update: dict[str, Any]) -> bytes:
+    rng = np.random.default_rng(1)
+    rows = [tse_row(1, i, rng) for i in range(4)]
+    rows[1].update(update)
+    return json.dumps(rows).encode()
+
+
+@pytest.mark.parametrize(("update", "column", "message"), [
+    ({"answer": "sideways"}, "answer", "the answer 'sideways' is not one of its options"),
+    ({"ts": None}, "ts", "no series"),
+    ({"ts": [1.0, "n/a", 2.0]}, "ts", "holds a non-number at position 1 ('n/a'): mixed types"),
+    ({"options": ["up", 2.0, "flat", "cycle"]}, "options", "options mix text and numbers"),
+    ({"question": "Which pattern?\x00"}, "question", "NUL"),
+])
+def test_a_bad_row_is_a_422_naming_its_row_and_column_and_nothing_is_stored(
+        client, api_key, engine, api_settings, update: dict[str, Any], column: str, message: str) -> None:
+    response = post_import(client, api_key, _bad(update))
+    assert response.status_code == 422, response.text
+    [problem] = response.json()["detail"]
+    assert problem["type"] == "bad_row" and (problem["row"], problem["field"]) == (2, column)
+    assert problem["loc"] == ["body", "file", 2, column] and message in problem["msg"]
+    assert stored(engine) == (0, 0, 0, 0) and uploaded_files(api_settings) == []
+
+
+def test_every_bad_row_and_an_unreadable_file_are_listed(client, api_key, engine) -> None:
+    rng = np.random.default_rng(2)
+    rows = [tse_row(1, i, rng) for i in range(5)]
+    rows[0]["answer"] = "nope"
+    rows[3].pop("ts")
+    detail = post_import(client, api_key, json.dumps(rows).encode()).json()["detail"]
+    assert [(p["row"], p["field"]) for p in detail] == [(1, "answer"), (4, "ts")]
+    broken = post_import(client, api_key, b"[{not json")
+    assert broken.status_code == 422 and broken.json()["detail"][0]["type"] == "bad_file"
+    assert "not valid JSON" in broken.json()["detail"][0]["msg"]
+    assert stored(engine) == (0, 0, 0, 0)
+
+
+def test_a_mapped_jsonl_file_imports_and_its_errors_name_the_files_columns(client, api_key, engine,
+                                                                           api_settings) -> None:
+    lines = [{"prompt": f"Does series {i} rise?", "choices": ["yes", "no"], "label": "yes" if i % 2 else "no",
+              "ts": [float(i), float(i + 1), float(i - 1)], "task": "trend"} for i in range(4)]
+    mapping = "question=prompt,options=choices,answer=label,series=ts,group=task,category=task"
+    good = post_import(client, api_key, "\n".join(json.dumps(line) for line in lines).encode(), fmt="jsonl",
+                       map=mapping)
+    assert good.status_code == 202, good.text
+    assert run_job(engine, api_settings, good.json()["job"]["id"])["groups"] == 1
+    lines[2]["choices"] = ["yes", 1]
+    bad = post_import(client, api_key, "\n".join(json.dumps(line) for line in lines).encode(), fmt="jsonl",
+                      map=mapping, bank_id=good.json()["bank"]["id"])
+    assert bad.status_code == 422 and [(p["row"], p["field"]) for p in bad.json()["detail"]] == [(3, "choices")]
+    unmapped = post_import(client, api_key, b"{}", fmt="jsonl", map="colour=red", name="other")
+    assert unmapped.status_code == 422 and unmapped.json()["detail"][0]["loc"] == ["body", "map"]
+
+
+def test_hf_is_for_the_command_line_and_a_nul_in_a_form_field_is_refused(client, api_key, engine) -> None:
+    hf = post_import(client, api_key, tse_file(), fmt="hf")
+    assert hf.status_code == 422 and hf.json()["detail"][0]["loc"] == ["body", "format"]
+    nul = post_import(client, api_key, tse_file(), name="exam\x00")
+    assert nul.status_code == 422 and nul.json()["detail"][0] == {
+        "type": "string_nul", "loc": ["body", "name"], "msg": "text must not contain NUL (U+0000) characters"}
+    assert stored(engine) == (0, 0, 0, 0)
+
+
+def test_a_file_over_the_upload_limit_is_a_413_and_one_over_the_default_body_cap_is_not(
+        app: FastAPI, client, api_key, engine, api_settings) -> None:
+    over_request_cap = tse_file() + b" " * api_settings.max_request_bytes  # still valid JSON
+    assert post_import(client, api_key, over_request_cap).status_code == 202
+    app.state.settings = api_settings.model_copy(update={"max_upload_bytes": 1000})
+    response = post_import(client, api_key, tse_file(), name="small")
+    assert response.status_code == 413 and "1000-byte limit" in response.json()["detail"]
+    with open_session(engine) as session:
+        assert [b.name for b in session.scalars(select(BankRow))] == ["exam"]
+    assert len(uploaded_files(api_settings)) == 1
+
+
+def test_keys_and_owners(client, api_key, other_api_key, engine, seeded: SeededBank, api_settings) -> None:
+    keyless = post_import(client, None, tse_file())
+    assert keyless.status_code == 401 and "missing API key" in keyless.json()["detail"]
+    mine = post_import(client, api_key, tse_file()).json()["bank"]
+    before = stored(engine)
+    theirs = post_import(client, other_api_key, tse_file(), bank_id=mine["id"])
+    assert theirs.status_code == 404 and stored(engine) == before
+    assert post_import(client, api_key, tse_file()).status_code == 409  # a bank of that name exists
+    generated = post_import(client, api_key, tse_file(), bank_id=seeded.bank.id)
+    assert generated.status_code == 409 and "generated templates" in generated.json()["detail"]
+    assert stored(engine) == before and len(uploaded_files(api_settings)) == 1
+
+
+def test_an_imported_release_is_audited_by_a_job_per_group_and_category(client, api_key, engine,
+                                                                        api_settings) -> None:
+    created = post_import(client, api_key, tse_file()).json()
+    run_job(engine, api_settings, created["job"]["id"])
+    release = make_release(client, api_key, engine, api_settings, created["bank"]["id"], {})
+    headers = {"X-API-Key": api_key}
+    job = client.post(f"/releases/{release['id']}/audits", headers=headers)
+    assert job.status_code == 202 and job.json()["kind"] == "audit"
+    report = run_job(engine, api_settings, job.json()["id"])
+    assert sorted((g["group"], g["report"]["n_items"]) for g in report["groups"]) == [
+        ("tse-1", 4), ("tse-2", 4), ("tse-3", 4)]
+    assert report["overall"]["items"] == 12 and {c["scope"] for c in report["categories"]} >= {"Anomaly Detection"}
+    listed = client.get(f"/releases/{release['id']}/audits", headers=headers).json()
+    assert [j["id"] for j in listed] == [job.json()["id"]]
+
+
+def test_an_import_cancelled_after_its_first_group_resumes_with_the_others(client, api_key, engine,
+                                                                           api_settings) -> None:
+    job_id = post_import(client, api_key, tse_file()).json()["job"]["id"]
+
+    def cancel_after_the_first_group(context) -> None:
+        publish = context.publish
+
+        def publish_then_cancel(kind: str, payload: dict[str, Any], **options: Any) -> None:
+            publish(kind, payload, **options)
+            if payload.get("groups_done") == 1:
+                context.interrupt("cancel")
+
+        context.publish = publish_then_cancel
+
+    assert execute_job(engine, job_id, worker="test", settings=api_settings,
+                       on_start=cancel_after_the_first_group) == "cancelled"
+    assert stored(engine)[1] == 1
+    assert client.post(f"/jobs/{job_id}/resume", headers={"X-API-Key": api_key}).status_code == 202
+    result = run_job(engine, api_settings, job_id)
+    assert (result["new_versions"], result["unchanged_versions"]) == (2, 1) and stored(engine)[1] == 3
