@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from itemsmith.cli._common import (
+    NO_VERDICT,
     DbOpt,
     JsonOpt,
     ReasoningBudgetOpt,
@@ -257,7 +258,8 @@ def release_reverify(
     """Judge a release again with a new panel: the new verdicts are stored beside the old ones (answers
     already in the bank for the same model, prompt and item are reused, not asked again), and the
     difference is printed. A template the new panel rejects is declined for the next release unless a
-    person approved it."""
+    person approved it. Exit code 3 when some templates got no new verdict (their model calls failed;
+    run it again: the answers already drawn are reused)."""
     from itemsmith.agents.errors import AgentError
     from itemsmith.service.release_operations import reverify
     from itemsmith.templates_bank.regeneration import RegenerationError
@@ -278,8 +280,10 @@ def release_reverify(
         raise fail(str(exc)) from None
     if as_json:
         print_json(report)
-        return
-    _print_reverification(report)
+    else:
+        _print_reverification(report)
+    if report.errored:  # those templates have no new verdict: not a finished re-verification
+        raise typer.Exit(code=NO_VERDICT)
 
 
 def _print_reverification(report: ReverificationReport) -> None:

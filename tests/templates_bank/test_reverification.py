@@ -304,3 +304,14 @@ def test_scripted_reverify_from_the_command_line(url: str, tmp_path: Path) -> No
 
     bad = runner.invoke(app, [*args, "--student", "scripted:x.json"])
     assert bad.exit_code == 2 and "SPEC@RANK" in bad.output
+
+
+def test_scripted_judge_whose_calls_fail_leaves_reverify_without_a_verdict_exit_3(url: str, tmp_path: Path) -> None:
+    make_release(url)
+    script = tmp_path / "refusing.json"
+    script.write_text(json.dumps({"replies": [{"error": 400}]}))  # a permanent error: sent once, never an answer
+    result = CliRunner().invoke(app, ["release", "reverify", "trends@1", "--judge", f"scripted:{script}", "--db", url,
+                                      "--json"])
+    assert result.exit_code == 3, result.output
+    report = json.loads(result.output)
+    assert sorted(report["errored"]) == ["alpha", "beta"] and report["now_rejected"] == []
