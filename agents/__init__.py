@@ -5,7 +5,7 @@ Public API (imported lazily, so ``import agents.settings`` stays light):
 - ``author(AuthorConfig, ...) -> RunReport`` (async; ``author_sync`` for plain callers): profile the
   handler in the sandbox, plan N briefs, run N slots (generate -> structure check -> verify ->
   refine/discard) concurrently with checkpointing, write accepted templates and a report.
-- ``make_model(spec) -> ModelHandle`` / ``make_chat_model(spec)``: the provider registry
+- ``make_model(ModelSpec) -> ModelHandle`` / ``make_chat_model(ModelSpec)``: the provider registry
   (``openai``, ``anthropic``, ``openai_compatible``, ``local``, ``scripted``; ``register_provider``).
 - ``complete(handle, messages, retry=RetryPolicy())``: one call with timeout, bounded retries on
   transient errors, usage and cost; inside ``stream_tokens(callback)`` it streams and reports tokens.
@@ -26,7 +26,7 @@ _EXPORTS = {
     "AuthorConfig": "itemsmith.agents.run", "author": "itemsmith.agents.run", "author_sync": "itemsmith.agents.run",
     "Attempt": "itemsmith.agents.models", "Brief": "itemsmith.agents.models", "PlanInfo": "itemsmith.agents.models",
     "RunReport": "itemsmith.agents.models", "SlotResult": "itemsmith.agents.models",
-    "ModelOptions": "itemsmith.agents.providers", "ModelSpec": "itemsmith.agents.providers", "PROVIDERS": "itemsmith.agents.providers",
+    "ModelOptions": "itemsmith.agents.providers", "ModelSpec": "itemsmith.agents.specs", "PROVIDERS": "itemsmith.agents.providers",
     "make_chat_model": "itemsmith.agents.providers", "make_model": "itemsmith.agents.providers", "register_provider": "itemsmith.agents.providers",
     "ModelHandle": "itemsmith.agents.inference", "RetryPolicy": "itemsmith.agents.inference", "complete": "itemsmith.agents.inference",
     "stream_tokens": "itemsmith.agents.inference", "Activity": "itemsmith.agents.context",

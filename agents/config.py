@@ -4,7 +4,8 @@
 `AuthoringRequest` adds what the run is about (handler and task). Every entry point is built from
 them with the same names and bounds: the command line maps its options onto `AuthorConfig`
 (`agents.run`, which adds where the run writes), the service's author job request adds the bank it
-fills, and the API's bank settings are `RunSettings` with the server's spec policy.
+fills, and the API's bank settings are `RunSettings` with the server's spec policy. Model specs are
+parsed here, once (`agents.specs.ModelSpecField`), and written back as their text.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from itemsmith.agents.model_factory import StudentSpec
+from itemsmith.agents.specs import ModelSpecField, StudentSpec
 from itemsmith.items.rendering import TextFormat
 from itemsmith.verification.capability import CapabilityConfig
 from itemsmith.verification.judges import PanelConfig
@@ -22,7 +23,7 @@ from itemsmith.verification.students import PoolConfig
 
 __all__ = ["AuthorConfig", "AuthoringRequest", "JudgeSpecs", "RunSettings", "StudentSpecs"]
 
-JudgeSpecs = Annotated[list[str] | None, Field(
+JudgeSpecs = Annotated[list[ModelSpecField] | None, Field(
     max_length=10, description="judge model specs of the panel, e.g. openai:gpt-4o; None: the default panel of the "
                                "settings (ITEMSMITH_DEFAULT_JUDGES, those installed); []: no panel")]
 StudentSpecs = Annotated[list[StudentSpec] | None, Field(
@@ -36,10 +37,9 @@ class RunSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     templates: int = Field(5, ge=1, le=1000, description="template slots to fill")
-    generator: str | None = Field(None, max_length=500,
-                                  description="model spec; default from the settings (a hosted model when its key "
-                                              "is set, else the local model)")
-    planner: str | None = Field(None, max_length=500, description="model spec; default: the generator")
+    generator: ModelSpecField | None = Field(None, description="model spec; default from the settings (a hosted model "
+                                                               "when its key is set, else the local model)")
+    planner: ModelSpecField | None = Field(None, description="model spec; default: the generator")
     rounds: int = Field(3, ge=1, le=20, description="generate/refine rounds per slot")
     slots: int = Field(4, ge=1, le=256, description="template slots authored concurrently")
     sandbox_workers: int = Field(2, ge=1, le=64)
@@ -77,7 +77,7 @@ class AuthorConfig(AuthoringRequest):
     allow_fallback_briefs: bool = True
     generator_max_tokens: int | None = None
     planner_max_tokens: int | None = None
-    advisory_judges: list[str] | None = Field(
+    advisory_judges: list[ModelSpecField] | None = Field(
         None, description="judge specs whose scores are advisory (a panel of only these never accepts a template "
                           "alone); None: the settings' (ITEMSMITH_ADVISORY_JUDGES)")
     judge_samples: int = Field(1, ge=1, le=20, description="sampled scores per judge and criterion")
@@ -92,5 +92,5 @@ class AuthorConfig(AuthoringRequest):
                                                             "(at least this many; the students answer every one)")
     rederivation: bool | None = Field(None, description="run the re-derivation stage (a solver model re-derives the "
                                                         "keys from the items alone); None: the settings' default")
-    solver: str | None = Field(None, description="model spec of the re-derivation solver; None: the settings' "
-                                                 "solver, else the generator")
+    solver: ModelSpecField | None = Field(None, description="model spec of the re-derivation solver; None: the "
+                                                            "settings' solver, else the generator")

@@ -16,6 +16,10 @@ class LocalModelUnavailable(ProviderConfigError):
     model file does not match its pinned sha256."""
 
 
+class SettingsError(AgentError):
+    """An ``ITEMSMITH_*`` variable of the agents' settings is malformed (e.g. a model spec)."""
+
+
 class ProviderCallError(AgentError):
     """An LLM call failed: a permanent error, or a transient one that outlived its retries."""
 

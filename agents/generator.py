@@ -26,7 +26,6 @@ from itemsmith.agents.prompts import (
     nearest_examples,
     refine_message,
 )
-from itemsmith.agents.providers import ModelSpec
 from itemsmith.agents.usage import CallUsage, UsageLedger
 
 MAX_SHOWN_REPLY = 4000
@@ -40,7 +39,7 @@ def build_prompt(profile: HandlerProfile, task: str, *, examples: int = 1,
                            handler_name=profile.name, examples=examples, restart_broken=restart_broken)
 
 
-def restarts_broken(configured: bool | None, generator_spec: str) -> bool:
+def restarts_broken(configured: bool | None, generator_provider: str) -> bool:
     """Whether a round after code that did not run restarts from the brief without the curated
     example (`GeneratorPrompt.restart_broken`): as configured, else for a local generator. Measured
     on Qwen2.5-Coder-1.5B: its refinements fixed none of 14 templates that did not run (three quick
@@ -48,7 +47,7 @@ def restarts_broken(configured: bool | None, generator_spec: str) -> bool:
     with it 3 of 8 (benchmarks/generator_examples.py)."""
     if configured is not None:
         return configured
-    return ModelSpec.parse(generator_spec).provider == "local"
+    return generator_provider == "local"
 
 
 def first_message(prompt: GeneratorPrompt, brief: dict[str, object], accepted_titles: Sequence[str], *,

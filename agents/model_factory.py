@@ -1,9 +1,9 @@
 """The one place that builds the models the verification stages and the release operations call,
 for every entry point (author, recheck, reverify, evaluate; command line and jobs):
 
-- one spec rule: ``SPEC`` for judges and evaluated models, ``SPEC@RANK`` for students (the rank
-  follows the last ``@``, so a spec may hold one);
-- one identity rule, `model_identity`: the canonical spec (``provider:model[@endpoint]``) names a
+- specs come parsed (`agents.specs`): ``SPEC`` for judges and evaluated models, ``SPEC@RANK`` for
+  students;
+- one identity rule: the canonical spec (``str(spec)``, ``provider:model[@endpoint]``) names a
   judge or a student everywhere, so cached answers and earlier accuracies are found again;
 - what a model accepts comes from the model table (`agents.model_catalog`): temperature only where
   allowed, reasoning models get their role's reasoning budget, judges use log-probabilities where
@@ -29,70 +29,25 @@ from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackMana
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import BaseModel, ConfigDict, Field, SkipValidation, model_validator
+from pydantic import SkipValidation
 
 from itemsmith.agents.errors import EmptyReplyError, ProviderCallError, ProviderConfigError
 from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete
 from itemsmith.agents.model_catalog import entry_for
-from itemsmith.agents.providers import ModelOptions, ModelSpec, SpecPolicy, make_model
+from itemsmith.agents.providers import ModelOptions, SpecPolicy, make_model
 from itemsmith.agents.settings import AgentSettings, get_settings
+from itemsmith.agents.specs import ModelSpec, StudentSpec
 from itemsmith.agents.usage import CallUsage, UsageLedger, cost_of
 from itemsmith.items.rendering import TextFormat
 from itemsmith.verification.calls import ModelCallFailed
 from itemsmith.verification.judges import CRITERION_MARKER, ChatScoreReader, Judge, JudgeConfig, ScoreReader
 from itemsmith.verification.students import LetterScorer, Student, StudentConfig
 
-StudentMode = Literal["auto", "chat", "loglik"]
-
-
-def model_identity(spec: str) -> str:
-    """The name a model is recorded and compared under: its canonical spec."""
-    return str(ModelSpec.parse(spec))
-
 
 def retry_policy(settings: AgentSettings) -> RetryPolicy:
     """Bounded exponential backoff for transient provider errors, from settings."""
     return RetryPolicy(max_retries=settings.max_retries, initial_s=settings.backoff_initial_s,
                        max_s=settings.backoff_max_s, max_wait_s=settings.max_retry_wait_s)
-
-
-class StudentSpec(BaseModel):
-    """A student: a model spec and its declared capability rank (larger is more capable).
-
-    Written ``SPEC@RANK`` (``local:smollm2-135m@1``). ``auto`` answers by letter log-likelihood
-    for local models and by chat (one parsed final letter) otherwise.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    spec: str = Field(min_length=3)
-    rank: int
-    mode: StudentMode = "auto"
-
-    @model_validator(mode="before")
-    @classmethod
-    def _from_text(cls, value: Any) -> Any:
-        if not isinstance(value, str):
-            return value
-        spec, at, rank = value.strip().rpartition("@")
-        try:
-            return {"spec": spec, "rank": int(rank)} if at and spec else _bad_student(value)
-        except ValueError:
-            return _bad_student(value)
-
-    @property
-    def resolved_mode(self) -> Literal["chat", "loglik"]:
-        if self.mode != "auto":
-            return self.mode
-        return "loglik" if ModelSpec.parse(self.spec).provider == "local" else "chat"
-
-    @property
-    def name(self) -> str:
-        return model_identity(self.spec)
-
-
-def _bad_student(value: str) -> Any:
-    raise ValueError(f"student {value!r} is not SPEC@RANK with an integer rank (e.g. local:smollm2-135m@1)")
 
 
 # --- metered, failure-tolerant models -------------------------------------------------------
@@ -330,48 +285,48 @@ class StudentModel:
         return 1
 
 
-def _local(spec: str, role: str, what: str) -> tuple[Any, Any]:
+def _local(spec: ModelSpec, role: str, what: str) -> Any:
     from itemsmith.agents import llamacpp  # llama-cpp-python is an optional extra
     from itemsmith.agents.local_models import get_local_model
 
-    parsed = ModelSpec.parse(spec)
-    if parsed.provider != "local":
-        raise ProviderConfigError(f"{role} {spec!r}: {what} need a local model (local:NAME)")
-    entry = get_local_model(parsed.model)
+    if spec.provider != "local":
+        raise ProviderConfigError(f"{role} {str(spec)!r}: {what} need a local model (local:NAME)")
+    entry = get_local_model(spec.model)
     if not llamacpp.llama_available():
-        raise ProviderConfigError(f"{role} {spec!r} needs llama-cpp-python: pip install 'itemsmith[{entry.extra}]'")
-    return llamacpp, parsed
+        raise ProviderConfigError(f"{role} {str(spec)!r} needs llama-cpp-python: "
+                                  f"pip install 'itemsmith[{entry.extra}]'")
+    return llamacpp
 
 
-def make_letter_scorer(spec: str, settings: AgentSettings) -> LetterScorer:
+def make_letter_scorer(spec: ModelSpec, settings: AgentSettings) -> LetterScorer:
     """A log-likelihood scorer for a local model spec (``local:NAME``)."""
     from itemsmith.agents.local_models import model_path
 
-    llamacpp, parsed = _local(spec, "student", "log-likelihood answers")
-    return llamacpp.LlamaCppLetterScorer(model_path(parsed.model, settings.model_cache_dir), parsed.model,
+    llamacpp = _local(spec, "student", "log-likelihood answers")
+    return llamacpp.LlamaCppLetterScorer(model_path(spec.model, settings.model_cache_dir), spec.model,
                                          n_ctx=settings.local_n_ctx, n_threads=settings.local_n_threads)
 
 
-def make_score_reader(spec: str, settings: AgentSettings) -> ScoreReader:
+def make_score_reader(spec: ModelSpec, settings: AgentSettings) -> ScoreReader:
     """A single-pass score reader for a local judge spec (``local:NAME``)."""
     from itemsmith.agents.local_models import model_path
 
-    llamacpp, parsed = _local(spec, "judge", "single-pass scores")
-    return llamacpp.LlamaCppScoreReader(model_path(parsed.model, settings.model_cache_dir), parsed.model,
+    llamacpp = _local(spec, "judge", "single-pass scores")
+    return llamacpp.LlamaCppScoreReader(model_path(spec.model, settings.model_cache_dir), spec.model,
                                         n_ctx=settings.local_n_ctx, n_threads=settings.local_n_threads)
 
 
-def build_judges(specs: Sequence[str], *, settings: AgentSettings | None = None, samples: int = 3,
+def build_judges(specs: Sequence[ModelSpec], *, settings: AgentSettings | None = None, samples: int = 3,
                  retries: int = 2, max_tokens: int = 600, policy: SpecPolicy | None = None) -> list[JudgeModel]:
     """One judge per spec, named by its identity, its provider as the family: local models read
     their score in one pass, hosted ones reason and are sampled."""
     settings = settings or get_settings()
-    names = [model_identity(spec) for spec in specs]
+    names = [str(spec) for spec in specs]
     if len(set(names)) != len(names):
-        raise ProviderConfigError(f"judge specs must be distinct, got {list(specs)}")
+        raise ProviderConfigError(f"judge specs must be distinct, got {names}")
     judges = []
     for spec, name in zip(specs, names, strict=True):
-        if ModelSpec.parse(spec).provider == "local":
+        if spec.provider == "local":
             config = JudgeConfig(name=name, family="local", form="score_first")
             judges.append(JudgeModel(config, make_score_reader(spec, settings)))
             continue
@@ -399,7 +354,7 @@ def build_students(specs: Sequence[StudentSpec], *, settings: AgentSettings | No
         raise ProviderConfigError(f"student models must be distinct, got {names}")
     students = []
     for spec in specs:
-        config = StudentConfig(name=spec.name, rank=spec.rank, model=spec.spec, text_format=text_format,
+        config = StudentConfig(name=spec.name, rank=spec.rank, model=str(spec.spec), text_format=text_format,
                                decimals=decimals)
         if spec.resolved_mode == "loglik":
             students.append(StudentModel(config, make_letter_scorer(spec.spec, settings)))
@@ -413,14 +368,14 @@ def build_students(specs: Sequence[StudentSpec], *, settings: AgentSettings | No
     return students
 
 
-def build_solver(spec: str, *, settings: AgentSettings | None = None, max_tokens: int = 700,
+def build_solver(spec: ModelSpec, *, settings: AgentSettings | None = None, max_tokens: int = 700,
                  policy: SpecPolicy | None = None) -> ModelHandle:
     """The re-derivation stage's solver (`agents.rederivation`): a chat model that writes code."""
     return make_model(spec, options=ModelOptions(max_tokens=max_tokens, temperature=0.2, role="solver"),
                       settings=settings or get_settings(), policy=policy)
 
 
-def build_respondent(spec: str, *, settings: AgentSettings | None = None, decimals: int = 2,
+def build_respondent(spec: ModelSpec, *, settings: AgentSettings | None = None, decimals: int = 2,
                      policy: SpecPolicy | None = None) -> StudentModel:
     """The model under evaluation, built like a student (rank 0)."""
     return build_students([StudentSpec(spec=spec, rank=0)], settings=settings, decimals=decimals, policy=policy)[0]

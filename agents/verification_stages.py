@@ -45,7 +45,6 @@ from itemsmith.agents.model_factory import (
     build_judges,
     build_solver,
     build_students,
-    model_identity,
 )
 from itemsmith.agents.pipeline import Pipeline, resolve_pipeline
 from itemsmith.agents.providers import SpecPolicy
@@ -267,7 +266,7 @@ def build_review_models(config: AuthorConfig, *, settings: AgentSettings, policy
     pipeline = pipeline or resolve_pipeline(config, settings)
     solver = None if pipeline.solver is None else build_solver(pipeline.solver, settings=settings, policy=policy)
     return ReviewModels(
-        solver=solver, solver_name=model_identity(pipeline.solver) if pipeline.solver else "",
+        solver=solver, solver_name=str(pipeline.solver) if pipeline.solver else "",
         advisory_panel=bool(pipeline.judges) and set(pipeline.judges) <= set(pipeline.advisory_judges),
         judges=build_judges(pipeline.judges, settings=settings, samples=config.judge_samples,
                             retries=config.judge_retries, max_tokens=config.review_max_tokens, policy=policy),

@@ -16,8 +16,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from itemsmith.agents.config import RunSettings
 from itemsmith.agents.errors import ProviderConfigError
-from itemsmith.agents.model_factory import StudentSpec
 from itemsmith.agents.providers import check_spec
+from itemsmith.agents.specs import AsText, ModelSpec, ModelSpecField, StudentSpec
 from itemsmith.items.rendering import TextFormat
 from itemsmith.items.schema import IRTParameters, Item
 from itemsmith.service.jobs import JobPublic
@@ -36,8 +36,8 @@ from itemsmith.templates_bank.storage import (
 
 __all__ = [
     "CalibrationCreate", "ImportProblem", "ImportRejected",
-    "BankCreated", "BankView", "TemplateVersionView", "BankSettings", "DecisionStage", "EvaluationCreate", "ModelSpecText", "RecordId",
-    "ReleaseCreateRequest", "ReleasePublic", "ReverifyCreate", "ReviewRequest", "StudentText", "TemplateDetail",
+    "BankCreated", "BankView", "TemplateVersionView", "BankSettings", "DecisionStage", "EvaluationCreate", "AllowedSpec", "RecordId",
+    "ReleaseCreateRequest", "ReleasePublic", "ReverifyCreate", "ReviewRequest", "AllowedStudent", "TemplateDetail",
     "TemplateEdit", "TemplateEdited", "TemplatePage", "TemplateSummary", "check_model_spec", "check_student",
     "validation_message",
 ]
@@ -45,31 +45,35 @@ __all__ = [
 RecordId = Annotated[int, Path(ge=1, le=2**31 - 1, description="a record's id")]
 
 
-def check_model_spec(spec: str) -> str:
+def check_model_spec(spec: ModelSpec) -> ModelSpec:
     """A model spec a request may name (`service.settings.request_policy`): an enabled provider, an
-    OpenAI-compatible server by its configured endpoint name (never a URL), a script inside the
-    scripts folder."""
+    OpenAI-compatible server by its configured endpoint name (never a URL), a known local model, a
+    script inside the scripts folder."""
     try:
-        parsed = check_spec(spec, request_policy())
+        return check_spec(spec, request_policy())
     except ProviderConfigError as exc:
         raise ValueError(str(exc)) from None
-    return str(parsed)
 
 
-def check_student(value: str) -> str:
-    """A student as ``SPEC@RANK`` (larger rank: more capable); the rank follows the last ``@``."""
-    spec, at, rank = value.strip().rpartition("@")
-    if not at or not rank.isdigit() or int(rank) > 1000:
-        raise ValueError(f"student {value!r} is not SPEC@RANK with a rank from 0 to 1000 (e.g. openai:gpt-4o-mini@1)")
-    return f"{check_model_spec(spec)}@{int(rank)}"
+def check_student(student: StudentSpec) -> StudentSpec:
+    """A student (``SPEC@RANK``, larger rank: more capable) of a rank from 0 to 1000 whose spec a
+    request may name."""
+    if not 0 <= student.rank <= 1000:
+        raise ValueError(f"student {str(student)!r} is not SPEC@RANK with a rank from 0 to 1000 "
+                         "(e.g. openai:gpt-4o-mini@1)")
+    check_model_spec(student.spec)
+    return student
 
 
-ModelSpecText = Annotated[str, Field(min_length=3, max_length=500, description="model spec, e.g. openai:gpt-4o"),
-                          AfterValidator(check_model_spec)]
-StudentText = Annotated[str, Field(min_length=5, max_length=500, description="SPEC@RANK, larger rank: more capable"),
-                        AfterValidator(check_student)]
-Panel = Annotated[list[ModelSpecText], Field(max_length=10, description="judge model specs")]
-StudentPool = Annotated[list[StudentText], Field(max_length=10, description="students as SPEC@RANK")]
+def _allowed_student(value: object) -> StudentSpec:
+    return check_student(StudentSpec.model_validate(value))
+
+
+AllowedSpec = Annotated[ModelSpecField, AfterValidator(check_model_spec)]
+AllowedStudent = Annotated[StudentSpec, AsText(_allowed_student, {
+    "type": "string", "minLength": 5, "maxLength": 500, "description": "SPEC@RANK, larger rank: more capable"})]
+Panel = Annotated[list[AllowedSpec], Field(max_length=10, description="judge model specs")]
+StudentPool = Annotated[list[AllowedStudent], Field(max_length=10, description="students as SPEC@RANK")]
 
 
 def validation_message(exc: ValidationError) -> str:
@@ -81,8 +85,8 @@ class BankSettings(RunSettings):
     """Run settings of a bank's authoring job (the ``settings`` JSON field of ``POST /banks``): the
     authoring request's `RunSettings`, with every model spec checked against what this server allows."""
 
-    generator: ModelSpecText | None = Field(None, description="default: the server's default generator")
-    planner: ModelSpecText | None = Field(None, description="default: the generator")
+    generator: AllowedSpec | None = Field(None, description="default: the server's default generator")
+    planner: AllowedSpec | None = Field(None, description="default: the generator")
     judges: Panel | None = Field(None, description="default: the server's default panel (those installed); []: none")
 
     @field_validator("students")
@@ -197,7 +201,7 @@ class EvaluationCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: ModelSpecText
+    model: AllowedSpec
     formats: list[TextFormat] = Field(default_factory=lambda: [TextFormat.plain], min_length=1, max_length=9)
     fresh_seed: int | None = Field(None, ge=0, le=2**31 - 1, description="evaluate on new instances drawn from this "
                                    "seed (a contamination check); with adaptive, the seed of its fresh instances and "

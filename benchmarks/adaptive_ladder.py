@@ -36,6 +36,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +44,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from itemsmith.agents.model_factory import StudentSpec, make_letter_scorer
+from itemsmith.agents.model_factory import make_letter_scorer
 from itemsmith.agents.settings import DEFAULT_LOCAL_STUDENTS, get_settings
+from itemsmith.agents.specs import ModelSpec, StudentSpec
 from itemsmith.items.rendering import TextFormat
 from itemsmith.service.release_operations import evaluate, evaluate_adaptive
 from itemsmith.templates_bank.adaptive import AdaptiveConfig
@@ -64,14 +66,14 @@ def cli(db: str, *args: str) -> str:
     return subprocess.run(command, check=True, capture_output=True, text=True).stdout
 
 
-def ladder_models(specs: list[str]) -> list[str]:
-    """The model specs of a student ladder's ``SPEC@RANK`` entries."""
-    return [StudentSpec.model_validate(text).spec for text in specs]
+def ladder_models(students: Sequence[StudentSpec]) -> list[str]:
+    """The model specs of a student ladder."""
+    return [str(student.spec) for student in students]
 
 
 def prompt_tokens(release: Release, model: str, text_format: TextFormat) -> dict[str, int]:
     """The longest student prompt of each template's release items, in `model`'s tokens."""
-    scorer = make_letter_scorer(model, get_settings())
+    scorer = make_letter_scorer(ModelSpec.parse(model), get_settings())
     config = StudentConfig(name=model, rank=0, text_format=text_format)
     longest: dict[str, int] = {}
     for run in release_items(release).runs:
@@ -106,7 +108,7 @@ def spearman(x: list[float], y: list[float]) -> float | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/itemsmith-adaptive-ladder"))
-    parser.add_argument("--models", nargs="+", default=ladder_models(list(DEFAULT_LOCAL_STUDENTS)))
+    parser.add_argument("--models", nargs="+", default=ladder_models(DEFAULT_LOCAL_STUDENTS))
     parser.add_argument("--seeds", type=int, default=1, help="release seeds per template")
     parser.add_argument("--samples", type=int, default=2, help="release items per template and seed")
     parser.add_argument("--text-format", type=TextFormat, default=TextFormat.compact)
@@ -143,7 +145,7 @@ def main() -> None:
         began = time.perf_counter()
         with open_session(db) as session:
             store = EvaluationStore.open(session, release, f"full-{model.replace(':', '-')}")
-            report = evaluate(release, model=model, formats=[args.text_format], store=store, concurrency=1)
+            report = evaluate(release, model=ModelSpec.parse(model), formats=[args.text_format], store=store, concurrency=1)
         timings[f"full_{model}_s"] = round(time.perf_counter() - began, 1)
         full[model] = {"accuracy": round(report.overall.accuracy, 3), "items": report.overall.n,
                        "seconds_per_item": round(timings[f"full_{model}_s"] / max(report.overall.n, 1), 2)}
@@ -171,7 +173,7 @@ def main() -> None:
                 config = AdaptiveConfig(target_se=target_se, max_items=args.max_items, top_k=top_k,
                                         exposure=exposure, seed=args.seed)
                 began = time.perf_counter()
-                report = evaluate_adaptive(release, model=model, parameters=parameters, config=config,
+                report = evaluate_adaptive(release, model=ModelSpec.parse(model), parameters=parameters, config=config,
                                            text_format=args.text_format)
                 runs.setdefault(order, {})[model] = {
                     "theta": round(report.theta, 3), "se": round(report.se, 3), "items": report.items_used,

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from itemsmith.agents.model_factory import CallLog, build_judges, retry_policy
 from itemsmith.agents.settings import get_settings
+from itemsmith.agents.specs import ModelSpec
 from itemsmith.items.schema import Item
 from itemsmith.sandbox import run_template
 from itemsmith.verification.judges import PanelConfig, ajudge_template
@@ -63,7 +64,7 @@ def load_corpus(folder: Path, per_kind: int | None) -> list[dict[str, str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=Path("benchmarks/semantic_corpus"))
-    parser.add_argument("--judge", action="append", help="judge spec (repeat; default: ITEMSMITH_DEFAULT_JUDGES)")
+    parser.add_argument("--judge", action="append", type=ModelSpec.parse, help="judge spec (repeat; default: ITEMSMITH_DEFAULT_JUDGES)")
     parser.add_argument("--per-kind", type=int, help="the first N templates of each kind only")
     parser.add_argument("--items", type=int, default=3, help="items per template shown to the judges")
     parser.add_argument("--seed", type=int, default=7)
@@ -76,7 +77,7 @@ def main() -> None:
     entries = load_corpus(args.corpus, args.per_kind)
     panel = PanelConfig(items_per_prompt=args.items, max_concurrency=1)
     scores: dict[str, list[tuple[str, str, dict[str, float]]]] = {j.config.name: [] for j in judges}
-    print(f"{len(entries)} templates, judges {specs}, load average {os.getloadavg()[0]:.2f}", file=sys.stderr)
+    print(f"{len(entries)} templates, judges {[str(s) for s in specs]}, load average {os.getloadavg()[0]:.2f}", file=sys.stderr)
     started = time.monotonic()
     for entry in entries:
         source = (args.corpus / entry["file"]).read_text()

@@ -25,7 +25,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
-MODEL = "local:qwen2.5-coder-1.5b"
+MODEL = "local:qwen2.5-coder-1.5b"  # parsed where it is used, as a command line would
 BRIEF = {"title": "Day with the largest temperature range", "category": "temporal_relation", "concept": "extremes",
          "kind": "mc", "question": "On which day of this window was temp_max - temp_min largest?",
          "answer_from": "argmax of temp_max - temp_min over a random window, its date",
@@ -43,6 +43,7 @@ def one_setting() -> dict[str, Any]:
     from itemsmith.agents.model_factory import CallLog, build_judges
     from itemsmith.agents.profile import profile_handler
     from itemsmith.agents.providers import ModelOptions, make_model
+    from itemsmith.agents.specs import ModelSpec
     from itemsmith.sandbox import SandboxPool, run_template
     from itemsmith.templates_bank.curated import get_curated
     from itemsmith.verification.judges import PanelConfig, judge_template
@@ -52,7 +53,8 @@ def one_setting() -> dict[str, Any]:
         profile = profile_handler(pool)
     prompt = build_prompt(profile, TASK)
     first = first_message(prompt, BRIEF, [])
-    handle = make_model(MODEL, options=ModelOptions(max_tokens=400))
+    spec = ModelSpec.parse(MODEL)
+    handle = make_model(spec, options=ModelOptions(max_tokens=400))
     steps: list[dict[str, Any]] = []
 
     def chat(name: str, messages: list[Any]) -> AIMessage:
@@ -75,7 +77,7 @@ def one_setting() -> dict[str, Any]:
     items = run_template(template.source, "weather", num_samples=3, seed=11).items
     sample = TemplateSample(template_id=JUDGED, items=items, task=TASK, dataset=profile.description)
     started = time.perf_counter()
-    panel = [judge.bind(CallLog(), RetryPolicy(max_retries=0)) for judge in build_judges([MODEL])]
+    panel = [judge.bind(CallLog(), RetryPolicy(max_retries=0)) for judge in build_judges([spec])]
     judge_template(sample, panel, PanelConfig())
     steps.append({"step": "judge panel (5 criteria)", "seconds": round(time.perf_counter() - started, 1)})
     shown = f"```python\n{reply.content}\n```"

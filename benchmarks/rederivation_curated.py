@@ -21,9 +21,10 @@ import sys
 import time
 from pathlib import Path
 
-from itemsmith.agents.model_factory import build_solver, model_identity, retry_policy
+from itemsmith.agents.model_factory import build_solver, retry_policy
 from itemsmith.agents.rederivation import RederivationVerifier
 from itemsmith.agents.settings import get_settings
+from itemsmith.agents.specs import ModelSpec
 from itemsmith.items.schema import RunStatus, StructureReport
 from itemsmith.sandbox.executor import SandboxPool
 from itemsmith.templates_bank.curated import load_curated
@@ -32,7 +33,7 @@ from itemsmith.templates_bank.curated import load_curated
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("templates", nargs="*", help="curated template ids (default: all)")
-    parser.add_argument("--solver", help="solver model spec (default: the stage's default)")
+    parser.add_argument("--solver", type=ModelSpec.parse, help="solver model spec (default: the stage's default)")
     parser.add_argument("--limit", type=int, help="the first N templates only")
     parser.add_argument("--show", action="store_true", help="print each disagreement and its program")
     parser.add_argument("--json", type=Path, help="also write every report to this file")
@@ -52,7 +53,7 @@ def main() -> None:
         for template_id, template in curated:
             handler = template.handler or "synthetic"
             pool = pools.get(handler) or pools.setdefault(handler, SandboxPool(handler, workers=2))
-            stage = RederivationVerifier(solver, model_identity(spec), pool, retry=retry_policy(settings))
+            stage = RederivationVerifier(solver, str(spec), pool, retry=retry_policy(settings))
             start = time.monotonic()
             result = asyncio.run(stage(template.source, StructureReport(status=RunStatus.ok)))
             wall = time.monotonic() - start

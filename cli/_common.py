@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import BaseModel
@@ -20,19 +20,17 @@ from pydantic import BaseModel
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from itemsmith.agents.model_factory import StudentSpec
     from itemsmith.agents.settings import AgentSettings
+    from itemsmith.agents.specs import ModelSpec, StudentSpec
     from itemsmith.sandbox import SandboxLimits
     from itemsmith.templates_bank.releases import Release
 
 __all__ = ["NO_VERDICT", "DbOpt", "HandlerOpt", "JsonOpt", "ReasoningBudgetOpt", "ReleaseArg", "SamplesOpt", "SeedOpt",
-           "StudentOpt", "WorkersOpt", "agent_settings", "bank_session", "check_handler", "check_model_spec",
-           "check_model_specs", "fail", "load_release", "local_sandbox", "migrate_if_known", "parse_students",
-           "print_json", "progress_line", "usage_error", "usage_line"]
+           "StudentOpt", "WorkersOpt", "agent_settings", "bank_session", "check_handler", "fail", "load_release",
+           "local_sandbox", "migrate_if_known", "model_spec", "parse_students", "print_json", "progress_line",
+           "usage_error", "usage_line"]
 
 NO_VERDICT = 3  # the exit code of a command whose model calls failed, so that it reached no verdict
-
-SpecValue = TypeVar("SpecValue", str, list[str], None)
 
 
 def usage_error(message: str) -> typer.BadParameter:
@@ -65,27 +63,31 @@ def check_handler(value: str) -> str:
     return value
 
 
-def check_model_spec(value: str) -> str:
-    """A model spec whose provider (and, for local models, the model) exists, checked before any work
+def model_spec(value: str) -> ModelSpec:
+    """A model spec option (``parser=model_spec``), parsed where it enters (`agents.specs`), whose provider
+    and what it names (a local model, an endpoint, a script file) exist, checked before any work
     starts; a missing key or an uninstalled model is found later, as a failed operation."""
-    from itemsmith.agents.errors import ProviderConfigError
-    from itemsmith.agents.local_models import LOCAL_MODELS
+    from pydantic import TypeAdapter, ValidationError
+
+    from itemsmith.agents.specs import ModelSpecField
+
+    try:
+        spec = TypeAdapter(ModelSpecField).validate_python(value)
+    except ValidationError as exc:
+        raise usage_error(exc.errors()[0]["msg"]) from None
+    return _operator_may_name(spec)
+
+
+def _operator_may_name(spec: ModelSpec) -> ModelSpec:
+    from itemsmith.agents.errors import ProviderConfigError, SettingsError
     from itemsmith.agents.providers import SpecPolicy, check_spec
 
     try:
-        parsed = check_spec(value, SpecPolicy.operator())
+        return check_spec(spec, SpecPolicy.operator())
     except ProviderConfigError as exc:
         raise usage_error(str(exc)) from None
-    if parsed.provider == "local" and parsed.model not in LOCAL_MODELS:
-        raise usage_error(f"unknown local model {parsed.model!r}; known: {', '.join(sorted(LOCAL_MODELS))}")
-    return value
-
-
-def check_model_specs(value: SpecValue) -> SpecValue:
-    """`check_model_spec` as an option callback: one spec, repeated specs, or none."""
-    if isinstance(value, list):
-        return [check_model_spec(v) for v in value]
-    return None if value is None else check_model_spec(value)
+    except SettingsError as exc:  # the machine's configuration, not the command line
+        raise fail(str(exc)) from None
 
 
 SamplesOpt = Annotated[int, typer.Option("-n", "--samples", min=1, max=1000, help="Items to sample.")]
@@ -210,10 +212,10 @@ def progress_line(what: str) -> Callable[[int, int], None]:
 
 
 def parse_students(specs: list[str] | None) -> list[StudentSpec]:
-    """``--student SPEC@RANK`` (the one rule of `agents.model_factory.StudentSpec`), each spec checked."""
+    """``--student SPEC@RANK`` (the one rule of `agents.specs.StudentSpec`), each spec checked."""
     from pydantic import ValidationError
 
-    from itemsmith.agents.model_factory import StudentSpec
+    from itemsmith.agents.specs import StudentSpec
 
     parsed = []
     for text in specs or []:
@@ -222,7 +224,7 @@ def parse_students(specs: list[str] | None) -> list[StudentSpec]:
         except ValidationError:
             raise usage_error(f"--student {text!r}: write SPEC@RANK, e.g. openai:gpt-4o-mini@1 "
                               "(larger rank: more capable)") from None
-        check_model_spec(student.spec)
+        _operator_may_name(student.spec)
         parsed.append(student)
     return parsed
 

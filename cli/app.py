@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import click
 import typer
+from typer._click.core import Context as ClickContext  # Typer's own Click: its groups take this
 from typer.core import TyperGroup
 
 from itemsmith.cli import bank, curated, db, handlers, keys, release
@@ -43,7 +43,7 @@ class _Commands(TyperGroup):
     set ITEMSMITH_SANDBOX_ALLOW_DEGRADED=false) is a failed operation with its reason, exit code 1,
     whichever command started it."""
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: ClickContext) -> Any:
         try:
             return super().invoke(ctx)
         except IsolationUnavailable as exc:

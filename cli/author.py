@@ -9,15 +9,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from itemsmith.agents.specs import ModelSpec
 from itemsmith.cli._common import (
     DbOpt,
     HandlerOpt,
     ReasoningBudgetOpt,
     agent_settings,
     bank_session,
-    check_model_specs,
     fail,
     local_sandbox,
+    model_spec,
     parse_students,
     print_json,
     usage_error,
@@ -35,12 +36,12 @@ def author(
     handler: HandlerOpt,
     task: Annotated[str, typer.Option("--task", help="What the benchmark should test, in plain words.")],
     templates: Annotated[int, typer.Option("--templates", "-N", min=1, max=1000, help="Template slots to fill.")] = 5,
-    generator: Annotated[str | None, typer.Option(
+    generator: Annotated[ModelSpec | None, typer.Option(
         "--generator", help="Model spec, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, "
                             "openai_compatible:NAME@URL, local:qwen2.5-coder-1.5b. Default: a hosted model when "
-                            "its API key is set, else the local model.", callback=check_model_specs)] = None,
-    planner: Annotated[str | None, typer.Option("--planner", help="Model spec of the planner (default: the generator).",
-                                                callback=check_model_specs)] = None,
+                            "its API key is set, else the local model.", parser=model_spec)] = None,
+    planner: Annotated[ModelSpec | None, typer.Option(
+        "--planner", help="Model spec of the planner (default: the generator).", parser=model_spec)] = None,
     rounds: Annotated[int, typer.Option("--rounds", min=1, max=20, help="Generate/refine rounds per slot.")] = 3,
     restart_broken: Annotated[bool | None, typer.Option(
         "--restart-broken/--no-restart-broken",
@@ -61,9 +62,9 @@ def author(
     seed: Annotated[int | None, typer.Option(
         "--seed", min=0, help="Structure-check seed (default: drawn per check, so a template cannot fingerprint "
                               "it).")] = None,
-    judge: Annotated[list[str] | None, typer.Option(
+    judge: Annotated[list[ModelSpec] | None, typer.Option(
         "--judge", help="Judge model spec (repeat for a panel). Default: ITEMSMITH_DEFAULT_JUDGES (the local "
-                        "qwen2.5-coder-1.5b when installed).", callback=check_model_specs)] = None,
+                        "qwen2.5-coder-1.5b when installed).", parser=model_spec)] = None,
     no_judges: Annotated[bool, typer.Option("--no-judges", help="Run no judge panel.")] = False,
     student: Annotated[list[str] | None, typer.Option(
         "--student", help="Student as SPEC@RANK, larger rank = more capable (repeat for a pool); local models "
@@ -106,7 +107,6 @@ def author(
         raise usage_error("--judge and --no-judges exclude each other")
     if no_students and student:
         raise usage_error("--student and --no-students exclude each other")
-    settings = agent_settings(reasoning_budget)
     run_id = run_id or new_run_id()
     if bank is not None:
         _require_bank(bank, db)
@@ -120,6 +120,7 @@ def author(
     except ValidationError as exc:
         raise usage_error("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
     try:
+        settings = agent_settings(reasoning_budget)  # a malformed spec in the environment: SettingsError
         pipeline = resolve_pipeline(config, settings)
     except AgentError as exc:
         raise fail(str(exc)) from None

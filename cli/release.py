@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from itemsmith.agents.specs import ModelSpec
 from itemsmith.cli._common import (
     NO_VERDICT,
     DbOpt,
@@ -20,10 +21,10 @@ from itemsmith.cli._common import (
     WorkersOpt,
     agent_settings,
     bank_session,
-    check_model_specs,
     fail,
     load_release,
     local_sandbox,
+    model_spec,
     parse_students,
     print_json,
     progress_line,
@@ -150,9 +151,9 @@ def release_export(
 @app.command("evaluate")
 def release_evaluate(
     release: ReleaseArg,
-    model: Annotated[str, typer.Option(
+    model: Annotated[ModelSpec, typer.Option(
         "--model", "-m", help="Model under test: openai:gpt-4o, anthropic:..., openai_compatible:NAME@URL, "
-                              "local:qwen2.5-coder-1.5b, scripted:FILE.", callback=check_model_specs)],
+                              "local:qwen2.5-coder-1.5b, scripted:FILE.", parser=model_spec)],
     text_formats: TextFormatsOpt = None,
     decimals: DecimalsOpt = 2,
     fresh_seed: Annotated[bool, typer.Option(
@@ -180,7 +181,6 @@ def release_evaluate(
     answer is stored in the bank (calibration reads them); a failed evaluation is resumed with
     --resume ID. With --adaptive: ability +- SE from a few informative templates."""
     from itemsmith.agents.errors import AgentError, ProviderConfigError
-    from itemsmith.agents.model_factory import model_identity
     from itemsmith.service.release_operations import evaluate, evaluate_adaptive
     from itemsmith.templates_bank.adaptive import AdaptiveConfig, AdaptiveReport, adaptive_table
     from itemsmith.templates_bank.calibration import current_parameters, refresh_calibration
@@ -193,10 +193,7 @@ def release_evaluate(
     if adaptive and fresh_seed:
         raise usage_error("--adaptive always asks fresh instances; leave out --fresh-seed")
     settings = agent_settings(reasoning_budget)
-    try:
-        respondent = model_identity(model)  # the name its answers are stored and calibrated under
-    except AgentError as exc:
-        raise usage_error(str(exc)) from None
+    respondent = str(model)  # the name its answers are stored and calibrated under
     frozen = load_release(release, db)
     if fresh_seed or adaptive:
         try:
@@ -246,9 +243,9 @@ def release_evaluate(
 @app.command("reverify")
 def release_reverify(
     release: ReleaseArg,
-    judge: Annotated[list[str], typer.Option(
+    judge: Annotated[list[ModelSpec], typer.Option(
         "--judge", help="Judge model spec of the new panel (repeatable), e.g. openai:gpt-4o, scripted:FILE.",
-        callback=check_model_specs)],
+        parser=model_spec)],
     student: StudentOpt = None,
     workers: WorkersOpt = 1,
     reasoning_budget: ReasoningBudgetOpt = None,

@@ -60,7 +60,7 @@ def _default(field: FieldInfo) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, list | dict | tuple):
-        return json.dumps(list(value) if isinstance(value, tuple) else value)
+        return json.dumps(list(value) if isinstance(value, tuple) else value, default=str)  # a spec as its text
     return str(value).replace(str(Path.home()), "~")
 
 

@@ -1,6 +1,6 @@
 """Release operations that call models, shared by the command line and the jobs: re-verification
 with a new panel, evaluation of a model (in full or adaptively) and calibration. Models come from `agents.model_factory`, so both entry
-points parse specs, name models, retry and score local models the same way."""
+points name models, retry and score local models the same way; specs come parsed (`agents.specs`)."""
 
 from __future__ import annotations
 
@@ -8,16 +8,10 @@ from collections.abc import Mapping, Sequence
 
 from sqlalchemy.orm import Session
 
-from itemsmith.agents.model_factory import (
-    CallLog,
-    StudentSpec,
-    build_judges,
-    build_respondent,
-    build_students,
-    retry_policy,
-)
+from itemsmith.agents.model_factory import CallLog, build_judges, build_respondent, build_students, retry_policy
 from itemsmith.agents.providers import SpecPolicy
 from itemsmith.agents.settings import AgentSettings, get_settings
+from itemsmith.agents.specs import ModelSpec, StudentSpec
 from itemsmith.items.rendering import TextFormat
 from itemsmith.items.schema import IRTParameters
 from itemsmith.sandbox import SandboxLimits
@@ -29,7 +23,7 @@ from itemsmith.templates_bank.reverification import ReverificationReport, reveri
 __all__ = ["evaluate", "evaluate_adaptive", "reverify"]
 
 
-def reverify(session: Session, release: Release, *, judges: Sequence[str], students: Sequence[StudentSpec] = (),
+def reverify(session: Session, release: Release, *, judges: Sequence[ModelSpec], students: Sequence[StudentSpec] = (),
              run_id: str | None = None, workers: int = 1, settings: AgentSettings | None = None,
              policy: SpecPolicy | None = None, limits: SandboxLimits | None = None) -> ReverificationReport:
     """Judge `release` again with the `judges` panel (and `students`); committed after each
@@ -43,7 +37,7 @@ def reverify(session: Session, release: Release, *, judges: Sequence[str], stude
     return report.model_copy(update={"usage": log.ledger.totals().counts()})
 
 
-def evaluate(release: Release, *, model: str, formats: Sequence[TextFormat] = (TextFormat.plain,),
+def evaluate(release: Release, *, model: ModelSpec, formats: Sequence[TextFormat] = (TextFormat.plain,),
              fresh_seed: int | None = None, concurrency: int = 4, decimals: int = 2, workers: int = 1,
              store: EvaluationStore | None = None, parameters: Mapping[str, IRTParameters] | None = None,
              settings: AgentSettings | None = None, policy: SpecPolicy | None = None,
@@ -61,7 +55,7 @@ def evaluate(release: Release, *, model: str, formats: Sequence[TextFormat] = (T
     return report.model_copy(update={"usage": log.ledger.totals().counts()})
 
 
-def evaluate_adaptive(release: Release, *, model: str, parameters: Mapping[str, IRTParameters],
+def evaluate_adaptive(release: Release, *, model: ModelSpec, parameters: Mapping[str, IRTParameters],
                       config: AdaptiveConfig | None = None, text_format: TextFormat = TextFormat.plain,
                       decimals: int = 2, store: EvaluationStore | None = None, settings: AgentSettings | None = None,
                       policy: SpecPolicy | None = None, limits: SandboxLimits | None = None) -> AdaptiveReport:

@@ -6,6 +6,7 @@ import pytest
 
 from itemsmith.agents.errors import ProviderConfigError
 from itemsmith.agents.providers import PROVIDERS, SpecPolicy, check_spec
+from itemsmith.agents.specs import ModelSpec
 from itemsmith.handlers.loader import HandlerSourceError
 from itemsmith.handlers.registry import BUILTIN_HANDLERS, get_builtin
 from itemsmith.handlers.synthetic import GENERATORS
@@ -70,4 +71,4 @@ def test_an_unknown_builtin_handler_suggests_the_closest_name() -> None:
 
 def test_an_unknown_provider_suggests_the_closest_name() -> None:
     with pytest.raises(ProviderConfigError, match="unknown provider 'opena'; did you mean 'openai'"):
-        check_spec("opena:gpt-4o", SpecPolicy.operator())
+        check_spec(ModelSpec.parse("opena:gpt-4o"), SpecPolicy.operator())

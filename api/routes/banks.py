@@ -138,8 +138,8 @@ def create_bank_route(
         if isinstance(exc, BankExistsError):
             raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"bank: {validation_message(exc)}") from None
-    job_request = AuthorJobRequest(bank_id=bank.id, handler=bank.handler, task=task, **run.model_dump())
-    job = submit_job(engine, kind="author", owner=principal.owner, request=job_request.model_dump(mode="json"),
+    job_request = AuthorJobRequest(bank_id=bank.id, handler=bank.handler, task=task, **dict(run))
+    job = submit_job(engine, kind="author", owner=principal.owner, request=job_request,
                      bank_id=bank.id, runner=request.app.state.job_runner)
     return BankCreated(bank=BankView.of(bank), job=job)
 

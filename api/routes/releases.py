@@ -137,7 +137,7 @@ def _start_job(request: Request, principal: Principal, kind: JobKind, job_reques
                bank: BankPublic) -> JobPublic:
     """Queue a job of the caller's on the release's bank and dispatch it."""
     return submit_job(request.app.state.engine, kind=kind, owner=principal.owner,
-                      request=job_request.model_dump(mode="json"), bank_id=bank.id, runner=request.app.state.job_runner)
+                      request=job_request, bank_id=bank.id, runner=request.app.state.job_runner)
 
 
 def _release_jobs(session: Session, kind: str, bank: BankPublic, number: int, owner: str) -> list[JobPublic]:

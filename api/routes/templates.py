@@ -185,6 +185,6 @@ def edit_route(version_id: RecordId, edit: TemplateEdit, request: Request, princ
     judges, students = _authoring_panel(session, parent.bank_id, principal.owner)
     job_request = RecheckJobRequest(version_id=version.id, judges=judges if edit.judges is None else edit.judges,
                                     students=students if edit.students is None else edit.students)
-    job = submit_job(engine, kind="recheck", owner=principal.owner, request=job_request.model_dump(mode="json"),
+    job = submit_job(engine, kind="recheck", owner=principal.owner, request=job_request,
                      bank_id=parent.bank_id, runner=request.app.state.job_runner)
     return TemplateEdited(version=TemplateVersionView.of(version), job=job)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
 from sqlalchemy import Engine
 
 from itemsmith.service.jobs import _author, _calibrate, _publish, _recheck, _release_jobs, _static_items  # noqa: F401 - kinds
@@ -77,10 +78,11 @@ def upgrade_database(database_url: str, revision: str = "head") -> None:
     setup_job_checkpoints(database_url)
 
 
-def submit_job(engine: Engine, *, kind: JobKind, owner: str, request: dict[str, Any], bank_id: int | None,
+def submit_job(engine: Engine, *, kind: JobKind, owner: str, request: BaseModel | dict[str, Any], bank_id: int | None,
                runner: JobRunner) -> JobPublic:
     """Queue a job (committed in its own transaction) and dispatch it. The request is validated
-    against the kind's model (`pydantic.ValidationError`); an author job's bank must be `bank_id`."""
+    against the kind's model (`pydantic.ValidationError`; an instance of it is taken as it is, its
+    specs parsed already); an author job's bank must be `bank_id`."""
     if kind not in JOB_KINDS:
         raise ValueError(JOB_KINDS.unknown_message(kind))
     spec = JOB_KINDS[kind]

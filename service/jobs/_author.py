@@ -70,7 +70,7 @@ def setup_job_checkpoints(database_url: str) -> None:
 
 def author_config(request: AuthorJobRequest, context: JobContext) -> AuthorConfig:
     return AuthorConfig(
-        **request.model_dump(exclude={"bank_id"}),
+        **{name: value for name, value in request if name != "bank_id"},  # the specs as parsed
         out_dir=context.settings.uploads_dir.parent / "job_runs",
         checkpoint=checkpoint_url(context.settings.database_url), checkpoint_setup=False, run_id=context.job_id)
 
@@ -119,7 +119,7 @@ async def _author(config: AuthorConfig, context: JobContext, progress: AuthorPro
 
 async def _finished_slots(config: AuthorConfig) -> list[SlotResult]:
     """The slots of the run that ended (accepted, discarded, failed), read from its checkpoint."""
-    generator = config.generator or get_settings().default_generator()
+    generator = str(config.generator or get_settings().default_generator())
     run_id = config.run_id
     async with open_checkpointer(config.checkpoint, default_path=config.out_dir / "checkpoints.sqlite",
                                  setup=False) as saver:

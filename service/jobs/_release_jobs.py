@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from itemsmith.agents.model_factory import model_identity
 from itemsmith.service.jobs._context import JobContext
 from itemsmith.service.jobs._kinds import job_kind
 from itemsmith.service.jobs._schemas import EvaluateJobRequest, ReverifyJobRequest
@@ -55,6 +54,6 @@ def run_evaluate_job(request: EvaluateJobRequest, context: JobContext) -> dict[s
                           concurrency=request.concurrency, store=store, parameters=parameters,
                           policy=request_policy())
     with BankSession(context.engine, expire_on_commit=False) as session:
-        refreshed = refresh_calibration(session, release, context.job_id, model_identity(request.model), commit=True)
+        refreshed = refresh_calibration(session, release, context.job_id, str(request.model), commit=True)
     calibration = {"refreshed": refreshed} if isinstance(refreshed, str) else {"calibration_id": refreshed.calibration_id}
     return {**report.model_dump(mode="json"), "calibration": calibration}

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from itemsmith.agents.config import AuthoringRequest, JudgeSpecs, StudentSpecs
-from itemsmith.agents.model_factory import StudentSpec
+from itemsmith.agents.specs import ModelSpecField, StudentSpec
 from itemsmith.items.rendering import TextFormat
 from itemsmith.templates_bank.adaptive import AdaptiveConfig
 
@@ -86,7 +86,7 @@ class ReverifyJobRequest(BaseModel):
 
     bank: str = Field(min_length=1, max_length=100, description="the bank's name")
     release: int = Field(ge=1, description="the release's number")
-    judges: list[str] = Field(min_length=1, max_length=10, description="judge model specs of the new panel")
+    judges: list[ModelSpecField] = Field(min_length=1, max_length=10, description="judge model specs of the new panel")
     students: list[StudentSpec] = Field(default_factory=list, max_length=10, description="students as SPEC@RANK")
 
 
@@ -123,7 +123,7 @@ class EvaluateJobRequest(BaseModel):
 
     bank: str = Field(min_length=1, max_length=100, description="the bank's name")
     release: int = Field(ge=1, description="the release's number")
-    model: str = Field(min_length=3, max_length=500, description="model spec of the model under test")
+    model: ModelSpecField = Field(description="model spec of the model under test")
     formats: list[TextFormat] = Field(default_factory=lambda: [TextFormat.plain], min_length=1, max_length=9,
                                       description="text formats of the series; each item is answered in each")
     fresh_seed: int | None = Field(None, ge=0, description="evaluate on new instances drawn from this seed")

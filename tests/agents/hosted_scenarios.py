@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from itemsmith.agents.model_factory import StudentSpec, build_judges, build_students, retry_policy
+from itemsmith.agents.model_factory import build_judges, build_students, retry_policy
 from itemsmith.agents.settings import AgentSettings
+from itemsmith.agents.specs import ModelSpec, StudentSpec
 from itemsmith.agents.usage import UsageTotals
 from itemsmith.agents.verification_stages import JudgePanelVerifier, StudentPoolVerifier
 from itemsmith.items.schema import Item, StructureReport
@@ -96,7 +97,7 @@ def temperature_rules(items: int = 3) -> dict[str, Any]:
     """Judges that reject temperature (o1, o3, o4-mini, claude-opus-4-7) beside one that takes it."""
     specs = ["openai:o1", "openai:o3", "openai:o4-mini", "anthropic:claude-opus-4-7", "anthropic:claude-sonnet-4-5"]
     with fakes() as (fake, settings):
-        judges = build_judges(specs, settings=settings, samples=1)
+        judges = build_judges([ModelSpec.parse(spec) for spec in specs], settings=settings, samples=1)
         verifier = JudgePanelVerifier(judges, PanelConfig(), task="levels", dataset="levels",
                                       retry=retry_policy(settings))
         result = asyncio.run(verifier("source", _report(review_items(items, points=40))))
@@ -110,7 +111,8 @@ def rate_limit_window(window_s: float = 20.0, *, max_wait_s: float | None = None
     """A judge panel while the provider answers 429 (with Retry-After) for `window_s` seconds."""
     env = {} if max_wait_s is None else {"ITEMSMITH_MAX_RETRY_WAIT_S": str(max_wait_s)}
     with fakes(**env) as (fake, settings):
-        judges = build_judges(["openai:gpt-4o-mini", "anthropic:claude-haiku-4-5"], settings=settings, samples=1)
+        judges = build_judges([ModelSpec.parse("openai:gpt-4o-mini"), ModelSpec.parse("anthropic:claude-haiku-4-5")],
+                              settings=settings, samples=1)
         verifier = JudgePanelVerifier(judges, PanelConfig(criteria=("relevance", "solvability")), task="levels",
                                       dataset="levels", retry=retry_policy(settings))
         fake.rate_limit_for(window_s)
@@ -146,7 +148,8 @@ def compatible_cap(cap: int, items: int = 3) -> dict[str, Any]:
 def cached_prompts(templates: int = 3) -> dict[str, Any]:
     """Judges over long shared prompts: Anthropic's breakpoint and OpenAI's automatic cache."""
     with fakes() as (fake, settings):
-        judges = build_judges(["anthropic:claude-sonnet-4-5", "openai:gpt-5-mini"], settings=settings, samples=1)
+        judges = build_judges([ModelSpec.parse("anthropic:claude-sonnet-4-5"), ModelSpec.parse("openai:gpt-5-mini")],
+                              settings=settings, samples=1)
         panel = PanelConfig(items_per_prompt=8, max_series_points=200)
         totals = UsageTotals()
         items = review_items(8, points=200)

@@ -15,6 +15,7 @@ from itemsmith.agents.model_factory import JudgeModel
 from itemsmith.agents.pipeline import Pipeline, header_lines, resolve_pipeline
 from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.agents.settings import AgentSettings
+from itemsmith.agents.specs import ModelSpec
 from itemsmith.agents.verification_stages import JudgePanelVerifier
 from itemsmith.agents.verify import Evidence, VerificationResult, run_stages
 from itemsmith.items.schema import Decision, Item, RunStatus, StructureReport
@@ -90,10 +91,10 @@ def test_the_default_local_judge_is_advisory_and_the_header_says_so(monkeypatch:
     settings = AgentSettings(default_judges=["local:qwen2.5-coder-1.5b"])
     config = AuthorConfig(handler="weather", task="temperature questions", students=[])
     resolved = resolve_pipeline(config, settings)
-    assert resolved.advisory_judges == ["local:qwen2.5-coder-1.5b"]
+    assert list(map(str, resolved.advisory_judges)) == ["local:qwen2.5-coder-1.5b"]
     line = next(line for line in header_lines(resolved.stages) if line.startswith("  judge panel"))
     assert "advisory panel" in line and "never accept a template alone" in line
-    trusted = resolve_pipeline(config.model_copy(update={"judges": ["openai:gpt-4o"]}), settings)
+    trusted = resolve_pipeline(config.model_copy(update={"judges": [ModelSpec.parse("openai:gpt-4o")]}), settings)
     assert trusted.advisory_judges == [] and "advisory" not in stage_reason(trusted)
     cleared = resolve_pipeline(config.model_copy(update={"advisory_judges": []}), settings)
     assert cleared.advisory_judges == []

@@ -56,20 +56,22 @@ def test_fake_cached_prompts_are_counted_and_priced_apart() -> None:
 def test_fake_provider_without_the_model_is_a_clear_error_before_any_call() -> None:
     from itemsmith.agents.errors import ProviderConfigError
     from itemsmith.agents.model_factory import build_judges
+    from itemsmith.agents.specs import ModelSpec
 
     with scenarios.fakes() as (fake, settings):
         with pytest.raises(ProviderConfigError, match=r"openai has no model 'gpt-5-typo'.*does not exist"):
-            build_judges(["openai:gpt-5-typo"], settings=settings)
+            build_judges([ModelSpec.parse("openai:gpt-5-typo")], settings=settings)
         with pytest.raises(ProviderConfigError, match=r"anthropic has no model 'claude-sonnet-9'"):
-            build_judges(["anthropic:claude-sonnet-9"], settings=settings)
+            build_judges([ModelSpec.parse("anthropic:claude-sonnet-9")], settings=settings)
         assert not [c for c in fake.calls if c.api in ("openai", "anthropic")]  # no chat call was sent
 
 
 def test_fake_provider_model_missing_from_the_table_gets_defaults_and_works() -> None:
     from itemsmith.agents.model_factory import build_judges
+    from itemsmith.agents.specs import ModelSpec
 
     with scenarios.fakes() as (fake, settings):
-        judge = build_judges(["openai:gpt-5.4"], settings=settings)[0]  # the provider has it, the table not
+        judge = build_judges([ModelSpec.parse("openai:gpt-5.4")], settings=settings)[0]  # the provider has it, the table not
         assert judge.model.capabilities is not None and judge.model.capabilities.reasoning
         assert not judge.model.capabilities.temperature
 

@@ -10,6 +10,7 @@ import pytest
 from itemsmith.agents.errors import ProviderConfigError
 from itemsmith.agents.model_factory import CallLog, build_judges, make_score_reader, retry_policy
 from itemsmith.agents.settings import AgentSettings
+from itemsmith.agents.specs import ModelSpec
 from itemsmith.items.schema import Item
 from itemsmith.verification.judges import PanelConfig, judge_prompt, judge_template
 from itemsmith.verification.samples import TemplateSample
@@ -29,7 +30,7 @@ def _sample() -> TemplateSample:
 
 def test_local_judge_reads_a_score_distribution_in_one_pass_and_the_cache_does_not_change_it(tmp_path) -> None:
     settings = AgentSettings(model_cache_dir=tmp_path)
-    reader = make_score_reader(f"local:{_model_name()}", settings)
+    reader = make_score_reader(ModelSpec.parse(f"local:{_model_name()}"), settings)
     messages = judge_prompt(_sample(), "solvability", PanelConfig(), "score_first")
     first = reader.score_probabilities(messages)
     assert set(first) == set(range(1, 11))  # 10 is told apart from 1 even where "10" is two tokens
@@ -41,7 +42,7 @@ def test_local_judge_reads_a_score_distribution_in_one_pass_and_the_cache_does_n
 
 def test_local_judges_are_built_score_first_and_judge_a_template(tmp_path) -> None:
     settings = AgentSettings(model_cache_dir=tmp_path)
-    [judge] = build_judges([f"local:{_model_name()}"], settings=settings)
+    [judge] = build_judges([ModelSpec.parse(f"local:{_model_name()}")], settings=settings)
     assert judge.config.form == "score_first" and judge.config.name == f"local:{_model_name()}"
     log = CallLog()
     result = judge_template(_sample(), [judge.bind(log, retry_policy(settings))], PanelConfig(items_per_prompt=2))
@@ -52,4 +53,4 @@ def test_local_judges_are_built_score_first_and_judge_a_template(tmp_path) -> No
 
 def test_score_reader_needs_a_local_model() -> None:
     with pytest.raises(ProviderConfigError, match="single-pass scores need a local model"):
-        make_score_reader("openai:gpt-4o", AgentSettings())
+        make_score_reader(ModelSpec.parse("openai:gpt-4o"), AgentSettings())

@@ -23,9 +23,10 @@ from langchain_core.messages import HumanMessage
 from itemsmith.agents.inference import RetryPolicy, complete
 from itemsmith.agents.llamacpp import llama_available
 from itemsmith.agents.local_models import installed, model_path
-from itemsmith.agents.model_factory import CallLog, ChatLetterScorer, StudentSpec, build_judges, build_students
+from itemsmith.agents.model_factory import CallLog, ChatLetterScorer, build_judges, build_students
 from itemsmith.agents.providers import ModelOptions, make_model
 from itemsmith.agents.settings import AgentSettings
+from itemsmith.agents.specs import ModelSpec, StudentSpec
 from itemsmith.agents.usage import UsageLedger
 from itemsmith.items.schema import Item
 from itemsmith.verification.judges import PanelConfig, ajudge_template
@@ -34,7 +35,7 @@ from itemsmith.verification.students import PoolConfig, aanswer_template
 
 pytestmark = pytest.mark.local_model
 MODEL = "smollm2-135m"
-SPEC = f"openai_compatible:{MODEL}@tiny"
+SPEC = ModelSpec.parse(f"openai_compatible:{MODEL}@tiny")
 FAST = RetryPolicy(max_retries=0, initial_s=0, max_s=0)
 STARTUP_S = 120.0
 

@@ -19,6 +19,7 @@ from itemsmith.agents.llamacpp import llama_available
 from itemsmith.agents.local_models import installed
 from itemsmith.agents.providers import ModelOptions, make_model
 from itemsmith.agents.run import author
+from itemsmith.agents.specs import ModelSpec
 from itemsmith.agents.usage import CallUsage
 
 pytestmark = pytest.mark.local_model
@@ -38,7 +39,7 @@ def _model_name() -> str:
 
 def test_local_model_replies_with_usage() -> None:
     name = _model_name()
-    handle = make_model(f"local:{name}", options=ModelOptions(temperature=0.0, max_tokens=8))
+    handle = make_model(ModelSpec.parse(f"local:{name}"), options=ModelOptions(temperature=0.0, max_tokens=8))
     reply, usage = asyncio.run(complete(handle, [HumanMessage("Say hello.")], retry=RetryPolicy(max_retries=0)))
     assert isinstance(reply.content, str) and reply.content.strip()
     assert usage.input_tokens > 0 and 0 < usage.output_tokens <= 8 and usage.cost_usd == 0.0
@@ -104,9 +105,9 @@ def test_local_model_restores_a_conversation_after_another_prompt_replaced_its_c
     one the live cache gives."""
     name = _model_name()
     monkeypatch.setenv("ITEMSMITH_LOCAL_PROMPT_CACHE_MB", "0")
-    uncached = make_model(f"local:{name}", options=ModelOptions(temperature=0.0, max_tokens=12))
+    uncached = make_model(ModelSpec.parse(f"local:{name}"), options=ModelOptions(temperature=0.0, max_tokens=12))
     monkeypatch.setenv("ITEMSMITH_LOCAL_PROMPT_CACHE_MB", "64")
-    cached = make_model(f"local:{name}", options=ModelOptions(temperature=0.0, max_tokens=12))
+    cached = make_model(ModelSpec.parse(f"local:{name}"), options=ModelOptions(temperature=0.0, max_tokens=12))
 
     first_reply, _, first_size = _chat(uncached, FIRST)
     follow_up = [*FIRST, AIMessage(first_reply), HumanMessage("Now from six to ten.")]
@@ -134,7 +135,7 @@ def test_local_model_solver_runs_the_rederivation_stage_offline(pool) -> None:
     from .conftest import GOOD
 
     name = _model_name()
-    solver = build_solver(f"local:{name}", max_tokens=200)
+    solver = build_solver(ModelSpec.parse(f"local:{name}"), max_tokens=200)
     stage = RederivationVerifier(solver, f"local:{name}", pool,
                                  config=RederivationConfig(seeds=1, small_size=(5, 5), large_size=10, tries=1))
     result = asyncio.run(stage(GOOD, check_structure(GOOD, "unused", num_samples=5, seed=1, pool=pool)))

@@ -13,6 +13,7 @@ from langchain_openai.data._profiles import _PROFILES as OPENAI_PROFILES
 from itemsmith.agents.model_catalog import MODEL_TABLE, UNKNOWN_DEFAULTS, Price, _notice, entry_for, price_for
 from itemsmith.agents.providers import ModelOptions, make_model
 from itemsmith.agents.settings import AgentSettings
+from itemsmith.agents.specs import ModelSpec
 from itemsmith.agents.usage import cost_of
 
 SETTINGS = AgentSettings(openai_api_key="sk-test-000000", anthropic_api_key="sk-ant-test-000000")
@@ -20,7 +21,8 @@ SETTINGS = AgentSettings(openai_api_key="sk-test-000000", anthropic_api_key="sk-
 
 def _payload(spec: str, role: str = "judge", max_tokens: int = 512) -> dict:
     """The request body the client sends (fields LangChain passes as ``extra_body`` included)."""
-    handle = make_model(spec, options=ModelOptions(max_tokens=max_tokens, role=role), settings=SETTINGS)
+    handle = make_model(ModelSpec.parse(spec), options=ModelOptions(max_tokens=max_tokens, role=role),
+                        settings=SETTINGS)
     payload = dict(handle.model._get_request_payload([HumanMessage("hi")]))
     return {**(payload.pop("extra_body", None) or {}), **payload}
 
@@ -51,7 +53,8 @@ def test_reasoning_models_get_no_temperature_and_a_budget_with_room_to_reason(sp
 
 def test_reasoning_budget_is_set_per_role_in_settings() -> None:
     settings = SETTINGS.model_copy(update={"reasoning_budget_tokens": {"judge": 9000, "student": 100}})
-    handle = make_model("openai:gpt-5", options=ModelOptions(max_tokens=600, role="judge"), settings=settings)
+    handle = make_model(ModelSpec.parse("openai:gpt-5"), options=ModelOptions(max_tokens=600, role="judge"),
+                        settings=settings)
     assert handle.model._get_request_payload([HumanMessage("hi")])["max_completion_tokens"] == 9600
     assert settings.reasoning_budget("planner") == 100  # an unnamed role gets the student's
 

@@ -12,17 +12,10 @@ from langchain_core.messages import HumanMessage
 
 from itemsmith.agents.errors import ProviderCallError
 from itemsmith.agents.inference import ModelHandle, RetryPolicy
-from itemsmith.agents.model_factory import (
-    CallLog,
-    StudentModel,
-    StudentSpec,
-    _cache_breakpoint,
-    build_judges,
-    build_students,
-    model_identity,
-)
+from itemsmith.agents.model_factory import CallLog, StudentModel, _cache_breakpoint, build_judges, build_students
 from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.agents.settings import AgentSettings
+from itemsmith.agents.specs import ModelSpec, StudentSpec
 from itemsmith.items.schema import Item
 from itemsmith.verification.calls import ModelCallFailed
 from itemsmith.verification.judges import CRITERION_MARKER, PanelConfig, judge_prompt
@@ -34,7 +27,8 @@ NO_WAIT = RetryPolicy(max_retries=1, initial_s=0, max_s=0)
 
 def test_student_specs_parse_and_bad_ones_are_clear() -> None:
     spec = StudentSpec.model_validate("openai_compatible:qwen@http://127.0.0.1:8000/v1@3")
-    assert (spec.spec, spec.rank, spec.resolved_mode) == ("openai_compatible:qwen@http://127.0.0.1:8000/v1", 3, "chat")
+    assert (str(spec.spec), spec.rank, spec.resolved_mode) == ("openai_compatible:qwen@http://127.0.0.1:8000/v1", 3,
+                                                               "chat")
     assert spec.name == "openai_compatible:qwen@http://127.0.0.1:8000/v1"  # the identity: the canonical spec
     assert StudentSpec.model_validate("local:smollm2-135m@1").resolved_mode == "loglik"
     with pytest.raises(ValueError, match="not SPEC@RANK"):
@@ -47,13 +41,14 @@ def test_identity_is_the_canonical_spec_for_judges_and_students(tmp_path: Path) 
     script = tmp_path / "replies.json"
     script.write_text(json.dumps(["Score: 7"]))
     settings = AgentSettings(scripted_dir=tmp_path)
-    assert model_identity(" scripted:replies.json ") == "scripted:replies.json"
-    judges = build_judges([" scripted:replies.json"], settings=settings)
+    assert str(ModelSpec.parse(" scripted:replies.json ")) == "scripted:replies.json"
+    judges = build_judges([ModelSpec.parse(" scripted:replies.json")], settings=settings)
     students = build_students([StudentSpec.model_validate("scripted:replies.json@2")], settings=settings)
     assert judges[0].config.name == students[0].config.name == "scripted:replies.json"
     assert judges[0].config.form == "reasoning" and students[0].config.rank == 2
     with pytest.raises(Exception, match="distinct"):
-        build_judges(["scripted:replies.json", "scripted:replies.json "], settings=settings)
+        build_judges([ModelSpec.parse("scripted:replies.json"), ModelSpec.parse("scripted:replies.json ")],
+                     settings=settings)
 
 
 def _sample() -> TemplateSample:

@@ -19,11 +19,17 @@ from pydantic import SecretStr, ValidationError
 from itemsmith.agents import local_models
 from itemsmith.agents.errors import LocalModelUnavailable, ProviderCallError, ProviderConfigError
 from itemsmith.agents.inference import RetryPolicy, complete
-from itemsmith.agents.providers import PROVIDERS, ModelSpec, SpecPolicy, check_spec, make_model
+from itemsmith.agents.providers import PROVIDERS, SpecPolicy, check_spec, make_model
 from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.agents.settings import DEFAULT_LOCAL_GENERATOR, AgentSettings, ModelEndpoint
+from itemsmith.agents.specs import ModelSpec
 
 SERVICE = SpecPolicy.service(["openai", "anthropic", "openai_compatible", "local", "scripted"])
+
+
+def as_spec(text: str) -> ModelSpec:
+    """A spec as it enters (the request models, the command line's options and the settings parse it)."""
+    return ModelSpec.parse(text)
 
 
 def test_spec_parsing() -> None:
@@ -54,18 +60,18 @@ def test_a_service_request_names_endpoints_never_urls() -> None:
     settings = _endpoints(vllm={"base_url": "http://vllm:8000/v1"})
     for url in ("http://127.0.0.1:9/v1", "https://169.254.169.254/latest", "http://vllm:8000/v1"):
         with pytest.raises(ProviderConfigError, match="never by URL.*configured: vllm"):
-            check_spec(f"openai_compatible:m@{url}", SERVICE, settings)
+            check_spec(as_spec(f"openai_compatible:m@{url}"), SERVICE, settings)
     with pytest.raises(ProviderConfigError, match="no model endpoint named 'other'.*configured: vllm"):
-        check_spec("openai_compatible:m@other", SERVICE, settings)
+        check_spec(as_spec("openai_compatible:m@other"), SERVICE, settings)
     with pytest.raises(ProviderConfigError, match="none is configured"):
-        check_spec("openai_compatible:m@vllm", SERVICE, AgentSettings())
-    assert check_spec("openai_compatible:m@vllm", SERVICE, settings).endpoint == "vllm"
+        check_spec(as_spec("openai_compatible:m@vllm"), SERVICE, AgentSettings())
+    assert check_spec(as_spec("openai_compatible:m@vllm"), SERVICE, settings).endpoint == "vllm"
     # the command line (the operator) may still type a URL
-    assert check_spec("openai_compatible:m@http://127.0.0.1:9/v1", SpecPolicy.operator(), settings).base_url
+    assert check_spec(as_spec("openai_compatible:m@http://127.0.0.1:9/v1"), SpecPolicy.operator(), settings).base_url
     with pytest.raises(ProviderConfigError, match="not enabled"):
-        check_spec("scripted:x.json", SpecPolicy.service(["openai"]), settings)
+        check_spec(as_spec("scripted:x.json"), SpecPolicy.service(["openai"]), settings)
     with pytest.raises(ProviderConfigError, match="unknown provider"):
-        check_spec("nosuch:model", SERVICE, settings)
+        check_spec(as_spec("nosuch:model"), SERVICE, settings)
 
 
 def test_endpoints_come_from_the_environment_and_carry_no_credentials_in_the_url(
@@ -90,7 +96,7 @@ def test_an_endpoint_whose_key_variable_is_unset_is_refused_before_any_call(monk
     monkeypatch.delenv("VLLM_KEY", raising=False)
     settings = _endpoints(vllm={"base_url": "http://127.0.0.1:9/v1", "api_key_env": "VLLM_KEY"})
     with pytest.raises(ProviderConfigError, match="VLLM_KEY"):
-        make_model("openai_compatible:m@vllm", settings=settings)
+        make_model(as_spec("openai_compatible:m@vllm"), settings=settings)
 
 
 # --- a real OpenAI-compatible listener: who gets which key, timeouts and retries --------------
@@ -147,10 +153,10 @@ def test_only_a_configured_endpoint_receives_a_key_and_only_its_own(listener: Li
     settings = AgentSettings(openai_api_key=SecretStr("sk-operator-openai"), endpoints={
         "vllm": ModelEndpoint(base_url=listener.base_url, api_key_env="VLLM_KEY"),
         "open": ModelEndpoint(base_url=listener.base_url)})
-    assert make_model("openai_compatible:m@vllm", settings=settings).model.invoke("ping").content == "pong"
-    assert make_model("openai_compatible:m@open", settings=settings).model.invoke("ping").content == "pong"
+    assert make_model(as_spec("openai_compatible:m@vllm"), settings=settings).model.invoke("ping").content == "pong"
+    assert make_model(as_spec("openai_compatible:m@open"), settings=settings).model.invoke("ping").content == "pong"
     # a URL typed at the command line reaches the server without any key of this machine
-    assert make_model(f"openai_compatible:m@{listener.base_url}", settings=settings).model.invoke("p").content
+    assert make_model(as_spec(f"openai_compatible:m@{listener.base_url}"), settings=settings).model.invoke("p").content
     assert listener.authorizations == ["Bearer sk-vllm-only", "Bearer not-needed", "Bearer not-needed"]
 
 
@@ -160,7 +166,7 @@ def test_a_slow_endpoint_gets_its_own_timeout_and_a_timed_out_call_is_not_sent_a
 
     def call(**policy: object) -> str:
         settings = AgentSettings(endpoints={"slow": ModelEndpoint(base_url=listener.base_url, **policy)})
-        handle = make_model("openai_compatible:m@slow", settings=settings)
+        handle = make_model(as_spec("openai_compatible:m@slow"), settings=settings)
         reply, _ = asyncio.run(complete(handle, [HumanMessage("long prompt")], retry=fast_retry))
         return str(reply.content)
 
@@ -184,13 +190,13 @@ def test_call_policies_per_provider_and_endpoint(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("ITEMSMITH_PROVIDER_CALLS", json.dumps({"openai": {"timeout_s": 30, "max_retries": 5},
                                                                "openai_compatible": {"timeout_s": 900}}))
     settings = AgentSettings(openai_api_key=SecretStr("sk-x"))
-    handle = make_model("openai:gpt-4o", settings=settings)
+    handle = make_model(as_spec("openai:gpt-4o"), settings=settings)
     assert (handle.timeout_s, handle.max_retries, handle.model.request_timeout) == (30, 5, 30)
     endpoint = ModelEndpoint(base_url="http://127.0.0.1:9/v1", max_retries=0, max_concurrency=1)
     policy = settings.call_policy("openai_compatible", endpoint)
     assert (policy.timeout_s, policy.max_retries, policy.retry_timeouts) == (900, 0, False)
     settings = settings.model_copy(update={"endpoints": {"one": endpoint}})
-    assert make_model("openai_compatible:m@one", settings=settings).max_concurrency == 1
+    assert make_model(as_spec("openai_compatible:m@one"), settings=settings).max_concurrency == 1
 
 
 # --- scripted replies only from the scripts folder --------------------------------------------
@@ -204,46 +210,47 @@ def test_scripted_models_read_only_inside_the_scripts_folder(tmp_path: Path) -> 
     (folder / "link.json").symlink_to(outside)
     (folder / "dirlink").symlink_to(tmp_path)
     settings = AgentSettings(scripted_dir=folder)
-    assert make_model("scripted:sub/ok.json", settings=settings, policy=SERVICE).model.invoke("x").content == "fine"
-    assert check_spec(f"scripted:{folder / 'sub' / 'ok.json'}", SERVICE, settings)  # absolute, but inside
+    handle = make_model(as_spec("scripted:sub/ok.json"), settings=settings, policy=SERVICE)
+    assert handle.model.invoke("x").content == "fine"
+    assert check_spec(as_spec(f"scripted:{folder / 'sub' / 'ok.json'}"), SERVICE, settings)  # absolute, but inside
     for name in (str(outside), "../secret.json", "sub/../../secret.json", "link.json", "dirlink/secret.json",
                  "/etc/passwd"):
         for policy in (SERVICE, SpecPolicy.operator()):  # a configured folder binds the command line too
             with pytest.raises(ProviderConfigError, match="outside the scripts folder"):
-                make_model(f"scripted:{name}", settings=settings, policy=policy)
+                make_model(as_spec(f"scripted:{name}"), settings=settings, policy=policy)
     with pytest.raises(ProviderConfigError, match="no script file"):
-        make_model("scripted:missing.json", settings=settings, policy=SERVICE)
+        make_model(as_spec("scripted:missing.json"), settings=settings, policy=SERVICE)
     with pytest.raises(ProviderConfigError, match="ITEMSMITH_SCRIPTED_DIR"):  # a service without a folder: none
-        check_spec(f"scripted:{folder / 'sub' / 'ok.json'}", SERVICE, AgentSettings())
+        check_spec(as_spec(f"scripted:{folder / 'sub' / 'ok.json'}"), SERVICE, AgentSettings())
 
 
 def test_registry_has_every_provider() -> None:
     assert {"openai", "anthropic", "openai_compatible", "local", "scripted"} <= set(PROVIDERS)
     with pytest.raises(ProviderConfigError, match="unknown provider"):
-        make_model("nosuch:model")
+        make_model(as_spec("nosuch:model"))
 
 
 def test_hosted_providers_need_keys_and_never_show_them() -> None:
     with pytest.raises(ProviderConfigError, match="OPENAI_API_KEY"):
-        make_model("openai:gpt-4o", settings=AgentSettings())
+        make_model(as_spec("openai:gpt-4o"), settings=AgentSettings())
     with pytest.raises(ProviderConfigError, match="ANTHROPIC_API_KEY"):
-        make_model("anthropic:claude-sonnet-4-5", settings=AgentSettings())
+        make_model(as_spec("anthropic:claude-sonnet-4-5"), settings=AgentSettings())
     secret = "sk-test-" + "x" * 24
     settings = AgentSettings(openai_api_key=SecretStr(secret), anthropic_api_key=SecretStr(secret))
     for spec in ("openai:gpt-4o", "anthropic:claude-sonnet-4-5", "openai_compatible:m@http://127.0.0.1:9/v1"):
-        handle = make_model(spec, settings=settings)
+        handle = make_model(as_spec(spec), settings=settings)
         assert secret not in repr(handle.model) and secret not in str(settings)
-    assert make_model("openai:gpt-4o", settings=settings).model.max_retries == 0  # our retry layer only
+    assert make_model(as_spec("openai:gpt-4o"), settings=settings).model.max_retries == 0  # our retry layer only
 
 
 def test_default_generator_follows_the_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     assert AgentSettings().default_generator() == DEFAULT_LOCAL_GENERATOR
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
-    assert AgentSettings().default_generator().startswith("anthropic:")
+    assert AgentSettings().default_generator().provider == "anthropic"
     monkeypatch.setenv("OPENAI_API_KEY", "k")
-    assert AgentSettings().default_generator().startswith("openai:")
+    assert AgentSettings().default_generator().provider == "openai"
     monkeypatch.setenv("ITEMSMITH_GENERATOR", "local:qwen2.5-coder-0.5b")
-    assert AgentSettings().default_generator() == "local:qwen2.5-coder-0.5b"
+    assert str(AgentSettings().default_generator()) == "local:qwen2.5-coder-0.5b"
 
 
 def test_local_model_missing_packages_gives_install_hint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -285,11 +292,11 @@ def test_split_model_is_assembled_verified_and_reused(monkeypatch: pytest.Monkey
 def test_scripted_provider_from_a_file(tmp_path: Path) -> None:
     script = tmp_path / "replies.json"
     script.write_text(json.dumps({"replies": ["one", "two"]}))
-    handle = make_model(f"scripted:{script}")
+    handle = make_model(as_spec(f"scripted:{script}"))
     assert isinstance(handle.model, ScriptedChatModel)
     assert [handle.model.invoke("hi").content for _ in range(3)] == ["one", "two", "two"]
     with pytest.raises(ProviderConfigError, match="no script file"):
-        make_model(f"scripted:{tmp_path / 'missing.json'}")
+        make_model(as_spec(f"scripted:{tmp_path / 'missing.json'}"))
 
 
 def test_scripted_yaml_rules_route_by_prompt(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import pytest
 from itemsmith.agents.errors import ProviderConfigError
 from itemsmith.agents.model_factory import make_letter_scorer
 from itemsmith.agents.settings import AgentSettings
+from itemsmith.agents.specs import ModelSpec
 
 from .test_local_model import _model_name
 
@@ -22,7 +23,7 @@ PROMPT = ("Question: 2 + 2 = ?\nA) 3\nB) 4\nC) 5\nD) 22\n\nEnd with 'Answer: X',
 
 
 def test_letter_scores_are_log_probabilities_and_the_cache_does_not_change_them(tmp_path) -> None:
-    scorer = make_letter_scorer(f"local:{_model_name()}", AgentSettings(model_cache_dir=tmp_path))
+    scorer = make_letter_scorer(ModelSpec.parse(f"local:{_model_name()}"), AgentSettings(model_cache_dir=tmp_path))
     first = scorer.score_letters(PROMPT, ["A", "B", "C", "D"])
     assert set(first) == {"A", "B", "C", "D"}
     assert all(math.isfinite(v) and v < 0 for v in first.values())
@@ -35,4 +36,4 @@ def test_letter_scores_are_log_probabilities_and_the_cache_does_not_change_them(
 
 def test_letter_scorer_needs_a_local_model() -> None:
     with pytest.raises(ProviderConfigError, match="need a local model"):
-        make_letter_scorer("openai:gpt-4o", AgentSettings())
+        make_letter_scorer(ModelSpec.parse("openai:gpt-4o"), AgentSettings())

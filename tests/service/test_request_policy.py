@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 
 from itemsmith.agents.errors import ProviderConfigError
-from itemsmith.agents.model_factory import StudentSpec, build_judges, build_respondent, build_students
+from itemsmith.agents.model_factory import build_judges, build_respondent, build_students
+from itemsmith.agents.specs import ModelSpec, StudentSpec
 from itemsmith.service.settings import ServiceSettings, request_policy
 
-URL_SPEC = "openai_compatible:m@http://127.0.0.1:9/v1"
+URL_SPEC = ModelSpec.parse("openai_compatible:m@http://127.0.0.1:9/v1")  # as a job request reads it
 
 
 @pytest.mark.parametrize("build", [
@@ -24,4 +25,5 @@ def test_a_url_spec_is_refused_under_the_request_policy(build) -> None:
 
 def test_the_request_policy_follows_the_enabled_providers() -> None:
     with pytest.raises(ProviderConfigError):
-        build_judges(["anthropic:claude-haiku-4-5"], policy=request_policy(ServiceSettings(model_providers=["openai"])))
+        build_judges([ModelSpec.parse("anthropic:claude-haiku-4-5")],
+                     policy=request_policy(ServiceSettings(model_providers=["openai"])))
