@@ -70,7 +70,7 @@ from itemsmith.verification.seeds import fresh_seed, fresh_size
 __all__ = ["SOLVER_PROMPT_VERSION", "RederivationVerifier", "extract_solver", "rederivation_feedback",
            "solver_messages"]
 
-SOLVER_PROMPT_VERSION = "solver-v1"  # stored with each program: a changed prompt does not reuse old programs
+SOLVER_PROMPT_VERSION = "solver-v2"  # stored with each program: a changed prompt does not reuse old programs
 SHOWN_POINTS = 24  # values of each channel printed in the prompt (the program gets them all)
 _FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.S)
 
@@ -88,6 +88,9 @@ lengths, dates, thresholds, channel names) from `item` itself, never from the ex
   item["context"]   str or None
 
 Write `def solve(item):` that computes the answer from the series:
+- the options are the choices, never an input: a threshold, a date or a window the question states is \
+read from item["question"], e.g. numbers = [float(x) for x in re.findall(r"-?\\d+(?:\\.\\d+)?", item["question"])] \
+or dates = re.findall(r"\\d{4}-\\d{2}-\\d{2}", item["question"]);
 - when the options are numbers, return the number the question asks for (a float, in the options' unit); \
 do not round it and do not pick an option;
 - otherwise return the text of the correct option, exactly as it appears in item["options"] \
