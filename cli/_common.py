@@ -112,9 +112,11 @@ ReasoningBudgetOpt = Annotated[list[str] | None, typer.Option(
 
 def agent_settings(reasoning_budget: list[str] | None = None) -> AgentSettings:
     """The agents' settings with ``--reasoning-budget ROLE=TOKENS`` applied over
-    ``ITEMSMITH_REASONING_BUDGET_TOKENS`` (a malformed value or an unknown role: a usage error)."""
+    ``ITEMSMITH_REASONING_BUDGET_TOKENS`` (a malformed value or an unknown role: a usage error; a
+    malformed variable: a failed operation that names it)."""
     from pydantic import TypeAdapter, ValidationError
 
+    from itemsmith.agents.errors import SettingsError
     from itemsmith.agents.settings import REASONING_ROLES, ReasoningTokens, get_settings
 
     budgets = {}
@@ -129,7 +131,10 @@ def agent_settings(reasoning_budget: list[str] | None = None) -> AgentSettings:
             budgets[role] = TypeAdapter(ReasoningTokens).validate_python(int(tokens))
         except ValidationError as exc:
             raise usage_error(f"--reasoning-budget {value!r}: {exc.errors()[0]['msg']}") from None
-    settings = get_settings()
+    try:
+        settings = get_settings()
+    except SettingsError as exc:  # a malformed ITEMSMITH_* variable: the operation cannot start
+        raise fail(str(exc)) from None
     if not budgets:
         return settings
     return settings.model_copy(update={"reasoning_budget_tokens": {**settings.reasoning_budget_tokens, **budgets}})

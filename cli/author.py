@@ -120,7 +120,7 @@ def author(
     except ValidationError as exc:
         raise usage_error("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
     try:
-        settings = agent_settings(reasoning_budget)  # a malformed spec in the environment: SettingsError
+        settings = agent_settings(reasoning_budget)
         pipeline = resolve_pipeline(config, settings)
     except AgentError as exc:
         raise fail(str(exc)) from None

@@ -208,3 +208,17 @@ def test_curated_sample_usage_errors(tmp_path):
     assert result.exit_code == 2 and "is a directory" in result.output
     result = runner.invoke(app, ["curated", "sample", "-t", "no_such", "--out-file", str(tmp_path / "y.jsonl")])
     assert result.exit_code == 1 and "no curated template named 'no_such'" in result.output
+
+
+@pytest.mark.parametrize("command", [["verify", "TEMPLATE", "--handler", "synthetic", "--no-judges", "--no-students"],
+                                     ["author", "--handler", "synthetic", "--task", "trends", "--templates", "1"],
+                                     ["release", "evaluate", "nobank@1", "--model", "scripted:x.json"]],
+                         ids=["verify", "author", "release evaluate"])
+def test_a_malformed_model_variable_fails_the_command_with_its_name(tmp_path, monkeypatch, command):
+    template = tmp_path / "t.py"
+    template.write_text("def question(num_samples):\n    return []\n")
+    monkeypatch.setenv("ITEMSMITH_GENERATOR", "claude")  # not provider:model
+    result = runner.invoke(app, [str(template) if a == "TEMPLATE" else a for a in command])
+    assert result.exit_code == 1, result.output
+    assert "ITEMSMITH_GENERATOR: model spec 'claude' is not 'provider:model'" in result.output
+    assert isinstance(result.exception, SystemExit)  # a message, not a traceback
