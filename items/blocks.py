@@ -302,9 +302,9 @@ def ask(result: BlockResult | None, *, rng: np.random.Generator,
     """The multiple-choice item of a block's result: its `question`, the key and 3 distractors from
     the data's own scale (`numeric_options`; other dates of the window for a date, the key's rank
     among them drawn uniformly; counts between 0 and the window's length), its series, rationale
-    and `record_ids`; None when `result`
-    is None or no 3 distinct distractors fit on both sides of the key (`continue` and draw again: a
-    count near 0 or near the window's length would otherwise be the smallest or the largest option)."""
+    and `record_ids`. None when `result` is None or 3 distractors do not fit on both sides of the
+    key (`continue` and draw again: a count near 0 or near the window's length would otherwise be
+    the smallest or the largest option)."""
     if result is None:
         return None
     window = result.window
