@@ -347,8 +347,8 @@ def describe_brief(brief: dict[str, object]) -> str:
 
 def _brief_skeleton(brief: dict[str, object]) -> list[str]:
     block, columns = brief_block(brief), [str(c) for c in brief.get("columns", []) or []]
-    if block is None or len(columns) != 1:
-        return []
+    if block is None or not columns:
+        return []  # a block on its first column: on one window, a block reads one channel
     return ["This brief as the skeleton (start from it; add what the brief needs):",
             f"```python\n{skeleton(block=block, channel=columns[0])}\n```"]
 

@@ -118,3 +118,13 @@ def test_first_message_holds_static_parts_first_then_one_example_and_the_brief(p
 def test_a_brief_that_shares_no_word_with_any_template_gets_no_example() -> None:
     unrelated = {"title": "Zzyzx qwertz", "category": "xyzzy", "concept": "", "question": "Plugh frobnicate?"}
     assert nearest_examples(unrelated, "weather") == []
+
+
+def test_a_brief_naming_a_block_shows_its_skeleton_on_its_first_column() -> None:
+    from itemsmith.agents.prompts import describe_brief
+
+    brief = {"title": "Mean temperature", "category": "arithmetic", "kind": "mc", "question": "mean?",
+             "answer_from": 'channel_stat(win, "mean") of temperature', "columns": ["temp_max", "temp_min"]}
+    text = describe_brief(brief)
+    assert 'take_window(handler, rid, "temp_max")' in text and 'res = channel_stat(win, "mean")' in text
+    assert "```python" not in describe_brief({**brief, "answer_from": "the mean of temp_max"})
