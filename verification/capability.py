@@ -6,8 +6,8 @@ model scored higher" is mostly noise, so the statistic is Spearman's rank correl
 capability rank and accuracy, with a percentile bootstrap interval that resamples the items
 (paired across students). The outcomes, checked in this order:
 
-- ``all_poor``: no student is above chance (one-sided binomial test per student): a hard
-  template, kept.
+- ``all_poor``: no student is above chance (one-sided binomial test per student, Holm-corrected
+  over the pool): a hard template, kept.
 - ``flat``: every student has the same accuracy (all right, all wrong, ...): no capability
   signal; kept by default, IRT flags saturated templates later.
 - ``reversal``: the whole interval is below zero: weaker students reliably beat stronger ones,
@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from scipy.stats import binomtest, rankdata
 
 from itemsmith.items.schema import CapabilityVerdict, Decision
+from itemsmith.verification.audit.stats import holm
 from itemsmith.verification.students import StudentReport
 
 __all__ = ["CapabilityConfig", "CapabilityReport", "Outcome", "assess", "assess_all", "rank_correlation"]
@@ -106,8 +107,9 @@ def assess(report: StudentReport, config: CapabilityConfig | None = None) -> Cap
     correct = np.nansum(matrix, axis=1)
     accuracy = correct / np.maximum(answered, 1)
     accuracies = {s: float(a) for s, a in zip(students, accuracy, strict=True)}
-    above = [s for s, k, n in zip(students, correct, answered, strict=True)
-             if n and binomtest(int(k), int(n), report.chance, alternative="greater").pvalue < config.chance_alpha]
+    p_values = [binomtest(int(k), int(n), report.chance, alternative="greater").pvalue if n else 1.0
+                for k, n in zip(correct, answered, strict=True)]
+    above = [s for s, p in zip(students, holm(p_values), strict=True) if p < config.chance_alpha]
 
     statistic: float | None = None
     interval: tuple[float, float] | None = None

@@ -122,3 +122,23 @@ def test_scripted_reversal_end_to_end():
     result = assess(students)
     assert result.outcome is Outcome.reversal and not result.decision.accepted
     assert result.verdict.accuracies == {"tiny": 1.0, "small": 1.0, "large": 0.0}
+
+
+def test_a_pool_at_chance_is_all_poor_even_when_one_student_is_lucky():
+    # the quick start's case: 20 items, one student 9 right by luck (p = 0.04 alone, 0.12 over three)
+    lucky = [1] * 9 + [0] * 11
+    result = assess(report({("small", 1): lucky, ("medium", 2): [1] * 3 + [0] * 17, ("large", 3): [1] * 4 + [0] * 16}))
+    assert result.outcome is Outcome.all_poor and result.decision.accepted
+
+
+def test_a_pool_at_chance_rarely_discards_a_template_and_a_rising_pool_is_still_seen():
+    rng = np.random.default_rng(0)
+
+    def outcomes(p: tuple[float, float, float], runs: int = 600) -> list[Outcome]:
+        return [assess(report({(f"s{r}", r + 1): (rng.random(20) < p[r]).astype(int).tolist() for r in range(3)}),
+                       CapabilityConfig(bootstrap=300)).outcome for _ in range(runs)]
+
+    null = outcomes((0.25, 0.25, 0.25))
+    assert null.count(Outcome.reversal) / len(null) < 0.02  # 3.1% without the correction over the pool
+    rising = outcomes((0.25, 0.45, 0.65))
+    assert rising.count(Outcome.rising) / len(rising) > 0.8
