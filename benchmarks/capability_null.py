@@ -1,0 +1,45 @@
+"""How often the capability filter discards a template when the whole student pool guesses, and how
+often it still sees a pool whose accuracy rises with capability.
+
+    python benchmarks/capability_null.py [--runs 2000] [--items 20]
+
+Three students of ranks 1 to 3 answer `--items` four-option items; each answer is right with the
+student's probability (all 0.25: the null; 0.25/0.45/0.65: a rising pool). Prints the outcomes of
+`verification.capability.assess` over `--runs` simulated templates (seeded: the same numbers each run).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+
+import numpy as np
+
+from itemsmith.items.schema import StudentResponse
+from itemsmith.verification.capability import assess
+from itemsmith.verification.students import StudentReport
+
+POOLS = {"all at chance": (0.25, 0.25, 0.25), "rising 0.25/0.45/0.65": (0.25, 0.45, 0.65)}
+
+
+def simulated(rng: np.random.Generator, accuracy: tuple[float, ...], items: int) -> StudentReport:
+    responses = [StudentResponse(student=f"rank{rank}", rank=rank, item_index=i, raw="Answer: A", choice=0,
+                                 correct=bool(rng.random() < p))
+                 for rank, p in enumerate(accuracy, start=1) for i in range(items)]
+    return StudentReport(template_id="simulated", responses=responses, chance=0.25, n_items=items)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=2000)
+    parser.add_argument("--items", type=int, default=20)
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    for name, accuracy in POOLS.items():
+        outcomes = Counter(assess(simulated(rng, accuracy, args.items)).outcome.value for _ in range(args.runs))
+        shares = ", ".join(f"{outcome} {count / args.runs:.2%}" for outcome, count in outcomes.most_common())
+        print(f"{name}: {shares}")
+
+
+if __name__ == "__main__":
+    main()
