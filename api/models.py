@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from fastapi import Path
+from fastapi import Form, Path
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from itemsmith.agents.config import RunSettings
@@ -26,6 +26,7 @@ from itemsmith.service.settings import request_policy
 from itemsmith.templates_bank.handler_identity import HandlerRef, handler_ref
 from itemsmith.templates_bank.releases import ReleaseManifest
 from itemsmith.templates_bank.storage import (
+    NAME_PATTERN,
     BankPublic,
     ReviewPublic,
     StudentResponsePublic,
@@ -36,13 +37,15 @@ from itemsmith.templates_bank.storage import (
 
 __all__ = [
     "CalibrationCreate", "ImportProblem", "ImportRejected",
-    "BankCreated", "BankView", "TemplateVersionView", "BankSettings", "DecisionStage", "EvaluationCreate", "AllowedSpec", "RecordId",
+    "BankCreated", "BankNameForm", "BankView", "TemplateVersionView", "BankSettings", "DecisionStage", "EvaluationCreate", "AllowedSpec", "RecordId",
     "ReleaseCreateRequest", "ReleasePublic", "ReverifyCreate", "ReviewRequest", "AllowedStudent", "TemplateDetail",
     "TemplateEdit", "TemplateEdited", "TemplatePage", "TemplateSummary", "check_model_spec", "check_student",
     "validation_message",
 ]
 
 RecordId = Annotated[int, Path(ge=1, le=2**31 - 1, description="a record's id")]
+BankNameForm = Annotated[str, Form(min_length=1, max_length=100, pattern=NAME_PATTERN,
+                                   description="bank name: lowercase letters, digits, '.', '_', '-'")]
 
 
 def check_model_spec(spec: ModelSpec) -> ModelSpec:

@@ -12,7 +12,7 @@ from fastapi import APIRouter, File, Form, HTTPException, Request, UploadFile, s
 from pydantic import ValidationError
 
 from itemsmith.api.deps import PrincipalDep, SessionDep, SettingsDep, release_session
-from itemsmith.api.models import BankCreated, BankSettings, BankView, RecordId, validation_message
+from itemsmith.api.models import BankCreated, BankNameForm, BankSettings, BankView, RecordId, validation_message
 from itemsmith.api.settings import ApiSettings
 from itemsmith.api.text_fields import TextCheckedRoute
 from itemsmith.handlers import BUILTIN_HANDLERS, HandlerSourceError
@@ -20,7 +20,6 @@ from itemsmith.service.access import owned_bank, owned_bank_named, owned_banks
 from itemsmith.service.handler_upload import UploadRejected, UploadTooLarge, new_upload_folder, store_handler
 from itemsmith.service.jobs import AuthorJobRequest, submit_job
 from itemsmith.templates_bank.storage import (
-    NAME_PATTERN,
     BankCreate,
     BankExistsError,
     create_bank,
@@ -98,8 +97,7 @@ def create_bank_route(
     principal: PrincipalDep,
     session: SessionDep,
     api_settings: SettingsDep,
-    name: Annotated[str, Form(min_length=1, max_length=100, pattern=NAME_PATTERN,
-                              description="bank name: lowercase letters, digits, '.', '_', '-'")],
+    name: BankNameForm,
     task: Annotated[str, Form(min_length=3, max_length=4000, description="what the benchmark should test")],
     handler: Annotated[str | None, Form(max_length=100, description="a built-in handler's name")] = None,
     handler_source: Annotated[str | None, Form(description="a handler's Python source")] = None,

@@ -17,7 +17,15 @@ from fastapi import APIRouter, File, Form, HTTPException, Request, UploadFile, s
 from pydantic import ValidationError
 
 from itemsmith.api.deps import PrincipalDep, SessionDep, SettingsDep, release_session
-from itemsmith.api.models import BankCreated, BankView, ImportProblem, ImportRejected, RecordId, validation_message
+from itemsmith.api.models import (
+    BankCreated,
+    BankNameForm,
+    BankView,
+    ImportProblem,
+    ImportRejected,
+    RecordId,
+    validation_message,
+)
 from itemsmith.api.settings import ApiSettings
 from itemsmith.api.text_fields import TextCheckedRoute
 from itemsmith.service.access import owned_bank, owned_bank_named, reviewer_name
@@ -28,7 +36,6 @@ from itemsmith.service.jobs import ImportJobRequest, JobPublic, submit_job
 from itemsmith.templates_bank.handler_identity import is_static_handler, static_handler
 from itemsmith.templates_bank.static_items import ItemImportError, RowProblem, parse_mapping
 from itemsmith.templates_bank.storage import (
-    NAME_PATTERN,
     BankCreate,
     BankExistsError,
     BankPublic,
@@ -98,8 +105,7 @@ def create_bank_from_items_route(
     principal: PrincipalDep,
     session: SessionDep,
     api_settings: SettingsDep,
-    name: Annotated[str, Form(min_length=1, max_length=100, pattern=NAME_PATTERN,
-                              description="bank name: lowercase letters, digits, '.', '_', '-'")],
+    name: BankNameForm,
     file: FileField,
     fmt: FormatField,
     mapping: MapField = None,

@@ -45,6 +45,7 @@ from itemsmith.service.tables import JobRow
 from itemsmith.templates_bank.curated import get_curated
 from itemsmith.templates_bank.storage import (
     BankCreate,
+    TemplateVersionPublic,
     add_template_version,
     create_bank,
     list_student_responses,
@@ -376,12 +377,11 @@ WINDOW_MEAN = '''def question(num_samples):
 '''
 
 
-def test_scripted_recheck_stores_the_solver_program_and_reuses_it(engine: Engine, settings: ApiSettings,
-                                                                   bank_id: int, tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def _window_mean_with_solver(engine: Engine, bank_id: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                             script: dict) -> tuple[Path, TemplateVersionPublic]:
+    """WINDOW_MEAN stored in the bank, and the re-derivation on with a scripted solver of `script`."""
     solver = tmp_path / "solver.json"
-    solver.write_text(json.dumps({"exhausted": "error", "replies": [
-        "```python\ndef solve(item):\n    values = item['series'][0]['values']\n    return sum(values) / len(values)\n```"]}))
+    solver.write_text(json.dumps(script))
     monkeypatch.setenv("ITEMSMITH_REDERIVATION", "true")
     monkeypatch.setenv("ITEMSMITH_SOLVER", f"scripted:{solver}")
     monkeypatch.setenv("ITEMSMITH_REDERIVATION_LARGE_SIZE", "30")
@@ -389,6 +389,14 @@ def test_scripted_recheck_stores_the_solver_program_and_reuses_it(engine: Engine
         version = add_template_version(session, bank_id, Template(
             id="mean", source=WINDOW_MEAN, title="mean", category="stats", handler="synthetic",
             provenance=Provenance(origin="user")), created_by="alice")
+    return solver, version
+
+
+def test_scripted_recheck_stores_the_solver_program_and_reuses_it(engine: Engine, settings: ApiSettings,
+                                                                   bank_id: int, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    solver, version = _window_mean_with_solver(engine, bank_id, tmp_path, monkeypatch, {"exhausted": "error", "replies": [
+        "```python\ndef solve(item):\n    values = item['series'][0]['values']\n    return sum(values) / len(values)\n```"]})
     reports = []
     for _ in range(2):  # the second recheck finds the stored program: the exhausted script is never asked
         job_id = _queue(engine, "recheck", {"version_id": version.id, "num_samples": 3}, bank_id)
@@ -406,15 +414,8 @@ def test_scripted_recheck_stores_the_solver_program_and_reuses_it(engine: Engine
 def test_scripted_recheck_whose_solver_call_fails_stores_no_verdict(engine: Engine, settings: ApiSettings,
                                                                      bank_id: int, tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    solver = tmp_path / "solver.json"
-    solver.write_text(json.dumps({"replies": [{"error": 400}]}))  # a permanent error: no reply, no verdict
-    monkeypatch.setenv("ITEMSMITH_REDERIVATION", "true")
-    monkeypatch.setenv("ITEMSMITH_SOLVER", f"scripted:{solver}")
-    monkeypatch.setenv("ITEMSMITH_REDERIVATION_LARGE_SIZE", "30")
-    with open_session(engine) as session:
-        version = add_template_version(session, bank_id, Template(
-            id="mean", source=WINDOW_MEAN, title="mean", category="stats", handler="synthetic",
-            provenance=Provenance(origin="user")), created_by="alice")
+    # a permanent error: no reply, no verdict
+    solver, version = _window_mean_with_solver(engine, bank_id, tmp_path, monkeypatch, {"replies": [{"error": 400}]})
     job_id = _queue(engine, "recheck", {"version_id": version.id, "num_samples": 3}, bank_id)
     assert execute_job(engine, job_id, worker="w1", settings=settings) == "failed"
     job = _job(engine, job_id)
