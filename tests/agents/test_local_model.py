@@ -126,7 +126,9 @@ def test_local_model_restores_a_conversation_after_another_prompt_replaced_its_c
 
 def test_local_model_solver_runs_the_rederivation_stage_offline(pool) -> None:
     """The smallest local model as the re-derivation solver: the real path (prompt, program in
-    the sandbox, verdict) runs; whatever the tiny model writes, agreement needs a program that ran."""
+    the sandbox, verdict) runs; whatever the tiny model writes, agreement needs a program that ran,
+    and a reply it runs on to the output cap (it sees freshly drawn items, so this varies) is
+    missing data: no verdict, never "not re-derivable"."""
     from itemsmith.agents.model_factory import build_solver
     from itemsmith.agents.rederivation import RederivationVerifier
     from itemsmith.verification.rederivation import RederivationConfig
@@ -135,11 +137,16 @@ def test_local_model_solver_runs_the_rederivation_stage_offline(pool) -> None:
     from .conftest import GOOD
 
     name = _model_name()
-    solver = build_solver(ModelSpec.parse(f"local:{name}"), max_tokens=200)
+    solver = build_solver(ModelSpec.parse(f"local:{name}"), max_tokens=400)
     stage = RederivationVerifier(solver, f"local:{name}", pool,
                                  config=RederivationConfig(seeds=1, small_size=(5, 5), large_size=10, tries=1))
     result = asyncio.run(stage(GOOD, check_structure(GOOD, "unused", num_samples=5, seed=1, pool=pool)))
     verdict = result.rederivation
-    assert verdict is not None and verdict.tries == 1 and verdict.n_items == 15 and result.usage.calls == 1
+    assert result.usage.calls == 1
+    if result.errored:
+        assert verdict is None and result.usage.cut_calls == 1 and not result.decision.accepted
+        assert "no usable reply" in result.decision.reasons[0]
+        return
+    assert verdict is not None and verdict.tries == 1 and verdict.n_items == 15
     assert verdict.status != "agrees" or (verdict.program is not None and verdict.agree > 0)
     assert (verdict.status == "not_rederivable") == (verdict.answered <= verdict.n_items // 2)
