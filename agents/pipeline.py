@@ -130,19 +130,20 @@ def _rederivation_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[
     """The solver: the run's own (never left out; naming one turns the stage on), else the
     settings', else the generator (left out, with the reason, when it is a local model that is not
     installed)."""
-    enabled = config.rederivation if config.rederivation is not None else bool(config.solver) or settings.rederivation
+    from itemsmith.verification.settings import VerificationSettings
+
+    thresholds = VerificationSettings().rederivation
+    enabled = config.rederivation if config.rederivation is not None else bool(config.solver) or thresholds.enabled
     if not enabled:
         off = "turned off (--no-rederivation)" if config.rederivation is False else "off by default " \
-              "(ITEMSMITH_REDERIVATION=false)"
+              "(ITEMSMITH_REDERIVATION_ENABLED=false)"
         return None, StageInfo(name="rederivation", status="off", reason=off)
     spec = config.solver or settings.solver or config.generator or settings.default_generator()
     why = None if config.solver else missing_local_model(spec)
     if why is not None:
         return None, StageInfo(name="rederivation", status="off", left_out=[f"{spec}: {why}"],
                                reason="the default solver is not installed")
-    from itemsmith.verification.rederivation import RederivationConfig
-
-    flag = ("flagged" if RederivationConfig().on_not_rederivable == "flag" else "rejected")
+    flag = ("flagged" if thresholds.on_not_rederivable == "flag" else "rejected")
     return spec, StageInfo(name="rederivation", status="on", models=[str(spec)],
                            reason=f"writes solve(item) from one item (no source, no key), run over fresh draws; "
                                   f"not re-derivable: {flag}")

@@ -5,7 +5,7 @@ Specs::
 
     openai:gpt-4o                                   OPENAI_API_KEY / ITEMSMITH_OPENAI_API_KEY
     anthropic:claude-sonnet-4-5                     ANTHROPIC_API_KEY / ITEMSMITH_ANTHROPIC_API_KEY
-    openai_compatible:qwen2.5-coder@vllm            a named endpoint (ITEMSMITH_API_ENDPOINTS), with its key
+    openai_compatible:qwen2.5-coder@vllm            a named endpoint (ITEMSMITH_ENDPOINTS), with its key
     openai_compatible:qwen2.5-coder@http://localhost:8000/v1   the command line only: a URL, sent no key
     local:qwen2.5-coder-1.5b                        llama.cpp in-process (extra `local`)
     scripted:script.yaml                            recorded replies (tests only; ITEMSMITH_SCRIPTED_DIR)
@@ -71,10 +71,10 @@ def check_spec(spec: ModelSpec, policy: SpecPolicy, settings: AgentSettings | No
         raise ProviderConfigError(
             "a request names an OpenAI-compatible server by its endpoint name, never by URL: "
             f"openai_compatible:<model>@<name> with a name configured by the operator ({_endpoint_names(settings)}; "
-            "ITEMSMITH_API_ENDPOINTS)")
+            "ITEMSMITH_ENDPOINTS)")
     if spec.endpoint is not None and spec.endpoint not in settings.endpoints:
         raise ProviderConfigError(f"no model endpoint named {spec.endpoint!r} ({_endpoint_names(settings)}; "
-                                  "ITEMSMITH_API_ENDPOINTS)")
+                                  "ITEMSMITH_ENDPOINTS)")
     if spec.provider == "local":
         get_local_model(spec.model)
     if spec.provider == "scripted":
@@ -242,7 +242,7 @@ def _openai_compatible(spec: ModelSpec, options: ModelOptions, settings: AgentSe
     if spec.endpoint is not None:
         endpoint = settings.endpoints.get(spec.endpoint)
         if endpoint is None:
-            raise ProviderConfigError(f"no model endpoint named {spec.endpoint!r} (ITEMSMITH_API_ENDPOINTS)")
+            raise ProviderConfigError(f"no model endpoint named {spec.endpoint!r} (ITEMSMITH_ENDPOINTS)")
         if endpoint.api_key_env is not None and endpoint.api_key() is None:
             raise ProviderConfigError(f"model endpoint {spec.endpoint!r} needs its key in the server environment "
                                       f"variable {endpoint.api_key_env}")

@@ -57,7 +57,6 @@ from itemsmith.items.schema import (
 from itemsmith.sandbox import SandboxPool
 from itemsmith.verification.calls import ModelCallFailed
 from itemsmith.verification.rederivation import (
-    RederivationConfig,
     SolverOutcome,
     SolverView,
     assess,
@@ -66,6 +65,7 @@ from itemsmith.verification.rederivation import (
     usable,
 )
 from itemsmith.verification.seeds import fresh_seed, fresh_size
+from itemsmith.verification.settings import RederivationConfig, VerificationSettings
 
 __all__ = ["SOLVER_PROMPT_VERSION", "RederivationVerifier", "extract_solver", "rederivation_feedback",
            "solver_messages"]
@@ -188,7 +188,7 @@ class RederivationVerifier:
     solver: ModelHandle
     solver_name: str
     pool: SandboxPool
-    config: RederivationConfig = field(default_factory=RederivationConfig)
+    config: RederivationConfig = field(default_factory=lambda: VerificationSettings().rederivation)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     executor: Executor | None = None
     programs: Mapping[str, str] = field(default_factory=dict)

@@ -1,11 +1,12 @@
-"""Settings of the authoring agents (pydantic-settings, env prefix ``ITEMSMITH_``).
+"""The agents layer's settings (``ITEMSMITH_*``; the naming rule is `itemsmith.layer_settings`'s).
 
 API keys are `SecretStr`: they never appear in a repr, a log line or a report. Each key is
 also read from the provider's usual variable (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``).
 
-Named model endpoints (``ITEMSMITH_API_ENDPOINTS``) are the operator's list of OpenAI-compatible
-servers: a spec names one (``openai_compatible:MODEL@NAME``) and only a configured endpoint ever
-receives a credential, read from the server environment variable the endpoint names.
+Named model endpoints (``ITEMSMITH_ENDPOINTS``, once ``ITEMSMITH_API_ENDPOINTS``) are the
+operator's list of OpenAI-compatible servers: a spec names one (``openai_compatible:MODEL@NAME``)
+and only a configured endpoint ever receives a credential, read from the server environment
+variable the endpoint names.
 Timeouts and retries are set per provider (``ITEMSMITH_PROVIDER_CALLS``) and per endpoint.
 """
 
@@ -23,13 +24,13 @@ from pydantic import (
     Field,
     SecretStr,
     StringConstraints,
-    ValidationError,
     field_validator,
 )
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 from itemsmith.agents.errors import SettingsError
 from itemsmith.agents.specs import ENDPOINT_NAME_PATTERN, ModelSpec, ModelSpecField, StudentSpec
+from itemsmith.layer_settings import InvalidSettings, LayerSettings
 
 DEFAULT_LOCAL_GENERATOR = ModelSpec(provider="local", model="qwen2.5-coder-1.5b")
 DEFAULT_OPENAI_GENERATOR = ModelSpec(provider="openai", model="gpt-4o")
@@ -95,10 +96,12 @@ class ModelEndpoint(CallPolicy):
         return SecretStr(value) if value else None
 
 
-class AgentSettings(BaseSettings):
-    """Provider keys, endpoints, timeouts, retry policy, local-model and checkpoint locations."""
+class AgentSettings(LayerSettings):
+    """The agents layer's settings, read from the environment: provider keys, endpoints, timeouts,
+    retry policy, default models, local-model and checkpoint locations."""
 
-    model_config = SettingsConfigDict(env_prefix="ITEMSMITH_", extra="ignore", populate_by_name=True)
+    model_config = SettingsConfigDict(populate_by_name=True)
+    renamed_variables = {"ITEMSMITH_API_ENDPOINTS": "ITEMSMITH_ENDPOINTS"}
 
     openai_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("ITEMSMITH_OPENAI_API_KEY", "OPENAI_API_KEY", "openai_api_key"),
@@ -107,8 +110,7 @@ class AgentSettings(BaseSettings):
         None, validation_alias=AliasChoices("ITEMSMITH_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY", "anthropic_api_key"),
         description="Anthropic's API key; set (and no OpenAI key), the default generator is Anthropic's")
     endpoints: dict[EndpointName, ModelEndpoint] = Field(
-        default_factory=dict, validation_alias=AliasChoices("ITEMSMITH_API_ENDPOINTS", "endpoints"),
-        description="named OpenAI-compatible endpoints (JSON: name -> {base_url, api_key_env, timeout_s, "
+        default_factory=dict, description="named OpenAI-compatible endpoints (JSON: name -> {base_url, api_key_env, timeout_s, "
                     "max_retries, retry_timeouts, max_concurrency})")
     provider_calls: dict[str, CallPolicy] = Field(
         default_factory=dict, description="timeout and retries per provider (JSON: provider -> {timeout_s, "
@@ -120,7 +122,6 @@ class AgentSettings(BaseSettings):
     generator: ModelSpecField | None = Field(None, description="default generator spec; else chosen from the keys "
                                                                "present")
     planner: ModelSpecField | None = Field(None, description="default planner spec; else the generator")
-    rederivation: bool = Field(True, description="whether a run that does not say runs the re-derivation stage")
     solver: ModelSpecField | None = Field(None, description="default re-derivation solver spec; else the run's "
                                                             "generator (the local model offline, the hosted one when "
                                                             "configured)")
@@ -232,10 +233,5 @@ def get_settings() -> AgentSettings:
     malformed variable is a `SettingsError` that names it."""
     try:
         return AgentSettings()
-    except ValidationError as exc:
-        raise SettingsError("; ".join(f"{_variable(str(error['loc'][0]))}: {error['msg']}"
-                                      for error in exc.errors())) from None
-
-
-def _variable(field: str) -> str:
-    return field if field.isupper() else f"ITEMSMITH_{field.upper()}"  # an alias (OPENAI_API_KEY) is the name
+    except InvalidSettings as exc:
+        raise SettingsError(str(exc)) from None

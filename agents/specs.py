@@ -62,7 +62,7 @@ class ModelSpec(BaseModel):
             return cls(provider=provider, model=model, base_url=target)
         if not at or not model or not _ENDPOINT_NAME.match(target):
             raise ProviderConfigError(f"model spec {spec!r}: use openai_compatible:<model>@<endpoint name> "
-                                      "(an endpoint of ITEMSMITH_API_ENDPOINTS)")
+                                      "(an endpoint of ITEMSMITH_ENDPOINTS)")
         return cls(provider=provider, model=model, endpoint=target)
 
     def __str__(self) -> str:

@@ -64,6 +64,7 @@ from itemsmith.verification.judges import (
 )
 from itemsmith.verification.samples import TemplateSample
 from itemsmith.verification.seeds import fresh_seed
+from itemsmith.verification.settings import VerificationSettings
 from itemsmith.verification.students import PoolConfig, aanswer_template
 
 RATIONALE_CHARS = 400
@@ -102,7 +103,7 @@ class ItemAuditVerifier:
         started = time.monotonic()
         loop = asyncio.get_running_loop()
         audit = await loop.run_in_executor(self.executor, lambda: audit_template(
-            source, self.handler, config=self.config or AuditConfig(), pool=self.pool, limits=self.limits))
+            source, self.handler, config=self.config or VerificationSettings().audit, pool=self.pool, limits=self.limits))
         if not audit.passed:
             return VerificationResult(decision=Decision(accepted=False, stage="audit", reasons=[audit.summary()]),
                                       feedback=audit_feedback(audit), audit=audit,

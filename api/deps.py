@@ -27,7 +27,7 @@ from starlette.concurrency import run_in_threadpool
 
 from itemsmith.api.settings import ApiSettings
 from itemsmith.service.auth import Principal, authenticate
-from itemsmith.templates_bank.settings import StorageSettings
+from itemsmith.templates_bank.settings import BankSettings
 from itemsmith.templates_bank.storage import open_session
 
 __all__ = ["DB_RETRY_AFTER_S", "PrincipalDep", "SessionDep", "SettingsDep", "release_session", "session_slots"]
@@ -46,7 +46,7 @@ def session_slots(app: FastAPI) -> anyio.Semaphore:
     """The app's session slots (made on first use, in the app's event loop)."""
     slots = getattr(app.state, "session_slots", None)
     if slots is None:
-        count = app.state.settings.db_request_slots or StorageSettings().pool_size
+        count = app.state.settings.db_request_slots or BankSettings().pool_size
         slots = app.state.session_slots = anyio.Semaphore(count)
     return slots
 

@@ -37,7 +37,7 @@ from itemsmith.templates_bank.storage import (
 
 __all__ = [
     "CalibrationCreate", "ImportProblem", "ImportRejected",
-    "BankCreated", "BankNameForm", "BankView", "TemplateVersionView", "BankSettings", "DecisionStage", "EvaluationCreate", "AllowedSpec", "RecordId",
+    "BankCreated", "BankNameForm", "BankView", "TemplateVersionView", "BankRunSettings", "DecisionStage", "EvaluationCreate", "AllowedSpec", "RecordId",
     "ReleaseCreateRequest", "ReleasePublic", "ReverifyCreate", "ReviewRequest", "AllowedStudent", "TemplateDetail",
     "TemplateEdit", "TemplateEdited", "TemplatePage", "TemplateSummary", "check_model_spec", "check_student",
     "validation_message",
@@ -84,7 +84,7 @@ def validation_message(exc: ValidationError) -> str:
     return "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'value'}: {err['msg']}" for err in exc.errors())
 
 
-class BankSettings(RunSettings):
+class BankRunSettings(RunSettings):
     """Run settings of a bank's authoring job (the ``settings`` JSON field of ``POST /banks``): the
     authoring request's `RunSettings`, with every model spec checked against what this server allows."""
 

@@ -29,18 +29,19 @@ if str(ROOT) not in sys.path:
 
 from itemsmith.sandbox import SandboxPool
 from itemsmith.templates_bank.curated import load_curated
-from itemsmith.verification.audit import AuditConfig, audit_template
+from itemsmith.verification.audit import audit_template
 from itemsmith.verification.audit.solvers import SOLVERS
+from itemsmith.verification.settings import VerificationSettings
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", default=[], help="template ids containing any of these")
-    parser.add_argument("--items", type=int, default=None, help="items per audit (default: AuditConfig().items)")
+    parser.add_argument("--items", type=int, default=None, help="items per audit (default: ITEMSMITH_AUDIT_ITEMS, else 240)")
     parser.add_argument("--workers", type=int, default=2, help="sandbox workers per handler (default 2)")
     parser.add_argument("--json", type=Path, default=None, help="write every report here")
     args = parser.parse_args()
-    config = AuditConfig() if args.items is None else AuditConfig(items=args.items)
+    config = VerificationSettings(**({} if args.items is None else {"audit": {"items": args.items}})).audit
     templates = [t for t in load_curated().values() if not args.only or any(s in t.id for s in args.only)]
     print(f"# item audit, {len(templates)} curated templates, {config.items} items over {config.seeds} seeds, "
           f"{args.workers} sandbox workers; "

@@ -29,7 +29,7 @@ if str(ROOT) not in sys.path:
 from itemsmith.sandbox import SandboxPool
 from itemsmith.sandbox.handler_data import HandlerView
 from itemsmith.sandbox.runner import run_template_here
-from itemsmith.sandbox.settings import SandboxLimits
+from itemsmith.sandbox.settings import SandboxLimits, SandboxSettings
 
 TINY_HANDLER = '''
 import numpy as np
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         folder = Path(tempfile.mkdtemp(prefix="itemsmith-bench-"))
         handler = str(folder / "walks.py")
         Path(handler).write_text(TINY_HANDLER)
-    limits = SandboxLimits()
+    limits = SandboxSettings().sandbox
     view = load_view(handler)
     report: dict[str, Any] = {"handler": handler, "runs": args.runs, "samples": args.samples, "gap_ms": args.gap_ms,
                               "cpus": os.cpu_count(), "load_before": os.getloadavg()[0], "templates": {}}

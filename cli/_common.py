@@ -43,9 +43,9 @@ def local_sandbox(**overrides: Any) -> SandboxLimits:
     `overrides`, allowed to run with fewer isolation layers (e.g. without root: no namespaces, no uid
     drop; the sandbox then says on stderr which are missing) unless the operator set
     ``ITEMSMITH_SANDBOX_ALLOW_DEGRADED``. The service commands (`serve`, `worker`) never use this."""
-    from itemsmith.sandbox import SandboxLimits
+    from itemsmith.sandbox import SandboxSettings
 
-    limits = SandboxLimits(**overrides)
+    limits = SandboxSettings(sandbox=overrides).sandbox
     return limits if "allow_degraded" in limits.model_fields_set else limits.model_copy(update={"allow_degraded": True})
 
 

@@ -33,20 +33,21 @@ from itemsmith.cli.server import serve, worker
 from itemsmith.cli.settings import settings
 from itemsmith.cli.templates import check_template, sample
 from itemsmith.cli.verify import verify
+from itemsmith.layer_settings import InvalidSettings
 from itemsmith.sandbox.layers import IsolationUnavailable
 
 __all__ = ["app"]
 
 
 class _Commands(TyperGroup):
-    """The root group: a sandbox that may not start with the layers this machine has (the operator
-    set ITEMSMITH_SANDBOX_ALLOW_DEGRADED=false) is a failed operation with its reason, exit code 1,
-    whichever command started it."""
+    """The root group: a malformed or misspelt ``ITEMSMITH_*`` variable, or a sandbox that may not
+    start with the layers this machine has (the operator set ITEMSMITH_SANDBOX_ALLOW_DEGRADED=false),
+    is a failed operation with its reason, exit code 1, whichever command met it."""
 
     def invoke(self, ctx: ClickContext) -> Any:
         try:
             return super().invoke(ctx)
-        except IsolationUnavailable as exc:
+        except (IsolationUnavailable, InvalidSettings) as exc:
             raise fail(str(exc)) from None
 
 

@@ -4,6 +4,7 @@ themselves (the table in docs/operator.md is this command's `--markdown` output,
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -14,18 +15,15 @@ from pydantic_core import PydanticUndefined
 from itemsmith.cli._common import print_json
 
 if TYPE_CHECKING:
-    from pydantic_settings import BaseSettings
+    from itemsmith.layer_settings import LayerSettings
 
 __all__ = ["SettingRow", "setting_rows", "settings", "settings_markdown"]
 
-# (layer, "module:class") of every settings model, lowest layer first
+# (layer, "module:class") of each layer's settings model, lowest layer first
 SETTINGS_MODELS: tuple[tuple[str, str], ...] = (
-    ("sandbox", "itemsmith.sandbox.settings:SandboxLimits"),
-    ("sandbox", "itemsmith.sandbox.render:RenderLimits"),
-    ("verification", "itemsmith.verification.audit.config:AuditConfig"),
-    ("verification", "itemsmith.verification.rederivation:RederivationConfig"),
-    ("bank", "itemsmith.templates_bank.settings:StorageSettings"),
-    ("bank", "itemsmith.templates_bank.diversity:DiversitySettings"),
+    ("sandbox", "itemsmith.sandbox.settings:SandboxSettings"),
+    ("verification", "itemsmith.verification.settings:VerificationSettings"),
+    ("bank", "itemsmith.templates_bank.settings:BankSettings"),
     ("agents", "itemsmith.agents.settings:AgentSettings"),
     ("service", "itemsmith.service.settings:ServiceSettings"),
 )
@@ -33,17 +31,29 @@ SETTINGS_MODELS: tuple[tuple[str, str], ...] = (
 SettingRow = dict[str, str]
 
 
-def _models() -> list[tuple[str, type[BaseSettings]]]:
+def _models() -> list[tuple[str, type[LayerSettings]]]:
     from itemsmith.registry import LazyTarget
 
     return [(layer, LazyTarget(target).load()) for layer, target in SETTINGS_MODELS]
 
 
-def _variables(model: type[BaseSettings], name: str, field: FieldInfo) -> list[str]:
-    alias = field.validation_alias
-    choices = getattr(alias, "choices", None) or ([alias] if isinstance(alias, str) else [])
-    named = [c for c in choices if isinstance(c, str) and c.isupper()]
-    return named or [f"{model.model_config.get('env_prefix', '')}{name}".upper()]
+def _variables(model: type[LayerSettings], *path: str) -> tuple[str, str]:
+    """The variable's names (its own, a provider's: OPENAI_API_KEY) and its old names, each " / "-joined."""
+    field = model.model_fields[path[0]]
+    choices = getattr(field.validation_alias, "choices", None) or ()
+    name = model.variable(*path)
+    names = dict.fromkeys([name, *(c for c in choices if isinstance(c, str) and c.isupper())])
+    return " / ".join(names), " / ".join(old for old, new in model.renamed_variables.items() if new == name)
+
+
+def _fields(model: type[LayerSettings]) -> Iterator[tuple[tuple[str, ...], FieldInfo]]:
+    """Each variable's field path and field: a section's fields in place of the section."""
+    sections = model.sections()
+    for name, field in model.model_fields.items():
+        if name in sections:
+            yield from (((name, inner), info) for inner, info in sections[name].model_fields.items())
+        else:
+            yield (name,), field
 
 
 def _default(field: FieldInfo) -> str:
@@ -65,16 +75,16 @@ def _default(field: FieldInfo) -> str:
 
 
 def setting_rows() -> list[SettingRow]:
-    """One row per variable: its name(s), layer, settings model, default and description."""
-    from itemsmith.service.settings import CODE_ONLY, ServiceSettings
-
+    """One row per variable: its name(s), old names, layer, settings model (and section), default and
+    description."""
     rows = []
     for layer, model in _models():
-        for name, field in model.model_fields.items():
-            if model is ServiceSettings and name in CODE_ONLY:
+        for path, field in _fields(model):
+            if path[0] in model.code_only:
                 continue
-            rows.append({"variable": " / ".join(_variables(model, name, field)), "layer": layer,
-                         "model": model.__name__, "default": _default(field),
+            names, old_names = _variables(model, *path)
+            rows.append({"variable": names, "old_names": old_names, "layer": layer,
+                         "model": ".".join((model.__name__, *path[:-1])), "default": _default(field),
                          "description": (field.description or "").replace("\n", " ")})
     return rows
 
@@ -85,7 +95,8 @@ def settings_markdown() -> str:
     for row in setting_rows():
         default = f"`{row['default']}`" if row["default"] else ""
         meaning = row["description"].replace("|", "\\|")
-        lines.append(f"| `{row['variable']}` | {row['layer']} | {default} | {meaning} |")
+        was = f" (was `{row['old_names']}`)" if row["old_names"] else ""
+        lines.append(f"| `{row['variable']}`{was} | {row['layer']} | {default} | {meaning} |")
     return "\n".join(lines) + "\n"
 
 

@@ -7,8 +7,9 @@ Public API
   limits) -> RunResult``, ``.features`` and ``.close()`` (a context manager)
 - ``check_isolation(limits=None) -> LayerReport`` (the service's start-up check; raises
   ``IsolationUnavailable``), ``isolation_report`` (the same, cached, never raising for a missing layer)
-- ``SandboxLimits`` (pydantic-settings, env prefix ``ITEMSMITH_SANDBOX_``: ``wall_s`` 10,
-  ``memory_mb`` 1024, ``output_bytes`` 4 MiB, ...), ``RunResult``, ``SandboxError``
+- ``SandboxLimits`` (``wall_s`` 10, ``memory_mb`` 1024, ``output_bytes`` 4 MiB, ...; the
+  environment's are ``SandboxSettings().sandbox``, from ``ITEMSMITH_SANDBOX_*``), ``RunResult``,
+  ``SandboxError``
 
 ``RunResult.status`` is ``ok``, ``refused`` (the policy rejected the source before it ran),
 ``error`` (it raised, or crashed the interpreter), ``killed`` (a limit ended it: wall clock,
@@ -147,7 +148,7 @@ from itemsmith.sandbox.executor import (
 )
 from itemsmith.sandbox.layers import ALL_LAYERS, IsolationUnavailable
 from itemsmith.sandbox.models import RunResult
-from itemsmith.sandbox.settings import SandboxLimits
+from itemsmith.sandbox.settings import SandboxLimits, SandboxSettings
 
 __all__ = ["ALL_LAYERS", "IsolationUnavailable", "LayerReport", "RunResult", "SandboxError", "SandboxLimits",
-           "SandboxPool", "check_isolation", "get_pool", "isolation_report", "run_template"]
+           "SandboxPool", "SandboxSettings", "check_isolation", "get_pool", "isolation_report", "run_template"]

@@ -27,7 +27,7 @@ from itemsmith.sandbox.layers import ALL_LAYERS, IsolationUnavailable
 from itemsmith.sandbox.models import RunRequest, RunResult
 from itemsmith.sandbox.protocol import ProtocolError, read_frame, write_frame
 from itemsmith.sandbox.results import build_result
-from itemsmith.sandbox.settings import SandboxLimits
+from itemsmith.sandbox.settings import SandboxLimits, SandboxSettings
 
 logger = logging.getLogger(__name__)
 
@@ -115,10 +115,9 @@ class Worker:
     def __init__(self, spec: HandlerSpec, limits: SandboxLimits, *, announce: bool = True) -> None:
         self.spec = spec
         self.limits = limits
-        debug = os.environ.get("ITEMSMITH_SANDBOX_DEBUG") == "1"
         self.process = subprocess.Popen(  # our own interpreter and module
             [sys.executable, *self.command],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if debug else subprocess.DEVNULL,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if limits.debug else subprocess.DEVNULL,
             env=dict(WORKER_ENV), cwd="/", close_fds=True, start_new_session=True,
         )
         self.features: dict[str, Any] = {}
@@ -219,7 +218,7 @@ class SandboxPool:
         if workers < 1:
             raise ValueError("workers must be >= 1")
         self.spec = HandlerSpec.parse(handler)
-        self.limits = limits or SandboxLimits()
+        self.limits = limits or SandboxSettings().sandbox
         self.size = workers
         self._idle: queue.LifoQueue[Worker] = queue.LifoQueue()
         self._lock = threading.Lock()
@@ -329,7 +328,7 @@ def _startup_key(limits: SandboxLimits) -> tuple[Any, ...]:
 
 def get_pool(handler: str, limits: SandboxLimits | None = None) -> SandboxPool:
     """A shared single-worker pool for `handler` (a new one when a handler file changes)."""
-    limits = limits or SandboxLimits()
+    limits = limits or SandboxSettings().sandbox
     spec = HandlerSpec.parse(handler)
     key = (spec, _startup_key(limits))
     with _POOLS_LOCK:
@@ -389,7 +388,7 @@ class LayerReport(BaseModel):
 def probe_isolation(limits: SandboxLimits | None = None) -> LayerReport:
     """Start a worker without a handler, have it fork a child as for a run and verify each
     layer from inside it, stop it. Never raises IsolationUnavailable (see `check_isolation`)."""
-    limits = limits or SandboxLimits()
+    limits = limits or SandboxSettings().sandbox
     worker = Worker(HandlerSpec(kind="none"), limits.model_copy(update={"allow_degraded": True}), announce=False)
     try:
         probe = worker.probe()
@@ -409,7 +408,7 @@ _REPORTS_LOCK = threading.Lock()
 
 def isolation_report(limits: SandboxLimits | None = None) -> LayerReport:
     """`probe_isolation` once per process and configuration (the health route asks per request)."""
-    limits = limits or SandboxLimits()
+    limits = limits or SandboxSettings().sandbox
     key = _startup_key(limits)
     with _REPORTS_LOCK:
         if key not in _REPORTS:
@@ -420,7 +419,7 @@ def isolation_report(limits: SandboxLimits | None = None) -> LayerReport:
 def check_isolation(limits: SandboxLimits | None = None) -> LayerReport:
     """The start-up check of the service and its job workers: the report, or IsolationUnavailable
     when a required layer is missing (unless allow_degraded) or a layer is not in effect."""
-    limits = limits or SandboxLimits()
+    limits = limits or SandboxSettings().sandbox
     report = isolation_report(limits)
     if report.unverified:
         raise IsolationUnavailable(report.unverified, "set up by the worker, but not in effect in a sandbox child")

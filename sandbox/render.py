@@ -25,29 +25,15 @@ import threading
 import time
 from typing import Any
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
-
 from itemsmith.items.schema import Item
 from itemsmith.sandbox.protocol import ProtocolError, read_frame, write_frame
+from itemsmith.sandbox.settings import RenderLimits, SandboxSettings
 
-__all__ = ["RenderError", "RenderLimits", "render_item_png", "shutdown_renderer"]
+__all__ = ["RenderError", "render_item_png", "shutdown_renderer"]
 
 MIB = 1024 * 1024
 MIN_DPI, MAX_DPI = 10, 400
 _ENV_KEEP = ("PATH", "LANG", "LC_ALL", "HOME", "MPLCONFIGDIR")
-
-
-class RenderLimits(BaseSettings):
-    """Limits of the plot worker, configurable through ``ITEMSMITH_RENDER_*`` variables."""
-
-    model_config = SettingsConfigDict(env_prefix="ITEMSMITH_RENDER_", extra="forbid", frozen=True)
-
-    wall_s: float = Field(30.0, gt=0, le=600, description="wall-clock limit of one plot; the worker is killed")
-    cpu_s: int = Field(20, gt=0, le=600, description="CPU seconds one plot may use (RLIMIT_CPU)")
-    memory_mb: int = Field(512, ge=64, le=16384, description="address space beyond the preloaded worker")
-    max_png_bytes: int = Field(16 * MIB, ge=MIB, description="largest PNG accepted from the worker")
-    startup_s: float = Field(120.0, gt=0, description="how long the worker may take to start")
 
 
 class RenderError(RuntimeError):
@@ -131,7 +117,7 @@ def render_item_png(item: Item | dict[str, Any], dpi: int = 100, limits: RenderL
             _worker.kill()
             _worker = None
         if _worker is None:
-            _worker = _Worker(limits or RenderLimits())
+            _worker = _Worker(limits or SandboxSettings().render)
         worker = _worker
         try:
             return worker.render(item_json, dpi)

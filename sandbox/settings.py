@@ -1,23 +1,26 @@
-"""Sandbox limits, configurable through ``ITEMSMITH_SANDBOX_*`` environment variables."""
+"""The sandbox layer's settings: the limits of template runs (``ITEMSMITH_SANDBOX_*``) and of the
+plot worker (``ITEMSMITH_RENDER_*``)."""
 
 from __future__ import annotations
 
-from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from itemsmith.layer_settings import LayerSettings
 from itemsmith.sandbox.layers import ALL_LAYERS, check_layer_names
+
+__all__ = ["RenderLimits", "SandboxLimits", "SandboxSettings"]
 
 MIB = 1024 * 1024
 
 
-class SandboxLimits(BaseSettings):
+class SandboxLimits(BaseModel):
     """Limits applied to every sandboxed template run (and to loading a user's handler file).
 
     The defaults are safe for item templates: 10 s wall clock, 1 GiB of memory on top of the
     preloaded interpreter, no file writes, no new processes, 4 MiB of output.
     """
 
-    model_config = SettingsConfigDict(env_prefix="ITEMSMITH_SANDBOX_", extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     wall_s: float = Field(10.0, gt=0, le=600, description="wall-clock limit; the child is SIGKILLed")
     cpu_s: int | None = Field(None, gt=0, le=600, description="RLIMIT_CPU; default: wall_s + 1")
@@ -46,6 +49,7 @@ class SandboxLimits(BaseSettings):
     uid_base: int = Field(1_000_000, ge=1, le=2**31, description="first uid of template runs")
     uid_count: int = Field(4_194_304, ge=1, le=2**30, description="how many uids runs are spread over")
     startup_s: float = Field(180.0, gt=0, description="how long a worker may take to start")
+    debug: bool = Field(False, description="the sandbox workers' stderr goes to the service's (diagnostics)")
     spare_warmup: bool = Field(True, description="pre-run trusted warm-up code in each waiting spare child "
                                                  "(fewer copy-on-write faults on the request path)")
 
@@ -66,3 +70,22 @@ class SandboxLimits(BaseSettings):
     @property
     def memory_bytes(self) -> int:
         return self.memory_mb * MIB
+
+
+class RenderLimits(BaseModel):
+    """Limits of the plot worker (`itemsmith.sandbox.render`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    wall_s: float = Field(30.0, gt=0, le=600, description="wall-clock limit of one plot; the worker is killed")
+    cpu_s: int = Field(20, gt=0, le=600, description="CPU seconds one plot may use (RLIMIT_CPU)")
+    memory_mb: int = Field(512, ge=64, le=16384, description="address space beyond the preloaded worker")
+    max_png_bytes: int = Field(16 * MIB, ge=MIB, description="largest PNG accepted from the worker")
+    startup_s: float = Field(120.0, gt=0, description="how long the worker may take to start")
+
+
+class SandboxSettings(LayerSettings):
+    """The sandbox layer's settings, read from the environment."""
+
+    sandbox: SandboxLimits = Field(default_factory=SandboxLimits, description="template runs and handler loads")
+    render: RenderLimits = Field(default_factory=RenderLimits, description="the plot worker")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from itemsmith.handlers.loader import HandlerSourceError, find_handler_class_name
-from itemsmith.sandbox import SandboxError, SandboxLimits, SandboxPool
+from itemsmith.sandbox import SandboxError, SandboxPool, SandboxSettings
 from itemsmith.templates_bank.handler_identity import redact_handler_paths
 
 __all__ = ["HANDLER_FILE", "UploadRejected", "UploadTooLarge", "check_handler", "new_upload_folder", "owner_folder",
@@ -122,7 +122,7 @@ def check_handler(handler_path: Path, *, check_s: float | None = None) -> None:
         raise UploadRejected(str(exc)) from None
     except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
         raise UploadRejected(f"the handler source cannot be parsed: {type(exc).__name__}: {exc}") from None
-    limits = None if check_s is None else SandboxLimits().model_copy(update={"handler_load_s": check_s})
+    limits = None if check_s is None else SandboxSettings().sandbox.model_copy(update={"handler_load_s": check_s})
     try:
         SandboxPool(str(handler_path), limits=limits).close()
     except SandboxError as exc:

@@ -2,7 +2,7 @@
 the job runners and the Celery workers alike.
 
 The database is not configured here: the CLI, the server and the workers all use the bank's one
-setting, `templates_bank.settings.StorageSettings` (``ITEMSMITH_DATABASE_URL``, else the SQLite
+setting, `templates_bank.settings.BankSettings` (``ITEMSMITH_DATABASE_URL``, else the SQLite
 file in ``ITEMSMITH_DATA_DIR``). ``database_url`` below defaults to it and can be given only in
 code (``ServiceSettings(database_url=...)``, what ``itemsmith serve --db`` does), never from an
 ``ITEMSMITH_API_*`` variable, so the server and its workers cannot disagree about the database.
@@ -11,40 +11,26 @@ code (``ServiceSettings(database_url=...)``, what ``itemsmith serve --db`` does)
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
-from pydantic.fields import FieldInfo
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 from itemsmith.agents.providers import SpecPolicy
-from itemsmith.templates_bank.settings import StorageSettings
+from itemsmith.layer_settings import LayerSettings
+from itemsmith.templates_bank.settings import BankSettings
 
 __all__ = ["ServiceSettings", "request_policy"]
 
-CODE_ONLY = frozenset({"database_url"})
+class ServiceSettings(LayerSettings):
+    """The service layer's settings, read from the environment (all of them the API's: ``ITEMSMITH_API_*``)."""
 
+    model_config = SettingsConfigDict(env_prefix="ITEMSMITH_API_")
+    code_only = frozenset({"database_url"})
 
-class _WithoutCodeOnly(PydanticBaseSettingsSource):
-    """An environment/dotenv/secrets source that never sets a code-only field."""
-
-    def __init__(self, source: PydanticBaseSettingsSource) -> None:
-        super().__init__(source.settings_cls)
-        self.source = source
-
-    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
-        return self.source.get_field_value(field, field_name)
-
-    def __call__(self) -> dict[str, Any]:
-        return {name: value for name, value in self.source().items() if name not in CODE_ONLY}
-
-
-class ServiceSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="ITEMSMITH_API_", extra="ignore")
-
-    database_url: str = Field(default_factory=lambda: StorageSettings().url,
+    database_url: str = Field(default_factory=lambda: BankSettings().url,
                               description="the bank database: ITEMSMITH_DATABASE_URL or the SQLite file (code only)")
-    uploads_dir: Path = Field(default_factory=lambda: StorageSettings().data_dir / "uploads",
+    uploads_dir: Path = Field(default_factory=lambda: BankSettings().data_dir / "uploads",
                               description="where uploaded handler sources and data files are kept")
     job_runner: Literal["inprocess", "celery"] = Field(
         "inprocess", description="inprocess: jobs run in threads of the API process; celery: on Celery workers")
@@ -58,7 +44,7 @@ class ServiceSettings(BaseSettings):
     model_providers: list[str] = Field(
         ["openai", "anthropic", "openai_compatible", "local"],
         description="providers a request may name; `openai_compatible` only by the name of an endpoint of "
-                    "ITEMSMITH_API_ENDPOINTS; `scripted` (recorded replies from ITEMSMITH_SCRIPTED_DIR) is for tests "
+                    "ITEMSMITH_ENDPOINTS; `scripted` (recorded replies from ITEMSMITH_SCRIPTED_DIR) is for tests "
                     "only")
     job_lease_s: float = Field(60.0, gt=0, description="a running job's lease; renewed while its worker lives")
     job_db_retry_s: float = Field(60.0, ge=0, description="how long a job's progress and status writes retry a "
@@ -75,14 +61,6 @@ class ServiceSettings(BaseSettings):
                                                                      "waiting; more get a 503")
     sample_wait_s: float = Field(30.0, gt=0, description="how long a sample request waits for a sandbox slot "
                                                          "before a 503")
-
-    @classmethod
-    def settings_customise_sources(
-        cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, *(_WithoutCodeOnly(s) for s in (env_settings, dotenv_settings, file_secret_settings)))
 
 
 def request_policy(settings: ServiceSettings | None = None) -> SpecPolicy:

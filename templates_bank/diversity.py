@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Literal
 
 from pydantic import BaseModel, Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from itemsmith.items.schema import Item, StructureReport
+from itemsmith.templates_bank.settings import BankSettings
 from itemsmith.templates_bank.storage import VerdictRow, releasable_versions
 from itemsmith.verification.diversity import (
     DiversityReport,
@@ -32,19 +31,10 @@ from itemsmith.verification.diversity import (
     near_duplicates,
 )
 
-__all__ = ["DiversitySettings", "TemplateDiversity", "bank_diversity", "configured_embedder", "items_diversity",
+__all__ = ["TemplateDiversity", "bank_diversity", "configured_embedder", "items_diversity",
            "stored_diversity"]
 
 log = logging.getLogger("itemsmith.diversity")
-
-
-class DiversitySettings(BaseSettings):
-    """Which sentence embedder the diversity summaries use."""
-
-    model_config = SettingsConfigDict(env_prefix="ITEMSMITH_DIVERSITY_", extra="ignore")
-
-    embedder: Literal["minilm", "off"] = Field(
-        "minilm", description="sentence embedder of the diversity summaries (minilm needs the diversity extra)")
 
 
 class TemplateDiversity(BaseModel):
@@ -58,8 +48,8 @@ class TemplateDiversity(BaseModel):
 
 
 def configured_embedder() -> tuple[Embedder | None, str]:
-    """The embedder `DiversitySettings` names and its name (None and the reason when off or absent)."""
-    if DiversitySettings().embedder == "off":
+    """The embedder ``ITEMSMITH_DIVERSITY_EMBEDDER`` names and its name (None and the reason when off or absent)."""
+    if BankSettings().diversity.embedder == "off":
         return None, "off (ITEMSMITH_DIVERSITY_EMBEDDER=off): text similarity only"
     try:
         minilm_embedder(["probe"])

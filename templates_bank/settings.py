@@ -1,4 +1,5 @@
-"""Where the bank lives, configurable through ``ITEMSMITH_*`` environment variables.
+"""The bank layer's settings: where the bank lives (``ITEMSMITH_*``) and how its diversity
+summaries compare texts (``ITEMSMITH_DIVERSITY_*``).
 
 ``ITEMSMITH_DATABASE_URL`` (e.g. ``postgresql://user@host/db``, needs the ``postgres`` extra)
 wins; otherwise the bank is the SQLite file ``<ITEMSMITH_DATA_DIR>/itemsmith.sqlite``, with the
@@ -9,11 +10,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["StorageSettings"]
+from itemsmith.layer_settings import LayerSettings
+
+__all__ = ["BankSettings", "DiversityConfig"]
 
 
 def _default_data_dir() -> Path:
@@ -21,10 +24,17 @@ def _default_data_dir() -> Path:
     return Path(base) / "itemsmith"
 
 
-class StorageSettings(BaseSettings):
-    """The database URL of the template bank."""
+class DiversityConfig(BaseModel):
+    """Which sentence embedder the diversity summaries use."""
 
-    model_config = SettingsConfigDict(env_prefix="ITEMSMITH_", extra="ignore")
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    embedder: Literal["minilm", "off"] = Field(
+        "minilm", description="sentence embedder of the diversity summaries (minilm needs the diversity extra)")
+
+
+class BankSettings(LayerSettings):
+    """The bank layer's settings, read from the environment: its database and its diversity summaries."""
 
     database_url: str | None = Field(None, description="SQLAlchemy URL; default: a SQLite file in data_dir")
     data_dir: Path = Field(default_factory=_default_data_dir,
@@ -34,6 +44,7 @@ class StorageSettings(BaseSettings):
     max_overflow: int = Field(10, ge=0, le=1000, description="connections opened beyond pool_size under load")
     pool_timeout_s: float = Field(10.0, gt=0, description="how long a request waits for a free connection before "
                                                             "it fails")
+    diversity: DiversityConfig = Field(default_factory=DiversityConfig, description="the diversity summaries")
 
     @property
     def url(self) -> str:

@@ -21,7 +21,7 @@ os.environ.setdefault("ITEMSMITH_DIVERSITY_EMBEDDER", "off")
 # only, as before the defaults (tests/agents/test_pipeline.py covers the defaults themselves).
 os.environ.setdefault("ITEMSMITH_DEFAULT_JUDGES", "[]")
 os.environ.setdefault("ITEMSMITH_DEFAULT_STUDENTS", "[]")
-os.environ.setdefault("ITEMSMITH_REDERIVATION", "false")  # tests that re-derive turn it on themselves
+os.environ.setdefault("ITEMSMITH_REDERIVATION_ENABLED", "false")  # tests that re-derive turn it on themselves
 
 
 @contextmanager

@@ -27,14 +27,14 @@ import random
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict
 
 from itemsmith.items.schema import Item, RederivationReport, RederivedItem, RunStatus
 from itemsmith.sandbox import SandboxPool
 from itemsmith.verification.audit.features import option_value, plain_number
+from itemsmith.verification.settings import RederivationConfig
 
-__all__ = ["RederivationConfig", "SolverOutcome", "SolverView", "assess", "fits", "run_solver", "solver_view",
+__all__ = ["SolverOutcome", "SolverView", "assess", "fits", "run_solver", "solver_view",
            "usable"]
 
 MAX_EXAMPLES = 3
@@ -42,28 +42,6 @@ MAX_EXAMPLES = 3
 BATCH_SOURCE_BYTES = 180_000
 _TRUE_WORDS = frozenset({"true", "yes"})
 _FALSE_WORDS = frozenset({"false", "no"})
-
-
-class RederivationConfig(BaseSettings):
-    """Thresholds of the re-derivation stage (env prefix ``ITEMSMITH_REDERIVATION_``)."""
-
-    model_config = SettingsConfigDict(env_prefix="ITEMSMITH_REDERIVATION_", extra="ignore")
-
-    tries: int = Field(3, ge=1, le=10, description="programs the solver may write before the template counts as "
-                                                  "not re-derivable (a retry is told only its own error)")
-    seeds: int = Field(3, ge=1, le=16, description="fresh seeds drawn at small sizes")
-    small_size: tuple[int, int] = Field((6, 14), description="range of num_samples of the small draws")
-    large_size: int = Field(60, ge=1, le=1000, description="num_samples of the one large draw")
-    max_disagreement: float = Field(0.1, ge=0, le=1, description="largest share of answered items whose value "
-                                                                 "fits another option or none")
-    max_ambiguous: float = Field(0.1, ge=0, le=1, description="largest share of answered items whose value fits "
-                                                              "several options")
-    max_failed: float = Field(0.5, ge=0, le=1, description="a larger share of items the program cannot solve "
-                                                           "makes the template not re-derivable")
-    on_not_rederivable: Literal["flag", "reject"] = Field(
-        "flag", description="flag: the stage passes and its reasons say 'not re-derivable' (the report shows it); "
-                            "reject: the template is rejected")
-    solver_wall_s: float = Field(20.0, gt=0, le=600, description="wall-clock limit of one sandbox run of a solver")
 
 
 class SolverView(BaseModel):

@@ -12,7 +12,7 @@ from fastapi import APIRouter, File, Form, HTTPException, Request, UploadFile, s
 from pydantic import ValidationError
 
 from itemsmith.api.deps import PrincipalDep, SessionDep, SettingsDep, release_session
-from itemsmith.api.models import BankCreated, BankNameForm, BankSettings, BankView, RecordId, validation_message
+from itemsmith.api.models import BankCreated, BankNameForm, BankRunSettings, BankView, RecordId, validation_message
 from itemsmith.api.settings import ApiSettings
 from itemsmith.api.text_fields import TextCheckedRoute
 from itemsmith.handlers import BUILTIN_HANDLERS, HandlerSourceError
@@ -31,9 +31,9 @@ router = APIRouter(prefix="/banks", tags=["banks"], route_class=TextCheckedRoute
 _ERRORS = {404: {"description": "no such bank (or not yours)"}}
 
 
-def _settings(raw: str | None) -> BankSettings:
+def _settings(raw: str | None) -> BankRunSettings:
     if raw is None or not raw.strip():
-        return BankSettings()
+        return BankRunSettings()
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
@@ -41,7 +41,7 @@ def _settings(raw: str | None) -> BankSettings:
     if not isinstance(data, dict):
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "settings must be a JSON object")
     try:
-        return BankSettings.model_validate(data)
+        return BankRunSettings.model_validate(data)
     except ValidationError as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"settings: {validation_message(exc)}") from None
 
@@ -104,7 +104,7 @@ def create_bank_route(
     handler_file: Annotated[UploadFile | None, File(description="a handler's .py file")] = None,
     data_files: Annotated[list[UploadFile] | None, File(
         description="files the handler reads from its own folder")] = None,
-    settings: Annotated[str | None, Form(description="run settings as a JSON object (see BankSettings)")] = None,
+    settings: Annotated[str | None, Form(description="run settings as a JSON object (see BankRunSettings)")] = None,
 ) -> BankCreated:
     """Create a bank and start its authoring job.
 

@@ -14,7 +14,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 
-from itemsmith.templates_bank.settings import StorageSettings
+from itemsmith.templates_bank.settings import BankSettings
 from itemsmith.templates_bank.storage._errors import StorageError
 from itemsmith.templates_bank.storage._models import BankSession
 
@@ -26,8 +26,8 @@ VERSION_TABLE = "itemsmith_alembic_version"  # not alembic_version: the database
 
 
 def normalize_url(url: str | URL | None = None) -> URL:
-    """The configured URL (`StorageSettings`) when none is given; ``postgresql://`` uses psycopg 3."""
-    parsed = make_url(url if url is not None else StorageSettings().url)
+    """The configured URL (`BankSettings`) when none is given; ``postgresql://`` uses psycopg 3."""
+    parsed = make_url(url if url is not None else BankSettings().url)
     if parsed.drivername in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+psycopg")
     return parsed
@@ -43,7 +43,7 @@ def _enable_sqlite_foreign_keys(dbapi_connection, _record) -> None:  # DB-API ob
 def _engine(url: URL) -> Engine:
     if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
         Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    settings = StorageSettings()
+    settings = BankSettings()
     in_memory = url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
     # pre-ping: a connection the server dropped while it sat in the pool (a restart) is replaced
     # at checkout instead of failing the first statement on it
@@ -56,7 +56,7 @@ def _engine(url: URL) -> Engine:
 
 
 def get_engine(url: str | URL | None = None) -> Engine:
-    """One shared engine per database URL; its pool is sized by `StorageSettings` (``ITEMSMITH_POOL_SIZE``,
+    """One shared engine per database URL; its pool is sized by `BankSettings` (``ITEMSMITH_POOL_SIZE``,
     ``ITEMSMITH_MAX_OVERFLOW``, ``ITEMSMITH_POOL_TIMEOUT_S``), read when the engine is first made."""
     return _engine(normalize_url(url))
 

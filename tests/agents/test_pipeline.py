@@ -21,7 +21,7 @@ LADDER = ["local:smollm2-135m@1", "local:qwen2.5-coder-0.5b@2", "local:qwen2.5-c
 @pytest.fixture
 def defaults(monkeypatch: pytest.MonkeyPatch) -> AgentSettings:
     """The built-in defaults (tests/conftest.py turns them off for every other test), no keys."""
-    for name in ("ITEMSMITH_DEFAULT_JUDGES", "ITEMSMITH_DEFAULT_STUDENTS", "ITEMSMITH_REDERIVATION", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+    for name in ("ITEMSMITH_DEFAULT_JUDGES", "ITEMSMITH_DEFAULT_STUDENTS", "ITEMSMITH_REDERIVATION_ENABLED", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
                  "ITEMSMITH_OPENAI_API_KEY", "ITEMSMITH_ANTHROPIC_API_KEY", "ITEMSMITH_GENERATOR"):
         monkeypatch.delenv(name, raising=False)
     return AgentSettings()

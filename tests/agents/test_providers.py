@@ -23,6 +23,7 @@ from itemsmith.agents.providers import PROVIDERS, SpecPolicy, check_spec, make_m
 from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.agents.settings import DEFAULT_LOCAL_GENERATOR, AgentSettings, ModelEndpoint
 from itemsmith.agents.specs import ModelSpec
+from itemsmith.layer_settings import InvalidSettings
 
 SERVICE = SpecPolicy.service(["openai", "anthropic", "openai_compatible", "local", "scripted"])
 
@@ -76,7 +77,7 @@ def test_a_service_request_names_endpoints_never_urls() -> None:
 
 def test_endpoints_come_from_the_environment_and_carry_no_credentials_in_the_url(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ITEMSMITH_API_ENDPOINTS", json.dumps(
+    monkeypatch.setenv("ITEMSMITH_ENDPOINTS", json.dumps(
         {"vllm": {"base_url": "http://vllm:8000/v1", "api_key_env": "VLLM_KEY", "timeout_s": 600, "max_retries": 1}}))
     monkeypatch.setenv("VLLM_KEY", "sk-vllm-key")
     endpoint = AgentSettings().endpoints["vllm"]
@@ -87,8 +88,8 @@ def test_endpoints_come_from_the_environment_and_carry_no_credentials_in_the_url
                                                                          "api_key_env": "NOT A NAME"}):
         with pytest.raises(ValidationError):
             ModelEndpoint(**bad)
-    monkeypatch.setenv("ITEMSMITH_API_ENDPOINTS", json.dumps({"bad name!": {"base_url": "http://vllm/v1"}}))
-    with pytest.raises(ValidationError):
+    monkeypatch.setenv("ITEMSMITH_ENDPOINTS", json.dumps({"bad name!": {"base_url": "http://vllm/v1"}}))
+    with pytest.raises(InvalidSettings, match="ITEMSMITH_ENDPOINTS: "):
         AgentSettings()
 
 

@@ -57,6 +57,7 @@ from itemsmith.templates_bank.storage import (
 from itemsmith.verification.capability import CapabilityReport, Outcome
 from itemsmith.verification.students import StudentReport
 
+from ..template_sources import WINDOW_MEAN
 from .conftest import AUTHOR_TEMPLATES, AuthorScripts
 
 
@@ -361,28 +362,12 @@ def test_scripted_author_job_runs_the_default_panel_and_reports_its_stages(
     assert first.kind == "stages" and first.payload == {"stages": result["stages"]}
 
 
-# the mean of a window of a synthetic series, shown as the window (the scripted solver re-derives it)
-WINDOW_MEAN = '''def question(num_samples):
-    ids = handler.records()["record_id"].tolist()
-    items = []
-    while len(items) < num_samples:
-        rid = ids[int(rng.integers(len(ids)))]
-        values = handler.series(rid).iloc[:, 0].dropna().to_numpy(dtype=float)
-        start = int(rng.integers(0, max(1, len(values) - 40)))
-        window = values[start:start + int(rng.integers(12, 25))]
-        key, wrong = numeric_options(float(window.mean()), spread=float(rng.uniform(0.3, 1.0)), decimals=2)
-        items.append(mc_item("What is the mean value of the series shown?", key, wrong,
-                             series=[series(window, name="value")]))
-    return items
-'''
-
-
 def _window_mean_with_solver(engine: Engine, bank_id: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                              script: dict) -> tuple[Path, TemplateVersionPublic]:
     """WINDOW_MEAN stored in the bank, and the re-derivation on with a scripted solver of `script`."""
     solver = tmp_path / "solver.json"
     solver.write_text(json.dumps(script))
-    monkeypatch.setenv("ITEMSMITH_REDERIVATION", "true")
+    monkeypatch.setenv("ITEMSMITH_REDERIVATION_ENABLED", "true")
     monkeypatch.setenv("ITEMSMITH_SOLVER", f"scripted:{solver}")
     monkeypatch.setenv("ITEMSMITH_REDERIVATION_LARGE_SIZE", "30")
     with open_session(engine) as session:

@@ -81,7 +81,7 @@ def test_provider_keys_in_the_environment_never_reach_a_response_or_a_log(
     canary = "sk-canary-" + secrets.token_hex(16)
     for name in PROVIDER_ENV:
         monkeypatch.setenv(name, canary)
-    monkeypatch.setenv("ITEMSMITH_API_ENDPOINTS",
+    monkeypatch.setenv("ITEMSMITH_ENDPOINTS",
                        json.dumps({"vllm": {"base_url": "http://127.0.0.1:9/v1", "api_key_env": "VLLM_KEY"}}))
     caplog.set_level(logging.DEBUG)
     headers = {"X-API-Key": api_key}

@@ -2,7 +2,7 @@
 subprocess, as `itemsmith serve` runs it):
 
 - a request can never make the server send its credentials, or anything, to a URL it names: an
-  OpenAI-compatible model is named by a configured endpoint (``ITEMSMITH_API_ENDPOINTS``), and only
+  OpenAI-compatible model is named by a configured endpoint (``ITEMSMITH_ENDPOINTS``), and only
   that endpoint is called, with its own key;
 - a request body is authenticated before any of it is read and counted while it streams: an
   unauthenticated upload gets 401 with nothing written, an authenticated one over its cap gets 413
@@ -151,7 +151,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, listeners: tuple[Listener, 
     env = {**os.environ, "ITEMSMITH_DATABASE_URL": database_url, "ITEMSMITH_DATA_DIR": str(root),
            "ITEMSMITH_API_UPLOADS_DIR": str(uploads), "TMPDIR": str(tmp), "ITEMSMITH_API_JOB_RUNNER": "inprocess",
            "ITEMSMITH_API_MAX_UPLOAD_BYTES": str(MAX_UPLOAD), "ITEMSMITH_API_MAX_HANDLER_SOURCE_BYTES": str(MAX_SOURCE),
-           "ITEMSMITH_API_ENDPOINTS": json.dumps({"vllm": {"base_url": endpoint.base_url, "api_key_env": "VLLM_KEY",
+           "ITEMSMITH_ENDPOINTS": json.dumps({"vllm": {"base_url": endpoint.base_url, "api_key_env": "VLLM_KEY",
                                                            "timeout_s": 30, "max_retries": 0}}),
            "VLLM_KEY": ENDPOINT_KEY, "OPENAI_API_KEY": OPERATOR_KEY, "ANTHROPIC_API_KEY": OPERATOR_KEY}
     env.pop("ITEMSMITH_API_MODEL_PROVIDERS", None)  # the server's defaults

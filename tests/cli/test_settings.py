@@ -16,22 +16,35 @@ OPERATOR_DOC = ROOT / "docs" / "operator.md"
 BEGIN, END = "<!-- settings:begin -->\n", "<!-- settings:end -->"
 
 
-def _settings_classes_in_the_source() -> set[str]:
-    """Every class deriving from BaseSettings in the installed packages, as "module:Class"."""
-    found = set()
+def _settings_classes_in_the_source() -> dict[str, set[str]]:
+    """Every class deriving from BaseSettings or LayerSettings in the installed packages, as "module:Class",
+    by base."""
+    found: dict[str, set[str]] = {"BaseSettings": set(), "LayerSettings": set()}
     for path in ROOT.glob("*/**/*.py"):
         if path.parts[len(ROOT.parts)] in {"tests", "benchmarks", ".venv", ".venv-ci"}:
             continue
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef) and any(getattr(b, "id", "") == "BaseSettings" for b in node.bases):
-                module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
-                found.add(f"itemsmith.{module}:{node.name}")
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        module = ".".join(parts if parts[0] == "itemsmith" else ("itemsmith", *parts))
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                for base in node.bases:
+                    if getattr(base, "id", "") in found:
+                        found[base.id].add(f"{module}:{node.name}")
     return found
 
 
-def test_every_settings_model_is_listed() -> None:
-    assert {target for _, target in SETTINGS_MODELS} == _settings_classes_in_the_source()
+def test_one_base_reads_the_environment_and_every_layer_model_is_listed() -> None:
+    found = _settings_classes_in_the_source()
+    assert found["BaseSettings"] == {"itemsmith.layer_settings:LayerSettings"}
+    assert found["LayerSettings"] == {target for _, target in SETTINGS_MODELS}
+
+
+def test_one_settings_model_per_layer_named_by_the_rule() -> None:
+    layers = [layer for layer, _ in SETTINGS_MODELS]
+    assert len(layers) == len(set(layers)), "two settings models in one layer"
+    for _, target in SETTINGS_MODELS:
+        module, name = target.split(":")
+        assert module.endswith(".settings") and name.endswith("Settings"), target
 
 
 def test_the_operator_guide_holds_the_generated_table() -> None:
@@ -43,7 +56,7 @@ def test_the_operator_guide_holds_the_generated_table() -> None:
 def test_every_variable_has_a_meaning_and_one_name() -> None:
     rows = json.loads(CliRunner().invoke(app, ["settings", "--json"]).stdout)
     assert all(row["description"] for row in rows), [row["variable"] for row in rows if not row["description"]]
-    names = [name for row in rows for name in row["variable"].split(" / ")]
+    names = [name for row in rows for key in ("variable", "old_names") for name in row[key].split(" / ") if name]
     assert len(names) == len(set(names)), "two settings read the same variable"
     assert "ITEMSMITH_DATABASE_URL" in names and "ITEMSMITH_API_DATABASE_URL" not in names  # code only
 

@@ -13,24 +13,12 @@ from typer.testing import CliRunner
 
 from itemsmith.cli.app import app
 
+from ..template_sources import WINDOW_MEAN
+
 runner = CliRunner(env={"COLUMNS": "400"})
 
-# the mean of a random window of a synthetic series, shown as the window
-GOOD = '''def question(num_samples):
-    ids = handler.records()["record_id"].tolist()
-    items = []
-    while len(items) < num_samples:
-        rid = ids[int(rng.integers(len(ids)))]
-        values = handler.series(rid).iloc[:, 0].dropna().to_numpy(dtype=float)
-        start = int(rng.integers(0, max(1, len(values) - 40)))
-        window = values[start:start + int(rng.integers(12, 25))]
-        key, wrong = numeric_options(float(window.mean()), spread=float(rng.uniform(0.3, 1.0)), decimals=2)
-        items.append(mc_item("What is the mean value of the series shown?", key, wrong,
-                             series=[series(window, name="value")]))
-    return items
-'''
 # the key is the mean of the next window, not of the one shown: the audit recomputes "the mean" and rejects it
-SHIFTED = GOOD.replace("key, wrong = numeric_options(float(window.mean())",
+SHIFTED = WINDOW_MEAN.replace("key, wrong = numeric_options(float(window.mean())",
                        "n = len(window)\n        key, wrong = numeric_options(float(values[start + n:start + 2 * n].mean())")
 # the same flaw under a question naming no statistic the audit recomputes: only the solver can tell
 SHIFTED_UNNAMED = SHIFTED.replace("What is the mean value of the series shown?",
@@ -60,14 +48,14 @@ def _verify(*args: str) -> tuple[int, dict]:
 
 
 def test_verify_json_contract_of_an_accepted_template(tmp_path: Path) -> None:
-    code, out = _verify(str(_file(tmp_path, GOOD)))
+    code, out = _verify(str(_file(tmp_path, WINDOW_MEAN)))
     assert code == 0 and out["accepted"] is True and out["errored"] is False and out["stage"] is None and out["reasons"]
     assert out["usage"]["calls"] == 0  # no model stage configured
     stages = out["stages"]
     assert list(stages) == ["structure", "audit", "rederivation", "judges", "students", "capability"]
     assert stages["structure"]["accepted"] and stages["audit"]["accepted"] and stages["audit"]["verdict"]["passed"]
     assert stages["judges"] == {**stages["judges"], "status": "off", "ran": False, "verdict": None}
-    assert stages["rederivation"]["status"] == "off"  # off in the test environment (ITEMSMITH_REDERIVATION)
+    assert stages["rederivation"]["status"] == "off"  # off in the test environment (ITEMSMITH_REDERIVATION_ENABLED)
 
 
 def test_verify_rejects_at_the_audit_with_exit_1(tmp_path: Path) -> None:
@@ -84,7 +72,7 @@ def test_verify_a_template_that_does_not_run_is_rejected_at_the_structure(tmp_pa
 
 @pytest.mark.parametrize("args", [["--judge", "local:x", "--no-judges"], ["--no-rederivation", "--solver", "x:y"]])
 def test_verify_wrong_command_lines_exit_2(tmp_path: Path, args: list[str]) -> None:
-    result = runner.invoke(app, ["verify", str(_file(tmp_path, GOOD)), "--handler", "synthetic", *args])
+    result = runner.invoke(app, ["verify", str(_file(tmp_path, WINDOW_MEAN)), "--handler", "synthetic", *args])
     assert result.exit_code == 2
 
 
@@ -103,5 +91,5 @@ def test_verify_with_a_scripted_solver_rejects_a_shifted_window(tmp_path: Path,
     assert code == 1 and out["stage"] == "rederivation"
     verdict = out["stages"]["rederivation"]["verdict"]
     assert verdict["status"] == "disagrees" and verdict["examples"] and "def solve" in verdict["program"]
-    code, out = _verify(str(_file(tmp_path, GOOD, "good.py")), "--solver", f"scripted:{script}")
+    code, out = _verify(str(_file(tmp_path, WINDOW_MEAN, "good.py")), "--solver", f"scripted:{script}")
     assert code == 0 and out["stages"]["rederivation"]["verdict"]["status"] == "agrees"

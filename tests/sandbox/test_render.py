@@ -11,7 +11,8 @@ import pytest
 
 from itemsmith.items.schema import Item, Series
 from itemsmith.sandbox import render
-from itemsmith.sandbox.render import RenderError, RenderLimits, render_item_png, shutdown_renderer
+from itemsmith.sandbox.render import RenderError, render_item_png, shutdown_renderer
+from itemsmith.sandbox.settings import RenderLimits
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 ITEM = Item(question="Which way?", options=["up", "down"], answer_index=0,

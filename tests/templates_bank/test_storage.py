@@ -25,7 +25,7 @@ from itemsmith.items.schema import (
     Template,
 )
 from itemsmith.templates_bank.curated import get_curated
-from itemsmith.templates_bank.settings import StorageSettings
+from itemsmith.templates_bank.settings import BankSettings
 from itemsmith.templates_bank.storage import (
     APPEND_ONLY_TABLES,
     VERSION_TABLE,
@@ -299,7 +299,7 @@ def test_curated_templates_round_trip(bank_url: str) -> None:
 def test_settings_and_urls(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     monkeypatch.delenv("ITEMSMITH_DATABASE_URL", raising=False)
     monkeypatch.setenv("ITEMSMITH_DATA_DIR", str(tmp_path))
-    assert StorageSettings().url == f"sqlite:///{tmp_path}/itemsmith.sqlite"
+    assert BankSettings().url == f"sqlite:///{tmp_path}/itemsmith.sqlite"
     monkeypatch.setenv("ITEMSMITH_DATABASE_URL", "postgresql://u@db:5432/bank")
     assert normalize_url().drivername == "postgresql+psycopg"  # psycopg 3, the `postgres` extra
     assert normalize_url("sqlite:///x.sqlite").drivername == "sqlite"

@@ -17,6 +17,7 @@ from itemsmith.items.helpers import date_options, mc_item, numeric_options, seri
 from itemsmith.items.schema import Item
 from itemsmith.verification.audit import AuditConfig, ItemDraw, audit_items
 from itemsmith.verification.audit.stats import holm, poisson_binomial_sf
+from itemsmith.verification.settings import VerificationSettings
 
 SEEDS = range(8)
 PER_SEED = 35
@@ -337,7 +338,7 @@ def test_config_from_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     assert AuditConfig(alpha=0.0001).lowered() == ["alpha=0.0001 (default 0.01)"]
     monkeypatch.setenv("ITEMSMITH_AUDIT_ALPHA", "0.05")  # stricter: not reported
     monkeypatch.setenv("ITEMSMITH_AUDIT_MAX_DUPLICATE_SHARE", "0.2")  # laxer: reported
-    config = AuditConfig()
+    config = VerificationSettings().audit
     assert config.alpha == 0.05 and config.lowered() == ["max_duplicate_share=0.2 (default 0.05)"]
 
 

@@ -19,9 +19,9 @@ import pytest
 from itemsmith.items.helpers import mc_item, numeric_options, series, tf_item
 from itemsmith.items.schema import Item
 from itemsmith.verification.audit import AuditReport, ItemDraw, audit_items
-from itemsmith.verification.audit.config import AuditConfig
 from itemsmith.verification.audit.features import option_value
 from itemsmith.verification.audit.item_checks import Drawn, _distinct_options
+from itemsmith.verification.settings import AuditConfig
 
 Make = Callable[[np.random.Generator], dict[str, Any]]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from itemsmith.items.schema import Item, RunStatus
-from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool
+from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool, SandboxSettings
 from itemsmith.verification.structure import check_structure
 
 HANDLER = '''
@@ -199,7 +199,7 @@ def test_unknown_handler_is_an_error() -> None:
 def test_limits_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ITEMSMITH_SANDBOX_WALL_S", "3.5")
     monkeypatch.setenv("ITEMSMITH_SANDBOX_MEMORY_MB", "512")
-    limits = SandboxLimits()
+    limits = SandboxSettings().sandbox
     assert limits.wall_s == 3.5 and limits.memory_mb == 512 and limits.effective_cpu_seconds == 4
     assert SandboxLimits(wall_s=2).wall_s == 2
 

@@ -22,11 +22,11 @@ shown to the named records' columns, read in the sandbox (``record_data``), with
 shortcut or failed check and its fix, for the template's author (docs/audit.md).
 """
 
-from itemsmith.verification.audit.config import AuditConfig
 from itemsmith.verification.audit.core import audit_items
 from itemsmith.verification.audit.models import AuditReport, Finding, ItemDraw, SolverResult
 from itemsmith.verification.audit.sandboxed import audit_template
 from itemsmith.verification.seeds import fresh_seed
+from itemsmith.verification.settings import AuditConfig
 
 __all__ = ["AuditConfig", "AuditReport", "Finding", "ItemDraw", "SolverResult", "audit_items", "audit_template",
            "fresh_seed"]

@@ -7,13 +7,13 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from itemsmith.items.schema import Item
-from itemsmith.verification.audit.config import AuditConfig
 from itemsmith.verification.audit.fidelity import check_fidelity
 from itemsmith.verification.audit.item_checks import Drawn, check_items
 from itemsmith.verification.audit.models import AuditReport, Finding, ItemDraw, SolverResult
 from itemsmith.verification.audit.record_data import RecordData
 from itemsmith.verification.audit.solvers import SOLVERS, Solver
 from itemsmith.verification.audit.stats import holm, poisson_binomial_sf
+from itemsmith.verification.settings import AuditConfig, VerificationSettings
 
 __all__ = ["audit_items"]
 
@@ -111,7 +111,7 @@ def audit_items(draws: Sequence[ItemDraw], config: AuditConfig | None = None,
     the sandbox), data fidelity is checked too.
     """
     started = time.monotonic()
-    config = config or AuditConfig()
+    config = config or VerificationSettings().audit
     items = [item for draw in draws for item in draw.items]
     common = {"seeds": [d.seed for d in draws], "sizes": [d.num_samples for d in draws],
               "alpha": config.alpha, "thresholds_lowered": config.lowered(), "n_items": len(items)}

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from itemsmith.items.schema import Item, ItemKind
-from itemsmith.verification.audit.config import AuditConfig
 from itemsmith.verification.audit.features import content_key, option_value, plain_number, words_besides_numbers
 from itemsmith.verification.audit.models import Finding, ItemDraw
 from itemsmith.verification.audit.quantities import STATISTICS, agree, normal_text, quantities
 from itemsmith.verification.audit.recompute import recompute
+from itemsmith.verification.settings import AuditConfig
 
 __all__ = ["ITEM_CHECKS", "STATIC_ITEM_CHECKS", "Drawn", "check_items"]
 

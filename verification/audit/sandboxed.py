@@ -17,13 +17,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from itemsmith.items.schema import Item, RunStatus
-from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool, run_template
-from itemsmith.verification.audit.config import AuditConfig
+from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool, SandboxSettings, run_template
 from itemsmith.verification.audit.core import audit_items
 from itemsmith.verification.audit.fidelity import named_record_ids
 from itemsmith.verification.audit.models import AuditReport, Finding, ItemDraw
 from itemsmith.verification.audit.record_data import fetch_record_data
 from itemsmith.verification.seeds import fresh_seed, fresh_size
+from itemsmith.verification.settings import AuditConfig, VerificationSettings
 
 __all__ = ["audit_template", "plan_draws"]
 
@@ -55,7 +55,7 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
     and why.
     """
     started = time.monotonic()
-    config = config or AuditConfig()
+    config = config or VerificationSettings().audit
     if plan is not None and len(plan) < 2:
         raise ValueError("an audit plan needs at least two (seed, num_samples) runs")
 
@@ -73,7 +73,7 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
     draws: list[ItemDraw] = []
     raw_by_run: dict[tuple[int, int], str] = {}
     results = [run(*plan[0])]  # alone first: a template that fails fails fast
-    resized = [*smaller, *_larger(first_size, results[0], limits or getattr(pool, "limits", None) or SandboxLimits())]
+    resized = [*smaller, *_larger(first_size, results[0], limits or getattr(pool, "limits", None) or SandboxSettings().sandbox)]
     runs = [*plan, *((first_seed, n) for n in resized)]
     if results[0].status is RunStatus.ok:
         workers = min(len(runs) - 1, pool.size if pool is not None else 1)

@@ -32,13 +32,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from itemsmith.items.schema import Item
-from itemsmith.verification.audit.config import AuditConfig
 from itemsmith.verification.audit.features import content_key
 from itemsmith.verification.audit.item_checks import STATIC_ITEM_CHECKS, Drawn
 from itemsmith.verification.audit.models import AuditReport, Finding, ItemDraw, SolverResult
 from itemsmith.verification.audit.position_prior import POSITION_PRIORS, PriorOutcome, answer_prior
 from itemsmith.verification.audit.solvers import SOLVERS, STATIC_SOLVERS, Solver
 from itemsmith.verification.audit.stats import holm, poisson_binomial_sf, poisson_binomial_tail
+from itemsmith.verification.settings import AuditConfig, VerificationSettings
 
 __all__ = ["ALL_SCOPE", "GroupAudit", "PooledAudit", "StaticAuditReport", "StaticGroup", "audit_static"]
 
@@ -249,7 +249,7 @@ def _pooled(scope: str, audits: Sequence[GroupAudit], answers: Sequence[_Answers
 def audit_static(groups: Sequence[StaticGroup], config: AuditConfig | None = None) -> StaticAuditReport:
     """Audit every group on the items it holds, then each category and the whole set pooled."""
     started = time.monotonic()
-    config = config or AuditConfig()
+    config = config or VerificationSettings().audit
     audits: list[GroupAudit] = []
     answers: list[_Answers] = []
     first_group: dict[str, str] = {}

@@ -1,4 +1,5 @@
-"""The audit's thresholds (pydantic-settings, env prefix ``ITEMSMITH_AUDIT_``).
+"""The verification layer's settings: the item audit's thresholds (``ITEMSMITH_AUDIT_*``) and the
+re-derivation stage's (``ITEMSMITH_REDERIVATION_*``).
 
 The audit is always on. A user may relax a threshold (e.g. ``ITEMSMITH_AUDIT_ALPHA=0.05`` is
 stricter, ``ITEMSMITH_AUDIT_MIN_EXCESS=0.2`` laxer); every report lists the thresholds that were
@@ -9,10 +10,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["AuditConfig"]
+from itemsmith.layer_settings import LayerSettings
+
+__all__ = ["AuditConfig", "RederivationConfig", "VerificationSettings"]
 
 # For each threshold, which direction makes the audit laxer than its default.
 _LAXER_WHEN: dict[str, Literal["higher", "lower"]] = {
@@ -31,10 +33,10 @@ _LAXER_WHEN: dict[str, Literal["higher", "lower"]] = {
 }
 
 
-class AuditConfig(BaseSettings):
+class AuditConfig(BaseModel):
     """Thresholds of the item audit; the defaults are the project's bar."""
 
-    model_config = SettingsConfigDict(env_prefix="ITEMSMITH_AUDIT_", extra="ignore")
+    model_config = ConfigDict(extra="forbid")
 
     alpha: float = Field(0.01, gt=0, lt=1, description="family-wise error rate over the blind solvers (Holm)")
     min_excess: float = Field(
@@ -75,3 +77,37 @@ class AuditConfig(BaseSettings):
             if (laxer == "higher" and value > default) or (laxer == "lower" and value < default):
                 changes.append(f"{name}={value} (default {default})")
         return changes
+
+
+class RederivationConfig(BaseModel):
+    """Whether a run re-derives its keys by default, and the stage's thresholds."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(True, description="whether a run that does not say runs the re-derivation stage")
+
+    tries: int = Field(3, ge=1, le=10, description="programs the solver may write before the template counts as "
+                                                  "not re-derivable (a retry is told only its own error)")
+    seeds: int = Field(3, ge=1, le=16, description="fresh seeds drawn at small sizes")
+    small_size: tuple[int, int] = Field((6, 14), description="range of num_samples of the small draws")
+    large_size: int = Field(60, ge=1, le=1000, description="num_samples of the one large draw")
+    max_disagreement: float = Field(0.1, ge=0, le=1, description="largest share of answered items whose value "
+                                                                 "fits another option or none")
+    max_ambiguous: float = Field(0.1, ge=0, le=1, description="largest share of answered items whose value fits "
+                                                              "several options")
+    max_failed: float = Field(0.5, ge=0, le=1, description="a larger share of items the program cannot solve "
+                                                           "makes the template not re-derivable")
+    on_not_rederivable: Literal["flag", "reject"] = Field(
+        "flag", description="flag: the stage passes and its reasons say 'not re-derivable' (the report shows it); "
+                            "reject: the template is rejected")
+    solver_wall_s: float = Field(20.0, gt=0, le=600, description="wall-clock limit of one sandbox run of a solver")
+
+
+class VerificationSettings(LayerSettings):
+    """The verification layer's settings, read from the environment."""
+
+    renamed_variables = {"ITEMSMITH_REDERIVATION": "ITEMSMITH_REDERIVATION_ENABLED"}
+
+    audit: AuditConfig = Field(default_factory=AuditConfig, description="the item audit")
+    rederivation: RederivationConfig = Field(default_factory=RederivationConfig,
+                                             description="the re-derivation stage")

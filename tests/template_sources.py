@@ -1,0 +1,16 @@
+"""Template sources several test modules share (each is run in the sandbox by the tests that use it)."""
+
+# the mean of a random window of a synthetic series, shown as the window (a solver re-derives it)
+WINDOW_MEAN = '''def question(num_samples):
+    ids = handler.records()["record_id"].tolist()
+    items = []
+    while len(items) < num_samples:
+        rid = ids[int(rng.integers(len(ids)))]
+        values = handler.series(rid).iloc[:, 0].dropna().to_numpy(dtype=float)
+        start = int(rng.integers(0, max(1, len(values) - 40)))
+        window = values[start:start + int(rng.integers(12, 25))]
+        key, wrong = numeric_options(float(window.mean()), spread=float(rng.uniform(0.3, 1.0)), decimals=2)
+        items.append(mc_item("What is the mean value of the series shown?", key, wrong,
+                             series=[series(window, name="value")]))
+    return items
+'''
