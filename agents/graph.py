@@ -48,6 +48,7 @@ from itemsmith.agents.generator import (
 )
 from itemsmith.agents.inference import stream_tokens
 from itemsmith.agents.models import Attempt
+from itemsmith.agents.prompts import copied_example
 from itemsmith.agents.state import SlotState
 from itemsmith.agents.verify import run_stages
 from itemsmith.items.schema import Decision, StructureReport
@@ -142,13 +143,16 @@ async def generate_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict
                 "elapsed_s": time.monotonic() - started}
     usage = generated.usage
     earlier = None if generated.runaway else _earlier(state, generated.source)
+    copied = (copied_example(generated.source, ctx.prompt.handler_name)
+              if generated.source is not None and generated.problem is None and earlier is None else None)
     attempt = Attempt(round=round_, source=generated.source, status="generated", input_tokens=usage.input_tokens,
                       cached_input_tokens=usage.cached_input_tokens, cache_write_tokens=usage.cache_write_tokens,
                       output_tokens=usage.output_tokens, cost_usd=usage.cost_usd, llm_s=usage.latency_s,
                       retries=usage.retries, repeated=earlier is not None, restarted=restart)
     update["reply_shown"] = shown_reply(generated)
-    if generated.problem is not None or earlier is not None:
-        problem = generated.problem or ""
+    if generated.problem is not None or earlier is not None or copied is not None:
+        problem = generated.problem or (f"the template copies the curated example {copied.title!r}: write a new "
+                                        "template for this brief (the example only shows the API)" if copied else "")
         if generated.runaway:  # a failed round that never reaches the sandbox
             feedback = runaway_feedback(problem, _repeated(state, generated.source))
             status = "runaway"
@@ -157,7 +161,7 @@ async def generate_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict
             status = "repeated"
         else:
             feedback = build_feedback(problem, generated.source, ctx.profile, examples=first)
-            status = "extraction_error" if generated.source is None else "lint"
+            status = "extraction_error" if generated.source is None else "copied" if copied else "lint"
         attempt = attempt.model_copy(update={"status": status, "error": problem, "feedback": feedback})
         return {**update, "feedback": feedback, "attempts": [attempt.model_dump()],
                 "elapsed_s": time.monotonic() - started}

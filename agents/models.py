@@ -77,7 +77,7 @@ class Attempt(BaseModel):
 
     round: int
     source: str | None = None
-    status: str  # extraction_error | runaway | repeated | lint | ok | refused | error | killed | rejected | verify_rejected | verify_errored | provider_error
+    status: str  # extraction_error | runaway | repeated | lint | copied | ok | refused | error | killed | rejected | verify_rejected | verify_errored | provider_error
     error: str | None = None
     feedback: str | None = None
     input_tokens: int = 0

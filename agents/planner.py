@@ -26,7 +26,7 @@ from itemsmith.agents.brief_check import brief_problems
 from itemsmith.agents.errors import EmptyReplyError, PlanningError, ProviderCallError
 from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, reply_text
 from itemsmith.agents.models import Brief, PlanInfo
-from itemsmith.agents.profile import HandlerProfile
+from itemsmith.agents.profile import ColumnInfo, HandlerProfile
 from itemsmith.agents.prompts import (
     PLANNER_SYSTEM,
     describe_profile,
@@ -117,28 +117,48 @@ def _dedupe(briefs: Sequence[Brief], taken: Sequence[Brief] = (), banned: Sequen
     return kept
 
 
-def _numeric(columns: Sequence[object]) -> list[str]:
-    return [c.name for c in columns if c.min is not None and c.name != "record_id"]  # type: ignore[attr-defined]
+def _numeric(columns: Sequence[ColumnInfo]) -> list[str]:
+    return [c.name for c in columns if c.min is not None and c.name != "record_id"]
+
+
+def _threshold(profile: HandlerProfile, channel: str) -> float:
+    """A round threshold inside the channel's range over the sampled records: its midpoint to two
+    significant digits."""
+    ranges = [(c.min, c.max) for peek in profile.series for c in peek.columns
+              if c.name == channel and c.min is not None and c.max is not None]
+    if not ranges:
+        return 0.0
+    return float(f"{(min(low for low, _ in ranges) + max(high for _, high in ranges)) / 2:.2g}")
 
 
 def fallback_briefs(profile: HandlerProfile, categories: Sequence[str]) -> list[Brief]:
-    """Deterministic briefs from the data's real columns, one per category."""
-    channels = _numeric(profile.series[0].columns) if profile.series else []
+    """Deterministic briefs from the data's real columns, one per category; where a building block
+    answers the category, the brief names it with literal arguments, so its slot starts from a
+    skeleton that computes it."""
+    columns = profile.series[0].columns if profile.series else []
+    # a channel whose least value is 0 first (rain) keys many items alike: it comes last
+    channels = sorted(_numeric(columns), key=lambda name: any(c.name == name and c.min == 0 for c in columns))
     channel = channels[0] if channels else (profile.channels[0] if profile.channels else "value")
     second = channels[1] if len(channels) > 1 else channel
     labels = [c.name for c in profile.columns if c.name != "record_id" and c.values]
     label = labels[0] if labels else None
+    t = f"{_threshold(profile, channel):g}"
     ideas: dict[str, tuple[str, str, str, str, list[str]]] = {
-        "arithmetic": ("mc", f"Highest {channel} of a record", f"What is the highest {channel} in record <record>?",
-                       f"channel_stat(win, 'max') of {channel} over a random window (take_window), rounded",
+        "arithmetic": ("mc", f"Mean {channel} over a window", f"What is the mean {channel} in the window of "
+                       "<record> shown?", f"channel_stat(win, 'mean') of {channel} over a random window (take_window)",
                        [channel]),
-        "temporal_relation": ("mc", f"When {channel} peaked", f"At which time did {channel} reach its maximum in "
-                              "<record>?", f"index label of the argmax of series(<record>)['{channel}']", [channel]),
-        "anomaly_detection": ("mc", f"Largest jump in {channel}", f"Between which consecutive samples of <record> did "
-                              f"{channel} change the most?", f"argmax of abs(diff) of {channel}", [channel]),
-        "pattern_recognition": ("tf", f"Did {channel} rise over the record", f"True or false: {channel} is higher in "
-                                "the last quarter of <record> than in the first quarter.",
-                                "mean of the last quarter of the values > mean of the first quarter", [channel]),
+        "temporal_relation": ("mc", f"Change of {channel} over a week", f"By how much did {channel} change from the "
+                              "first date of the window of <record> shown to a week later?",
+                              f"change_between(win, 0, 7) of {channel} over a random window (take_window)",
+                              [channel]),
+        "anomaly_detection": ("mc", f"Days of {channel} above {t}", f"How many values of {channel} are above {t} in "
+                              "the window of <record> shown?",
+                              f"count_beyond(win, above={t}) of {channel} over a random window (take_window)",
+                              [channel]),
+        "pattern_recognition": ("mc", f"Change of {channel} over a window", f"By how much did {channel} change from "
+                                "the first to the last date of the window of <record> shown?",
+                                f"change_between(win, 0, -1) of {channel} over a random window (take_window)",
+                                [channel]),
         "retrieval": ("mc", f"Value of {channel} at a given time", f"What was {channel} at <time> in <record>?",
                       f"series(<record>)['{channel}'] at a random index position", [channel]),
         "domain_reasoning": ("mc", f"Label {label or 'class'} of a record" if label else f"Mean {channel} band",
@@ -148,8 +168,10 @@ def fallback_briefs(profile: HandlerProfile, categories: Sequence[str]) -> list[
         "similarity_analysis": ("mc", f"Record with the highest mean {channel}", f"Which of these records has the "
                                 f"highest mean {channel}?", f"mean of {channel} for 3-4 records drawn with rng",
                                 [channel]),
-        "noise_understanding": ("mc", f"Most variable {channel}", f"Which of these records has the most variable "
-                                f"{channel}?", f"standard deviation of {channel} per record", [channel]),
+        "noise_understanding": ("mc", f"Spread of {channel} in a window", f"What is the standard deviation of "
+                                f"{channel} in the window of <record> shown?",
+                                f"channel_stat(win, 'std') of {channel} over a random window (take_window)",
+                                [channel]),
         "causality": ("tf", f"{channel} and {second} move together", f"True or false: {channel} and {second} are "
                       "positively correlated in <record>.", f"sign of the correlation of {channel} and {second}",
                       [channel, second]),
@@ -159,9 +181,9 @@ def fallback_briefs(profile: HandlerProfile, categories: Sequence[str]) -> list[
     }
     briefs = []
     for category in categories:
-        kind, title, question, answer_from, columns = ideas[category]
+        kind, title, question, answer_from, needed = ideas[category]
         briefs.append(Brief(title=title, category=category, kind=kind, question=question, answer_from=answer_from,
-                            context=profile.context, columns=[c for c in columns if c], origin="fallback"))
+                            context=profile.context, columns=[c for c in needed if c], origin="fallback"))
     return briefs
 
 

@@ -17,6 +17,7 @@ Design (it matters most for small local models):
 from __future__ import annotations
 
 import ast
+import difflib
 import inspect
 import json
 import math
@@ -269,6 +270,30 @@ def _example_pool(handler_name: str, max_chars: int) -> list[Template]:
     curated = [t for t in load_curated().values() if len(t.source) <= max_chars]
     own = [t for t in curated if t.handler == handler_name]
     return own or [t for t in curated if t.handler not in (None, "synthetic")]
+
+
+COPY_SIMILARITY = 0.9  # normalized code this alike to a curated example is a copy of it
+
+
+def _normalized(source: str) -> str | None:
+    try:
+        return ast.unparse(ast.parse(source))  # no comments, one layout
+    except SyntaxError:
+        return None
+
+
+def copied_example(source: str, handler_name: str) -> Template | None:
+    """The curated example (of those a slot may be shown) that `source` copies: its code, without
+    comments and layout, at least COPY_SIMILARITY alike; None when it copies none. A copy adds no
+    template to the user's bank that the curated set does not already hold."""
+    code = _normalized(source)
+    if code is None:
+        return None
+    for template in _example_pool(handler_name, max_chars=2800):
+        example = _normalized(template.source)
+        if example is not None and difflib.SequenceMatcher(None, code, example).ratio() >= COPY_SIMILARITY:
+            return template
+    return None
 
 
 def nearest_examples(brief: dict[str, object], handler_name: str, *, limit: int = 1,

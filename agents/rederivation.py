@@ -20,7 +20,8 @@ item and `verification.rederivation.assess` decides.
 
 A solver call that fails for good, comes back empty or is cut at the output limit is missing
 data, not a solver that could not write a program: the stage ends errored (no verdict, no
-feedback; a rerun asks again).
+feedback; a rerun asks again). A reply cut after a whole fenced ``solve`` block (a small local
+model that goes on writing prose) holds its program, which is used.
 
 A program stored on an earlier verdict of the same template version (`programs`, keyed by the
 template's content hash) is run again on fresh draws instead of asking the solver again.
@@ -128,6 +129,11 @@ def solver_messages(views: Sequence[SolverView]) -> list[BaseMessage]:
                          "every value):\n\n" + "\n\n".join(blocks) + "\n\nWrite solve(item).")]
 
 
+def _closed_program(reply: str) -> bool:
+    """Whether the reply holds a whole fenced block (its closing fence written) that defines solve."""
+    return any(re.search(r"^def\s+solve\s*\(", body, re.M) for _, body in _FENCE.findall(reply))
+
+
 def extract_solver(reply: str) -> str:
     """The ``solve`` program in a reply (the last fenced block that defines it, else the reply)."""
     blocks = [body for _, body in _FENCE.findall(reply)]
@@ -222,12 +228,12 @@ class RederivationVerifier:
             except AgentError as exc:
                 log.errors.append(str(exc))
                 raise ModelCallFailed(str(exc)) from exc
-            if usage.outcome == "cut":
+            text = reply_text(reply)
+            if usage.outcome == "cut" and not _closed_program(text):  # cut after a whole program: that is used
                 message = (f"{self.solver.spec} reply cut at the output limit after {usage.output_tokens} tokens "
                            "(raise the solver's reply or reasoning budget)")
                 log.errors.append(message)
                 raise ModelCallFailed(message, outcome="cut")
-            text = reply_text(reply)
             try:
                 program = extract_solver(text)
             except ValueError as exc:

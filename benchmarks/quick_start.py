@@ -5,6 +5,8 @@ subprocess (no ``--judge`` / ``--student``: the default judge panel and student 
 settings, i.e. the local models that are installed) and reads the run's ``report.json``:
 
 - wall time of the command (model loading included) and the run's own ``wall_s``;
+- the generator's rounds, how many wrote code that ran and passed the structure check, and each
+  round's status (``copied``: a curated example sent back);
 - accepted templates, and the tokens and seconds per accepted template;
 - the stages the run ran (on / off with the reason, the models left out);
 - per stage, the candidates checked and passed (``acceptance_by_stage``), what the item audit
@@ -40,9 +42,13 @@ def command(args: argparse.Namespace, run_id: str) -> list[str]:
             "--out", str(args.out), "--run-id", run_id, "--no-live", "--json", *extra]
 
 
+RAN = frozenset({"ok", "verify_rejected", "verify_errored"})  # round statuses whose code ran and passed structure
+
+
 def measurements(report: dict[str, Any], wall_s: float, exit_code: int) -> dict[str, Any]:
     """What the benchmark records, from a run's report.json."""
     summary = report["summary"]
+    statuses = [attempt["status"] for slot in report.get("slots", []) for attempt in slot.get("attempts", [])]
     verification = summary["verification"]
     judged = verification["acceptance_by_stage"].get("judges", {}).get("checked", 0)
     return {
@@ -61,6 +67,8 @@ def measurements(report: dict[str, Any], wall_s: float, exit_code: int) -> dict[
         "wall_s_per_accepted": round(wall_s / summary["accepted"], 1) if summary["accepted"] else None,
         "input_tokens": summary["input_tokens"], "output_tokens": summary["output_tokens"],
         "verification_calls": verification["calls"], "stage_errors": verification["stage_errors"],
+        "rounds": len(statuses), "rounds_code_ran": sum(status in RAN for status in statuses),
+        "round_statuses": {status: statuses.count(status) for status in sorted(set(statuses))},
     }
 
 

@@ -53,6 +53,7 @@ class Window:
     last: str
     about: str  # "temp_max (°C) of record 2012-03 from 2012-03-04 to 2012-03-26", for question text
     shown: dict[str, Any] = field(repr=False)  # series(...) of exactly these values and dates
+    record: np.ndarray = field(repr=False)  # the whole channel of the record (read-only): values == record[start:end]
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,6 +78,8 @@ class BlockResult:
     day: str | None = None
     label: str | None = None
     other: Window | None = None  # the second window of a comparison
+    # the same statistic of other values of the window's length (`ask` draws distractors with it)
+    recompute: Callable[[np.ndarray], float] | None = field(default=None, repr=False)
 
 
 def handler_units(handler: Any) -> Mapping[str, str]:
@@ -108,18 +111,20 @@ def data_decimals(values: np.ndarray) -> int:
 
 def _number(value: float, decimals: int, unit: str) -> str:
     suffix = "" if not unit else (unit if unit[0] in "%°'\"" else " " + unit)
-    return f"{value:.{decimals}f}{suffix}"
+    return f"{round(float(value), decimals) + 0.0:.{decimals}f}{suffix}"  # + 0.0: never "-0.0"
 
 
-def _window(record_id: Any, channel: str, unit: str, values: np.ndarray, dates: list[str], start: int,
+def _window(record_id: Any, channel: str, unit: str, record: np.ndarray, dates: list[str], start: int,
             end: int) -> Window:
-    values = np.array(values, dtype=float)
-    values.setflags(write=False)
+    """Rows `start` to `end - 1` of `record` (one channel of one record) and `dates` (the record's)."""
+    record = np.array(record, dtype=float)
+    record.setflags(write=False)
+    values, dates = record[start:end], dates[start:end]
     unit_text = f" ({unit})" if unit else ""
     about = f"{channel}{unit_text} of record {record_id} from {dates[0]} to {dates[-1]}"
     shown = series(values.tolist(), name=channel, timestamps=dates, unit=unit or None)
     return Window(record_id=record_id, channel=channel, unit=unit, values=values, dates=list(dates), start=start,
-                  end=end, first=dates[0], last=dates[-1], about=about, shown=shown)
+                  end=end, first=dates[0], last=dates[-1], about=about, shown=shown, record=record)
 
 
 def _column(handler: Any, record_id: Any, channel: str) -> tuple[np.ndarray, list[str]] | None:
@@ -159,7 +164,7 @@ def take_window(handler: Any, record_id: Any, channel: str, *, rng: np.random.Ge
     if start < 0 or length < 1 or end > n or not np.isfinite(values[start:end]).all():
         return None
     unit = str(handler_units(handler).get(channel, "") or "")
-    return _window(record_id, channel, unit, values[start:end], dates[start:end], start, end)
+    return _window(record_id, channel, unit, values, dates, start, end)
 
 
 def align_window(handler: Any, window: Window, channel: str) -> Window | None:
@@ -171,8 +176,7 @@ def align_window(handler: Any, window: Window, channel: str) -> Window | None:
     if dates[window.start:window.end] != window.dates or not np.isfinite(values[window.start:window.end]).all():
         return None
     unit = str(handler_units(handler).get(channel, "") or "")
-    return _window(window.record_id, channel, unit, values[window.start:window.end], window.dates, window.start,
-                   window.end)
+    return _window(window.record_id, channel, unit, values, dates, window.start, window.end)
 
 
 def _spread(window: Window) -> float:
@@ -200,7 +204,8 @@ def channel_stat(window: Window, how: str) -> BlockResult | None:
     spread = _spread(window) if how != "sum" else max(_spread(window) * np.sqrt(len(values)), 1.0)
     question = f"What is the {WORDS[how]}{' value' if how in ('max', 'min') else ''} of the {window.about}?"
     return BlockResult(value=value, how=how, question=question, unit=window.unit, spread=float(spread),
-                       decimals=decimals, rationale=rationale, shown=[dict(window.shown)], window=window, day=day)
+                       decimals=decimals, rationale=rationale, shown=[dict(window.shown)], window=window, day=day,
+                       recompute=STATISTICS[how])
 
 
 def count_beyond(window: Window, above: float | None = None, *, below: float | None = None) -> BlockResult:
@@ -233,7 +238,8 @@ def change_between(window: Window, first: int = 0, last: int = -1) -> BlockResul
     question = (f"By how much did the {window.channel}{unit} of record {window.record_id} change from {a} to {b} "
                 "(the later value minus the earlier)?")
     return BlockResult(value=value, how="change", question=question, unit=window.unit, spread=_spread(window),
-                       decimals=decimals, rationale=rationale, shown=[dict(window.shown)], window=window, day=b)
+                       decimals=decimals, rationale=rationale, shown=[dict(window.shown)], window=window, day=b,
+                       recompute=lambda values: float(values[j] - values[i]))
 
 
 def first_day(window: Window, above: float | None = None, *, below: float | None = None) -> BlockResult | None:
@@ -297,14 +303,42 @@ def _other_dates(window: Window, at: int, rng: np.random.Generator, n: int = 4) 
     return window.dates[at], [window.dates[int(i)] for i in picked]
 
 
+def _other_windows(result: BlockResult, rng: np.random.Generator, n: int = 3) -> list[str] | None:
+    """`n` distractors that are the same statistic of the record's other windows of the same length,
+    written like the key; [] when the record holds fewer than `n` that read differently, None when
+    the result has no such statistic or the window is the whole record.
+
+    The key's window is one of these, drawn the same way, so key and distractors come from one
+    distribution: a solver that learns which values tend to be keys, or what a record's keys are,
+    learns nothing that tells them apart, and the record's own scale (its season) gives nothing away."""
+    window = result.window
+    if result.recompute is None or len(window.values) == len(window.record):
+        return None
+    length, key = len(window.values), _number(result.value, result.decimals, result.unit)
+    texts: list[str] = []
+    for start in range(len(window.record) - length + 1):
+        values = window.record[start:start + length]
+        if start == window.start or not np.isfinite(values).all():
+            continue
+        text = _number(result.recompute(values), result.decimals, result.unit)
+        if text != key and text not in texts:
+            texts.append(text)
+    if len(texts) < n:
+        return []
+    return [texts[int(i)] for i in rng.choice(len(texts), size=n, replace=False)]
+
+
 def ask(result: BlockResult | None, *, rng: np.random.Generator,
         metadata: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
-    """The multiple-choice item of a block's result: its `question`, the key and 3 distractors from
-    the data's own scale (`numeric_options`; other dates of the window for a date, the key's rank
-    among them drawn uniformly; counts between 0 and the window's length), its series, rationale
-    and `record_ids`. None when `result` is None or 3 distractors do not fit on both sides of the
-    key (`continue` and draw again: a count near 0 or near the window's length would otherwise be
-    the smallest or the largest option)."""
+    """The multiple-choice item of a block's result: its `question`, the key and 3 distractors, its
+    series, rationale and `record_ids`. Distractors of a statistic or a change are the same
+    computation on other windows of the record (`_other_windows`); for a window that is the whole
+    record, and for counts, they are drawn on the data's scale (`numeric_options`: the key's rank
+    among them uniform; counts between 0 and the window's length); for a date, other dates of the
+    window. None (`continue` and draw again) when `result` is None; when 3 distractors do not fit
+    on both sides of the key (a count near 0 or near the window's length would otherwise be the
+    smallest or the largest option); when the record's other windows give fewer than 3 other
+    values; or when a first date is the window's first, which the question names."""
     if result is None:
         return None
     window = result.window
@@ -312,9 +346,14 @@ def ask(result: BlockResult | None, *, rng: np.random.Generator,
         room = 3 * max(1, round(result.spread))
         if not room <= result.value <= len(window.values) - room:
             return None
+    other = _other_windows(result, rng)
+    if other == [] or (result.how.startswith("first") and result.value == window.first):
+        return None  # too few other windows; or the first date, which the question names
     try:
         if result.how.startswith("first"):
             key, wrong = _other_dates(window, window.dates.index(result.value), rng)
+        elif other is not None:
+            key, wrong = _number(result.value, result.decimals, result.unit), other
         else:
             count = result.how.startswith("count")
             key, wrong = numeric_options(result.value, rng=rng, spread=result.spread, decimals=result.decimals,

@@ -13,10 +13,12 @@ from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.context import SlotEvent
 from itemsmith.agents.generator import ESCAPE_TEMPERATURE, restarts_broken
 from itemsmith.agents.models import RunReport
+from itemsmith.agents.prompts import copied_example
 from itemsmith.agents.run import author
 from itemsmith.agents.verify import VerificationResult
 from itemsmith.items.schema import Decision, StructureReport
 from itemsmith.sandbox import SandboxPool
+from itemsmith.templates_bank.curated import load_curated
 
 from .conftest import AVERAGE, BAD_COLUMN, BAD_RANDINT, GOOD, fenced, plan_reply, scripted
 
@@ -97,6 +99,18 @@ def test_scripted_garbage_replies_become_feedback(pool, handler_file, tmp_path) 
     assert "```python" in model.prompts[1]  # asked for the format
     assert "SyntaxError" in slot.attempts[1].error and ">>   2 |     return [" in slot.attempts[1].feedback
     assert "do not assign `rng`" in model.prompts[3]
+
+
+def test_scripted_copy_of_a_curated_example_is_sent_back_not_run(pool, handler_file, tmp_path) -> None:
+    """The tiny handler has no curated templates, so its slots may be shown the real-data handlers':
+    one of those, reformatted and with a comment, comes back as a copy; a new template passes."""
+    example = next(t for t in load_curated().values() if t.handler == "weather" and len(t.source) <= 2800)
+    copy = "# my template\n" + example.source.replace("    ", "  ")
+    assert copied_example(copy, "tiny") == example and copied_example(GOOD, "tiny") is None
+    report, model, _ = run_author(pool, handler_file, tmp_path, [fenced(copy), fenced(GOOD)], titles=["Copy"])
+    slot = report.slots[0]
+    assert slot.status == "accepted" and [a.status for a in slot.attempts] == ["copied", "ok"]
+    assert repr(example.title) in slot.attempts[0].error and "write a new template" in model.prompts[1]
 
 
 def test_scripted_empty_reply_is_feedback(pool, handler_file, tmp_path) -> None:

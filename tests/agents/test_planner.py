@@ -13,9 +13,12 @@ from itemsmith.agents.generator import build_prompt, first_message
 from itemsmith.agents.inference import RetryPolicy
 from itemsmith.agents.models import Brief
 from itemsmith.agents.planner import fallback_briefs, json_objects, parse_briefs, plan_briefs
-from itemsmith.agents.profile import ColumnInfo, HandlerProfile, SeriesPeek
-from itemsmith.agents.prompts import describe_profile, numeric_channel, planner_example
+from itemsmith.agents.profile import ColumnInfo, HandlerProfile, SeriesPeek, profile_handler
+from itemsmith.agents.prompts import brief_block, describe_profile, numeric_channel, planner_example, skeleton
 from itemsmith.agents.taxonomy import coverage_plan
+from itemsmith.sandbox import SandboxPool
+from itemsmith.verification.audit import audit_template
+from itemsmith.verification.structure import check_structure
 
 from .conftest import GOOD, fenced, scripted
 from .test_extract_feedback import PROFILE
@@ -172,6 +175,28 @@ def test_fallback_briefs_and_the_prompt_example_pass_the_check() -> None:
             assert brief_problems(fallback, profile) == [], fallback.title
         example = Brief.model_validate(planner_example(numeric_channel(profile), profile.context))
         assert brief_problems(example, profile) == []
+
+
+BLOCK_CATEGORIES = ("arithmetic", "temporal_relation", "anomaly_detection", "pattern_recognition",
+                    "noise_understanding")
+
+
+def test_fallback_briefs_on_weather_name_blocks_whose_skeletons_pass_the_audit() -> None:
+    """Where a block answers the category, the fallback brief names it with literal arguments on a
+    channel that is not mostly zeros, and the skeleton its slot starts from passes the structure check
+    and the item audit on the quick start's handler (fixed seeds: the audit's verdict is reproducible)."""
+    with SandboxPool("weather") as pool:
+        profile = profile_handler(pool)
+        briefs = {b.category: b for b in fallback_briefs(profile, coverage_plan(10))}
+        for category in BLOCK_CATEGORIES:
+            fallback = briefs[category]
+            block = brief_block(fallback.model_dump())
+            assert block is not None and fallback.columns == ["temp_max"], (category, fallback.answer_from)
+            code = skeleton(block=block, channel=fallback.columns[0])
+            report = check_structure(code, "weather", pool=pool)
+            assert report.passed, (category, report.error)
+            audit = audit_template(code, "weather", pool=pool, plan=[(100 + i, 30) for i in range(8)])
+            assert audit.passed, (category, audit.feedback)
 
 
 def test_scripted_planner_is_asked_again_with_the_reason_of_a_mismatch() -> None:

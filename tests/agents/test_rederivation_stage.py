@@ -106,6 +106,14 @@ def test_scripted_solver_without_a_usable_reply_errors_the_stage_not_not_rederiv
     assert model.calls == 1 and "no usable reply" in result.decision.reasons[0]  # never re-asked
 
 
+def test_scripted_solver_cut_after_a_whole_program_uses_it(pool) -> None:
+    cut = {"content": MEAN_SOLVER + "\nThis program reads the series of the item and then it", "finish_reason": "length"}
+    stage, model = _stage(pool, [cut])
+    result = asyncio.run(stage(GOOD, _report(GOOD, pool)))
+    assert not result.errored and model.calls == 1
+    assert result.rederivation is not None and result.rederivation.status == "agrees"
+
+
 def test_a_stored_program_is_reused_without_asking_the_solver(pool) -> None:
     program = extract_solver(MEAN_SOLVER)
     solver = scripted({"replies": [], "exhausted": "error"}, name="solver")

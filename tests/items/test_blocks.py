@@ -222,6 +222,43 @@ def test_ask_makes_the_item_of_each_block_with_the_key_at_a_uniform_rank() -> No
     assert ask(None, rng=rng) is None
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_ask_draws_a_statistics_distractors_from_the_records_other_windows(seed: int) -> None:
+    """Recomputed with pandas on the raw frame: every distractor of a mean or a change is the same
+    computation on another window of the record of the same length (so keys and distractors come
+    from one distribution), and never reads like the key."""
+    handler = RandomHandler(seed, n_records=3, length=80)
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        win = take_window(handler, f"r{int(rng.integers(3))}", "temp", rng=rng, min_length=10, max_length=30)
+        raw = handler.frames[win.record_id]["temp"]
+        n = len(win.values)
+        others = {"mean": raw.rolling(n).mean().iloc[n - 1:],
+                  "change": raw.rolling(n).apply(lambda v: v.iloc[-2] - v.iloc[1]).iloc[n - 1:]}
+        for result, recomputed in ((channel_stat(win, "mean"), others["mean"]),
+                                   (change_between(win, 1, -2), others["change"])):
+            item = Item.model_validate(ask(result, rng=rng))
+            elsewhere = np.array([v for start, v in enumerate(recomputed) if start != win.start])
+            wrong = [float(o.removesuffix("°C")) for o in item.options if o != item.answer]
+            half_unit = 0.5 * 10.0 ** -result.decimals + 1e-9  # an option is the value, rounded
+            assert len(wrong) == 3 and all(np.abs(elsewhere - w).min() <= half_unit for w in wrong)
+
+
+def test_ask_on_a_whole_record_window_and_a_first_date_the_question_names() -> None:
+    handler = RandomHandler(0, n_records=1, length=40)
+    rng = np.random.default_rng(0)
+    whole = take_window(handler, "r0", "temp", rng=rng, start=0)
+    assert len(whole.values) == 40
+    item = Item.model_validate(ask(channel_stat(whole, "mean"), rng=rng))  # no other window: the data's scale
+    assert len(item.options) == 4 and item.answer in item.options
+    flat = take_window(handler, "r0", "temp", rng=rng, start=0, length=20)
+    below = float(flat.values[0]) - 0.05  # the first value is already above: the key would be the first date
+    assert first_day(flat, above=below).value == flat.first and ask(first_day(flat, above=below), rng=rng) is None
+    constant = RandomHandler(0, n_records=1, length=30)
+    constant.frames["r0"]["temp"] = 5.0  # every other window has the same mean: no distractor reads differently
+    assert ask(channel_stat(take_window(constant, "r0", "temp", rng=rng, length=10), "mean"), rng=rng) is None
+
+
 BLOCKS_TEMPLATE = '''def question(num_samples):
     ids = handler.records()["record_id"].tolist()
     items = []
