@@ -18,7 +18,8 @@ import logging
 import os
 import re
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from types import UnionType
+from typing import Any, ClassVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
@@ -85,12 +86,16 @@ class LayerSettings(BaseSettings):
 
     @classmethod
     def _not_json(cls, message: str) -> str:
-        field = re.search(r'field "([^"]+)"', message)
-        if field is None or field.group(1) not in cls.model_fields:
+        found = re.search(r'field "([^"]+)"', message)
+        if found is None or found.group(1) not in cls.model_fields:
             return message
-        start = cls.variable(field.group(1))
-        bad = [f"{name}: not JSON ({value!r})" for name, value in sorted(os.environ.items())
-               if name.upper().startswith(start) and not _is_json(value)]
+        name = found.group(1)
+        section = cls.sections().get(name)
+        fields = {(name, inner): info for inner, info in section.model_fields.items()} if section else \
+            {(name,): cls.model_fields[name]}
+        read = [cls.variable(*path) for path, info in fields.items() if _complex(info.annotation)]
+        bad = [f"{variable}: not JSON ({os.environ[variable]!r})" for variable in read
+               if variable in os.environ and not _is_json(os.environ[variable])]
         return "; ".join(bad) or message
 
     @classmethod
@@ -123,6 +128,14 @@ class _WithoutCodeOnly(PydanticBaseSettingsSource):
 
     def __call__(self) -> dict[str, Any]:
         return {name: value for name, value in self.source().items() if name not in self.code_only}
+
+
+def _complex(annotation: Any) -> bool:
+    """Whether a field's variable is read as JSON (a list, tuple, set, mapping or model)."""
+    if get_origin(annotation) in (Union, UnionType):
+        return any(_complex(arg) for arg in get_args(annotation) if arg is not type(None))
+    kind = get_origin(annotation) or annotation
+    return kind in (list, tuple, set, frozenset, dict) or (isinstance(kind, type) and issubclass(kind, BaseModel))
 
 
 def _is_json(value: str) -> bool:

@@ -79,6 +79,11 @@ def test_a_value_that_is_not_json_is_refused_with_its_variable(monkeypatch: pyte
     monkeypatch.setenv("ITEMSMITH_SANDBOX_REQUIRED_LAYERS", "netns,seccomp")
     with pytest.raises(InvalidSettings, match=r"ITEMSMITH_SANDBOX_REQUIRED_LAYERS: not JSON \('netns,seccomp'\)"):
         SandboxSettings()
+    monkeypatch.setenv("ITEMSMITH_REDERIVATION_SMALL_SIZE", "3,4")
+    monkeypatch.setenv("ITEMSMITH_REDERIVATION_ON_NOT_REDERIVABLE", "flag")  # a word, and rightly not JSON
+    with pytest.raises(InvalidSettings) as refused:
+        VerificationSettings()
+    assert str(refused.value) == "ITEMSMITH_REDERIVATION_SMALL_SIZE: not JSON ('3,4')"
 
 
 def test_a_renamed_variable_is_read_with_a_warning_and_the_new_name_wins(
