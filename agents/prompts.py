@@ -273,6 +273,7 @@ def _example_pool(handler_name: str, max_chars: int) -> list[Template]:
 
 
 COPY_SIMILARITY = 0.9  # normalized code this alike to a curated example is a copy of it
+EXAMPLE_MAX_CHARS = 2800  # longer curated templates are never shown as examples
 
 
 def _normalized(source: str) -> str | None:
@@ -289,7 +290,7 @@ def copied_example(source: str, handler_name: str) -> Template | None:
     code = _normalized(source)
     if code is None:
         return None
-    for template in _example_pool(handler_name, max_chars=2800):
+    for template in _example_pool(handler_name, EXAMPLE_MAX_CHARS):
         example = _normalized(template.source)
         if example is not None and difflib.SequenceMatcher(None, code, example).ratio() >= COPY_SIMILARITY:
             return template
@@ -297,7 +298,7 @@ def copied_example(source: str, handler_name: str) -> Template | None:
 
 
 def nearest_examples(brief: dict[str, object], handler_name: str, *, limit: int = 1,
-                     max_chars: int = 2800) -> list[Template]:
+                     max_chars: int = EXAMPLE_MAX_CHARS) -> list[Template]:
     """The curated templates closest to the brief: TF-IDF cosine similarity of the content words of
     the brief (title, category, concept, question) and of each template (title, category,
     concepts), weighted over the candidates so that words they all share (the dataset's name, a

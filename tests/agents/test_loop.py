@@ -13,7 +13,7 @@ from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.context import SlotEvent
 from itemsmith.agents.generator import ESCAPE_TEMPERATURE, restarts_broken
 from itemsmith.agents.models import RunReport
-from itemsmith.agents.prompts import copied_example
+from itemsmith.agents.prompts import EXAMPLE_MAX_CHARS, copied_example
 from itemsmith.agents.run import author
 from itemsmith.agents.verify import VerificationResult
 from itemsmith.items.schema import Decision, StructureReport
@@ -104,7 +104,7 @@ def test_scripted_garbage_replies_become_feedback(pool, handler_file, tmp_path) 
 def test_scripted_copy_of_a_curated_example_is_sent_back_not_run(pool, handler_file, tmp_path) -> None:
     """The tiny handler has no curated templates, so its slots may be shown the real-data handlers':
     one of those, reformatted and with a comment, comes back as a copy; a new template passes."""
-    example = next(t for t in load_curated().values() if t.handler == "weather" and len(t.source) <= 2800)
+    example = next(t for t in load_curated().values() if t.handler == "weather" and len(t.source) <= EXAMPLE_MAX_CHARS)
     copy = "# my template\n" + example.source.replace("    ", "  ")
     assert copied_example(copy, "tiny") == example and copied_example(GOOD, "tiny") is None
     report, model, _ = run_author(pool, handler_file, tmp_path, [fenced(copy), fenced(GOOD)], titles=["Copy"])
