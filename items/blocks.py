@@ -24,6 +24,7 @@ import pandas as pd
 from itemsmith.items.helpers import mc_item, numeric_options, series
 
 MAX_DECIMALS = 3
+MAX_OTHER_WINDOWS = 256  # windows `ask` reads for distractors (a long record's are sampled)
 STATISTICS: dict[str, Callable[[np.ndarray], float]] = {
     "max": lambda v: float(v.max()),
     "min": lambda v: float(v.min()),
@@ -315,10 +316,13 @@ def _other_windows(result: BlockResult, rng: np.random.Generator, n: int = 3) ->
     if result.recompute is None or len(window.values) == len(window.record):
         return None
     length, key = len(window.values), _number(result.value, result.decimals, result.unit)
+    starts = [start for start in range(len(window.record) - length + 1) if start != window.start]
+    if len(starts) > MAX_OTHER_WINDOWS:  # a long record: a random sample of its windows
+        starts = sorted(int(i) for i in rng.choice(starts, size=MAX_OTHER_WINDOWS, replace=False))
     texts: list[str] = []
-    for start in range(len(window.record) - length + 1):
+    for start in starts:
         values = window.record[start:start + length]
-        if start == window.start or not np.isfinite(values).all():
+        if not np.isfinite(values).all():
             continue
         text = _number(result.recompute(values), result.decimals, result.unit)
         if text != key and text not in texts:

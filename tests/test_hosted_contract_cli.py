@@ -33,7 +33,8 @@ from itemsmith.items.rendering import TextFormat, render_item
 from itemsmith.templates_bank.curated import get_curated
 
 from .agents.fake_providers import FakeProviders, default_responder, fake_env, serve
-from .cli.test_verify import GOOD, SHIFTED_UNNAMED, SOLVER
+from .cli.test_verify import SHIFTED_UNNAMED, SOLVER
+from .template_sources import WINDOW_MEAN
 from .test_pipeline_end_to_end import ADAPTIVE_ITEMS, ADAPTIVE_SEED, AUTHORED, OWNER, known_items, p_correct
 
 STRENGTH = {"gpt-4o-mini": 1.5, "claude-haiku-4-5": 0.0, "gpt-5-nano": -1.5}
@@ -184,7 +185,7 @@ HOSTED_PANEL = ("--solver", "openai:gpt-5-mini", "--judge", "anthropic:claude-op
 
 @pytest.mark.slow
 def test_fake_hosted_verify_accepts_and_rejects_by_content(verify_fakes: FakeProviders, tmp_path: Path) -> None:
-    accepted = verify(tmp_path, GOOD, *HOSTED_PANEL, code=0)
+    accepted = verify(tmp_path, WINDOW_MEAN, *HOSTED_PANEL, code=0)
     assert accepted["accepted"] and not accepted["errored"] and accepted["stage"] is None
     assert [accepted["stages"][s]["accepted"] for s in ("rederivation", "judges", "students")] == [True] * 3
     assert accepted["stages"]["rederivation"]["verdict"]["status"] == "agrees"
@@ -203,7 +204,7 @@ def test_fake_hosted_verify_reasoning_judge_cut_errors_the_stage_and_the_budget_
         verify_fakes: FakeProviders, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ITEMSMITH_REASONING_EFFORT", "high")  # the fake reasons 4000 tokens
     args = ("--judge", "openai:gpt-5-mini", "--no-students", "--no-rederivation")
-    cut = verify(tmp_path, GOOD, *args, "--reasoning-budget", "judge=0", code=3)
+    cut = verify(tmp_path, WINDOW_MEAN, *args, "--reasoning-budget", "judge=0", code=3)
     assert cut["errored"] and not cut["accepted"] and cut["stage"] == "judges"
     judges = cut["stages"]["judges"]
     assert judges["errored"] and judges["accepted"] is None and "no verdict" in judges["reasons"][0]
@@ -212,7 +213,7 @@ def test_fake_hosted_verify_reasoning_judge_cut_errors_the_stage_and_the_budget_
     assert max_completion_tokens(verify_fakes, "gpt-5-mini") == {512}
 
     since = len(verify_fakes.calls)
-    room = verify(tmp_path, GOOD, *args, "--reasoning-budget", "judge=6000", code=0)
+    room = verify(tmp_path, WINDOW_MEAN, *args, "--reasoning-budget", "judge=6000", code=0)
     assert room["accepted"] and room["usage"]["cut_calls"] == 0
     assert max_completion_tokens(verify_fakes, "gpt-5-mini", since) == {512 + 6000}
 
@@ -221,7 +222,7 @@ def test_fake_hosted_verify_reasoning_judge_cut_errors_the_stage_and_the_budget_
 def test_fake_hosted_verify_permanent_400_to_the_students_is_no_verdict_and_never_re_sent(
         verify_fakes: FakeProviders, tmp_path: Path) -> None:
     verify_fakes.flagged = "mean value of the series"  # in every item's question: OpenAI refuses the prompts
-    out = verify(tmp_path, GOOD, "--no-judges", "--no-rederivation", "--student", "openai:gpt-4o-mini@1",
+    out = verify(tmp_path, WINDOW_MEAN, "--no-judges", "--no-rederivation", "--student", "openai:gpt-4o-mini@1",
                  "--student", "openai:gpt-5-nano@2", code=3)
     assert out["errored"] and out["stage"] == "students" and out["stages"]["students"]["errored"]
     verdict = out["stages"]["students"]["verdict"]
@@ -237,7 +238,7 @@ def test_fake_hosted_verify_429_beyond_the_wait_bound_errors_the_rederivation(
         verify_fakes: FakeProviders, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ITEMSMITH_MAX_RETRY_WAIT_S", "1")
     verify_fakes.rate_limit_for(120)
-    out = verify(tmp_path, GOOD, *HOSTED_PANEL, code=3)
+    out = verify(tmp_path, WINDOW_MEAN, *HOSTED_PANEL, code=3)
     assert out["errored"] and out["stage"] == "rederivation" and not out["accepted"]
     rederivation = out["stages"]["rederivation"]
     assert rederivation["errored"] and rederivation["verdict"] is None  # no "not re-derivable" verdict

@@ -4,6 +4,7 @@ blocks passes the structure check in the sandbox."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from itemsmith.items.blocks import (
+    MAX_OTHER_WINDOWS,
     align_window,
     ask,
     bind_blocks,
@@ -242,6 +244,20 @@ def test_ask_draws_a_statistics_distractors_from_the_records_other_windows(seed:
             wrong = [float(o.removesuffix("°C")) for o in item.options if o != item.answer]
             half_unit = 0.5 * 10.0 ** -result.decimals + 1e-9  # an option is the value, rounded
             assert len(wrong) == 3 and all(np.abs(elsewhere - w).min() <= half_unit for w in wrong)
+
+
+def test_ask_reads_a_sample_of_a_long_records_windows() -> None:
+    handler = RandomHandler(1, n_records=1, length=20_000)
+    rng = np.random.default_rng(1)
+    result = channel_stat(take_window(handler, "r0", "temp", rng=rng, length=24), "mean")
+    calls: list[int] = []
+
+    def counted(values: np.ndarray) -> float:
+        calls.append(len(values))
+        return float(values.mean())
+
+    item = Item.model_validate(ask(dataclasses.replace(result, recompute=counted), rng=rng))
+    assert len(item.options) == 4 and 3 <= len(calls) <= MAX_OTHER_WINDOWS and set(calls) == {24}
 
 
 def test_ask_on_a_whole_record_window_and_a_first_date_the_question_names() -> None:
