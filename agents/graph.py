@@ -143,7 +143,7 @@ async def generate_node(state: SlotState, runtime: Runtime[SlotContext]) -> dict
                 "elapsed_s": time.monotonic() - started}
     usage = generated.usage
     earlier = None if generated.runaway else _earlier(state, generated.source)
-    copied = (copied_example(generated.source, ctx.prompt.handler_name)
+    copied = (copied_example(generated.source, first, ctx.prompt.handler_name)
               if generated.source is not None and generated.problem is None and earlier is None else None)
     attempt = Attempt(round=round_, source=generated.source, status="generated", input_tokens=usage.input_tokens,
                       cached_input_tokens=usage.cached_input_tokens, cache_write_tokens=usage.cache_write_tokens,

@@ -283,14 +283,16 @@ def _normalized(source: str) -> str | None:
         return None
 
 
-def copied_example(source: str, handler_name: str) -> Template | None:
-    """The curated example (of those a slot may be shown) that `source` copies: its code, without
-    comments and layout, at least COPY_SIMILARITY alike; None when it copies none. A copy adds no
-    template to the user's bank that the curated set does not already hold."""
+def copied_example(source: str, prompt: str, handler_name: str) -> Template | None:
+    """The curated example shown in `prompt` (a slot's first message) that `source` copies: its
+    code, without comments and layout, at least COPY_SIMILARITY alike; None when it copies none. A
+    copy adds no template to the user's bank that the curated set does not already hold."""
     code = _normalized(source)
     if code is None:
         return None
     for template in _example_pool(handler_name, EXAMPLE_MAX_CHARS):
+        if template.source.strip() not in prompt:
+            continue
         example = _normalized(template.source)
         if example is not None and difflib.SequenceMatcher(None, code, example).ratio() >= COPY_SIMILARITY:
             return template

@@ -13,12 +13,11 @@ from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.context import SlotEvent
 from itemsmith.agents.generator import ESCAPE_TEMPERATURE, restarts_broken
 from itemsmith.agents.models import RunReport
-from itemsmith.agents.prompts import EXAMPLE_MAX_CHARS, copied_example
+from itemsmith.agents.prompts import EXAMPLE_MAX_CHARS, copied_example, describe_examples, nearest_examples
 from itemsmith.agents.run import author
 from itemsmith.agents.verify import VerificationResult
 from itemsmith.items.schema import Decision, StructureReport
 from itemsmith.sandbox import SandboxPool
-from itemsmith.templates_bank.curated import load_curated
 
 from .conftest import AVERAGE, BAD_COLUMN, BAD_RANDINT, GOOD, fenced, plan_reply, scripted
 
@@ -101,13 +100,19 @@ def test_scripted_garbage_replies_become_feedback(pool, handler_file, tmp_path) 
     assert "do not assign `rng`" in model.prompts[3]
 
 
-def test_scripted_copy_of_a_curated_example_is_sent_back_not_run(pool, handler_file, tmp_path) -> None:
-    """The tiny handler has no curated templates, so its slots may be shown the real-data handlers':
-    one of those, reformatted and with a comment, comes back as a copy; a new template passes."""
-    example = next(t for t in load_curated().values() if t.handler == "weather" and len(t.source) <= EXAMPLE_MAX_CHARS)
+def test_scripted_copy_of_the_curated_example_shown_is_sent_back_not_run(pool, handler_file, tmp_path) -> None:
+    """The tiny handler has no curated templates, so its slots are shown the real-data handlers'
+    nearest the brief: the one shown, reformatted and with a comment, comes back as a copy (one not
+    shown is a template like any other); a new template passes."""
+    title = "Rainy days in a month"
+    shown = nearest_examples(json.loads(plan_reply([title]))[0], "tiny")
+    assert len(shown) == 1 and len(shown[0].source) <= EXAMPLE_MAX_CHARS
+    example = shown[0]
     copy = "# my template\n" + example.source.replace("    ", "  ")
-    assert copied_example(copy, "tiny") == example and copied_example(GOOD, "tiny") is None
-    report, model, _ = run_author(pool, handler_file, tmp_path, [fenced(copy), fenced(GOOD)], titles=["Copy"])
+    prompt = describe_examples(shown)
+    assert copied_example(copy, prompt, "tiny") == example and copied_example(copy, "", "tiny") is None
+    assert copied_example(GOOD, prompt, "tiny") is None
+    report, model, _ = run_author(pool, handler_file, tmp_path, [fenced(copy), fenced(GOOD)], titles=[title])
     slot = report.slots[0]
     assert slot.status == "accepted" and [a.status for a in slot.attempts] == ["copied", "ok"]
     assert repr(example.title) in slot.attempts[0].error and "write a new template" in model.prompts[1]

@@ -26,10 +26,12 @@ def test_skeleton_for_the_handler_passes_the_structure_check(pool, handler_file)
 
 @pytest.mark.parametrize(("answer_from", "rejected_by"), [
     ("count_beyond(win, 12) of level", None), ("change_between(win, 0, -1) of level", None),
-    # the max of a window of these 40 short records is mostly the record's own max, and the first
-    # hour above a fixed level is one fixed hour per record: a block computes, it does not certify,
-    # and the audit still rejects what a blind solver answers from earlier items
-    ('channel_stat(win, "max") of level', "memorization"), ("first_day(win, above=12)", "memorization")])
+    # the max of a window of these 40 short records is mostly the record's own max, but its
+    # distractors are the maxima of the record's other windows, so remembering a record's keys does
+    # not pick it; the first hour above a fixed level is one fixed hour per record: a block
+    # computes, it does not certify, and the audit still rejects what a blind solver answers from
+    # earlier items
+    ('channel_stat(win, "max") of level', None), ("first_day(win, above=12)", "memorization")])
 def test_a_briefs_own_skeleton_runs_and_the_audit_judges_it(pool, handler_file, answer_from: str,
                                                               rejected_by: str | None) -> None:
     from itemsmith.agents.prompts import brief_block
