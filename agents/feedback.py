@@ -82,7 +82,7 @@ HINTS: list[tuple[re.Pattern[str], Hint]] = [
     (re.compile(r"returned 0 items|returned (\d+) items?; expected"),
      lambda m, p: "your loop skipped every record (or stopped early): a `continue` condition is always true or the "
                   "loop ends too soon. Relax the condition (check it against the value ranges above) and keep "
-                  "`while len(items) < num_samples and tries < 50 * num_samples`."),
+                  "`while len(items) < num_samples and tries < 200 * num_samples`."),
     (re.compile(r"NameError: name '(\w+)' is not defined"),
      lambda m, p: f"`{m.group(1)}` is not defined: define it before use, or use only the provided names handler, "
                   "rng, np, pd, math, statistics, datetime, mc_item, tf_item, series, numeric_options, "
@@ -129,7 +129,7 @@ HINTS: list[tuple[re.Pattern[str], Hint]] = [
                   "each seed differs."),
     (re.compile(r"killed|time limit|timed out|wall"),
      lambda m, p: "the code ran too long: bound every loop (while len(items) < num_samples and tries < "
-                  "50 * num_samples) and avoid loops over every record."),
+                  "200 * num_samples) and avoid loops over every record."),
     (re.compile(r"ambiguous|truth value of a"),
      lambda m, p: "compare single numbers, not whole Series: use float(x) or .any()/.all()."),
     (re.compile(r"unsupported operand|can only concatenate|must be str"),

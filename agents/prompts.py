@@ -36,7 +36,7 @@ SKELETON = '''def question(num_samples):
     ids = handler.records()["record_id"].tolist()
     items = []
     tries = 0
-    while len(items) < num_samples and tries < 50 * num_samples:
+    while len(items) < num_samples and tries < 200 * num_samples:
         tries += 1
         rid = ids[int(rng.integers(len(ids)))]
         win = take_window(handler, rid, "{channel}")   # a random window: values with their dates and unit
