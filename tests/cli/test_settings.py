@@ -21,7 +21,7 @@ def _settings_classes_in_the_source() -> dict[str, set[str]]:
     by base."""
     found: dict[str, set[str]] = {"BaseSettings": set(), "LayerSettings": set()}
     for path in ROOT.glob("*/**/*.py"):
-        if path.parts[len(ROOT.parts)] in {"tests", "benchmarks", ".venv", ".venv-ci"}:
+        if path.parts[len(ROOT.parts)] in {"tests", "benchmarks", ".venv", ".venv-ci", "build"}:
             continue
         parts = path.relative_to(ROOT).with_suffix("").parts
         module = ".".join(parts if parts[0] == "itemsmith" else ("itemsmith", *parts))
