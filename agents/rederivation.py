@@ -129,15 +129,14 @@ def solver_messages(views: Sequence[SolverView]) -> list[BaseMessage]:
                          "every value):\n\n" + "\n\n".join(blocks) + "\n\nWrite solve(item).")]
 
 
-def _closed_program(reply: str) -> bool:
-    """Whether the reply holds a whole fenced block (its closing fence written) that defines solve."""
-    return any(re.search(r"^def\s+solve\s*\(", body, re.M) for _, body in _FENCE.findall(reply))
+def _solve_blocks(reply: str) -> list[str]:
+    """The reply's whole fenced blocks (closing fence written) that define solve."""
+    return [body for _, body in _FENCE.findall(reply) if re.search(r"^def\s+solve\s*\(", body, re.M)]
 
 
 def extract_solver(reply: str) -> str:
     """The ``solve`` program in a reply (the last fenced block that defines it, else the reply)."""
-    blocks = [body for _, body in _FENCE.findall(reply)]
-    defining = [b for b in blocks if re.search(r"^def\s+solve\s*\(", b, re.M)]
+    defining = _solve_blocks(reply)
     code = defining[-1] if defining else reply
     if not re.search(r"^def\s+solve\s*\(", code, re.M):
         raise ValueError("the reply defines no top-level `def solve(item):`")
@@ -229,7 +228,7 @@ class RederivationVerifier:
                 log.errors.append(str(exc))
                 raise ModelCallFailed(str(exc)) from exc
             text = reply_text(reply)
-            if usage.outcome == "cut" and not _closed_program(text):  # cut after a whole program: that is used
+            if usage.outcome == "cut" and not _solve_blocks(text):  # cut after a whole program: that is used
                 message = (f"{self.solver.spec} reply cut at the output limit after {usage.output_tokens} tokens "
                            "(raise the solver's reply or reasoning budget)")
                 log.errors.append(message)
