@@ -276,16 +276,41 @@ COPY_SIMILARITY = 0.9  # normalized code this alike to a curated example is a co
 EXAMPLE_MAX_CHARS = 2800  # longer curated templates are never shown as examples
 
 
+class _Renamed(ast.NodeTransformer):
+    """Names of the template's own (variables, functions, arguments) as n0, n1, ... in order of
+    first use; the API's attributes and keywords stay, so renaming a copy's variables keeps it a copy."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+
+    def _name(self, name: str) -> str:
+        return self.names.setdefault(name, f"n{len(self.names)}")
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        node.id = self._name(node.id)
+        return node
+
+    def visit_arg(self, node: ast.arg) -> ast.arg:
+        node.arg = self._name(node.arg)
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        node.name = self._name(node.name)
+        self.generic_visit(node)
+        return node
+
+
 def _normalized(source: str) -> str | None:
     try:
-        return ast.unparse(ast.parse(source))  # no comments, one layout
+        tree = ast.parse(source)
     except SyntaxError:
         return None
+    return ast.unparse(_Renamed().visit(tree))  # no comments, one layout, the template's names renamed
 
 
 def copied_example(source: str, prompt: str, handler_name: str) -> Template | None:
     """The curated example shown in `prompt` (a slot's first message) that `source` copies: its
-    code, without comments and layout, at least COPY_SIMILARITY alike; None when it copies none. A
+    code, without comments and layout and with its own names renamed, at least COPY_SIMILARITY alike; None when it copies none. A
     copy adds no template to the user's bank that the curated set does not already hold."""
     code = _normalized(source)
     if code is None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import builtins
 import json
 from pathlib import Path
 from typing import Any
@@ -100,6 +102,20 @@ def test_scripted_garbage_replies_become_feedback(pool, handler_file, tmp_path) 
     assert "do not assign `rng`" in model.prompts[3]
 
 
+def _renamed_names(source: str) -> str:
+    """`source` with every variable, argument and helper function of its own renamed (as a model
+    that copies an example and changes the names writes it)."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id not in dir(builtins) and node.id not in ("np", "rng", "handler"):
+            node.id = f"my_{node.id}"
+        elif isinstance(node, ast.arg):
+            node.arg = f"my_{node.arg}"
+        elif isinstance(node, ast.FunctionDef) and node.name != "question":
+            node.name = f"my_{node.name}"
+    return ast.unparse(tree)
+
+
 def test_scripted_copy_of_the_curated_example_shown_is_sent_back_not_run(pool, handler_file, tmp_path) -> None:
     """The tiny handler has no curated templates, so its slots are shown the real-data handlers'
     nearest the brief: the one shown, reformatted and with a comment, comes back as a copy (one not
@@ -111,6 +127,8 @@ def test_scripted_copy_of_the_curated_example_shown_is_sent_back_not_run(pool, h
     copy = "# my template\n" + example.source.replace("    ", "  ")
     prompt = describe_examples(shown)
     assert copied_example(copy, prompt, "tiny") == example and copied_example(copy, "", "tiny") is None
+    renamed = _renamed_names(example.source)
+    assert renamed != example.source and copied_example(renamed, prompt, "tiny") == example
     assert copied_example(GOOD, prompt, "tiny") is None
     report, model, _ = run_author(pool, handler_file, tmp_path, [fenced(copy), fenced(GOOD)], titles=[title])
     slot = report.slots[0]
