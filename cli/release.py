@@ -219,7 +219,8 @@ def release_evaluate(
             else:
                 report = evaluate(frozen, model=model, formats=formats, fresh_seed=drawn, concurrency=concurrency,
                                   decimals=decimals, workers=workers, store=store, parameters=parameters,
-                                  settings=settings, limits=local_sandbox())
+                                  settings=settings, limits=local_sandbox(),
+                                  on_progress=None if as_json else progress_line("answered"))
             refreshed = refresh_calibration(session, frozen, evaluation_id, respondent)
     except (ProviderConfigError, ReleaseError, RegenerationError, ValueError) as exc:
         raise fail(str(exc)) from None

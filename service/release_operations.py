@@ -4,7 +4,7 @@ points name models, retry and score local models the same way; specs come parsed
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from sqlalchemy.orm import Session
 
@@ -41,17 +41,20 @@ def evaluate(release: Release, *, model: ModelSpec, formats: Sequence[TextFormat
              fresh_seed: int | None = None, concurrency: int = 4, decimals: int = 2, workers: int = 1,
              store: EvaluationStore | None = None, parameters: Mapping[str, IRTParameters] | None = None,
              settings: AgentSettings | None = None, policy: SpecPolicy | None = None,
-             limits: SandboxLimits | None = None) -> EvaluationReport:
+             limits: SandboxLimits | None = None,
+             on_progress: Callable[[int, int], None] | None = None) -> EvaluationReport:
     """Evaluate `model` on `release` (its ability on ``parameters``, e.g. the bank's current
     calibration). A call that still fails after the bounded retries raises: a failed call is never
-    scored as a wrong answer (with a ``store``, the answers so far are kept for a resumed run)."""
+    scored as a wrong answer (with a ``store``, the answers so far are kept for a resumed run).
+    ``on_progress(answered, total)`` follows the answers."""
     settings = settings or get_settings()
     respondent = build_respondent(model, settings=settings, decimals=decimals, policy=policy)
     log = CallLog()
     student = respondent.bind(log, retry_policy(settings), strict=True)
     limit = min(concurrency, respondent.max_concurrency or concurrency)
     report = evaluate_release(release, student, formats=formats, fresh_seed=fresh_seed, max_concurrency=limit,
-                              workers=workers, store=store, parameters=parameters, limits=limits)
+                              workers=workers, store=store, parameters=parameters, limits=limits,
+                              on_progress=on_progress)
     return report.model_copy(update={"usage": log.ledger.totals().counts()})
 
 

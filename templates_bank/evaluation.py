@@ -392,10 +392,11 @@ def _length_order() -> list[str]:
 
 async def aevaluate(items: ReleaseItems, student: Student, *, formats: Sequence[TextFormat] = (TextFormat.plain,),
                     max_concurrency: int = 4, parameters: Mapping[str, IRTParameters] | None = None,
-                    store: EvaluationStore | None = None) -> EvaluationReport:
+                    store: EvaluationStore | None = None, on_progress: Callable[[int, int], None] | None = None) -> EvaluationReport:
     """The student answers every item in every text format (its config's format is replaced;
     its ``decimals`` and ``vision`` are kept); async. ``parameters``: IRT parameters by template
-    id (default: the release's); ``store``: write (and reuse) the answers in the bank."""
+    id (default: the release's); ``store``: write (and reuse) the answers in the bank;
+    ``on_progress(done, total)``: called after each answer."""
     formats = list(dict.fromkeys(TextFormat(f) for f in formats))
     if not formats:
         raise ValueError("give at least one text format")
@@ -408,10 +409,17 @@ async def aevaluate(items: ReleaseItems, student: Student, *, formats: Sequence[
             for index, item in enumerate(run.items):
                 store.expect(item, run.seed, index)
     pool = PoolConfig(blind=False, max_concurrency=max_concurrency)
+    total, answered = len(formats) * sum(len(run.items) for run in runs), [0]
+
+    def on_answer() -> None:
+        answered[0] += 1
+        if on_progress is not None:
+            on_progress(answered[0], total)
+
     responses: list[ItemResponse] = []
     for fmt in formats:
         answering = Student(student.config.model_copy(update={"text_format": fmt}), student.model)
-        reports = await aanswer_templates(samples, [answering], pool, cache=store)
+        reports = await aanswer_templates(samples, [answering], pool, cache=store, on_answer=on_answer)
         for run, report in zip(runs, reports, strict=True):
             for r in report.responses:
                 item = run.items[r.item_index]
@@ -443,22 +451,22 @@ async def aevaluate(items: ReleaseItems, student: Student, *, formats: Sequence[
 
 def evaluate(items: ReleaseItems, student: Student, *, formats: Sequence[TextFormat] = (TextFormat.plain,),
              max_concurrency: int = 4, parameters: Mapping[str, IRTParameters] | None = None,
-             store: EvaluationStore | None = None) -> EvaluationReport:
+             store: EvaluationStore | None = None, on_progress: Callable[[int, int], None] | None = None) -> EvaluationReport:
     """Synchronous `aevaluate` (not from inside a running event loop)."""
     return asyncio.run(aevaluate(items, student, formats=formats, max_concurrency=max_concurrency,
-                                 parameters=parameters, store=store))
+                                 parameters=parameters, store=store, on_progress=on_progress))
 
 
 def evaluate_release(release: Release, student: Student, *, formats: Sequence[TextFormat] = (TextFormat.plain,),
                      fresh_seed: int | None = None, max_concurrency: int = 4, workers: int = 1,
                      limits: SandboxLimits | None = None, parameters: Mapping[str, IRTParameters] | None = None,
-                     store: EvaluationStore | None = None) -> EvaluationReport:
+                     store: EvaluationStore | None = None, on_progress: Callable[[int, int], None] | None = None) -> EvaluationReport:
     """Regenerate the release (or, with ``fresh_seed``, new instances of its templates) and
     evaluate the student on it (see `aevaluate`). A resumed evaluation (a ``store`` with the
     same evaluation id) must use the same ``fresh_seed``, so it is shown the same items."""
     items = release_items(release, fresh_seed=fresh_seed, workers=workers, limits=limits)
     return evaluate(items, student, formats=formats, max_concurrency=max_concurrency, parameters=parameters,
-                    store=store)
+                    store=store, on_progress=on_progress)
 
 
 # --- text --------------------------------------------------------------------------------------

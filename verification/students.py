@@ -284,11 +284,18 @@ def _checked(students: Sequence[Student], config: PoolConfig | None) -> PoolConf
 
 
 async def _answer(sample: TemplateSample, students: Sequence[Student], config: PoolConfig,
-                  limit: asyncio.Semaphore, cache: AnswerCache | None) -> StudentReport:
+                  limit: asyncio.Semaphore, cache: AnswerCache | None,
+                  on_answer: Callable[[], None] | None = None) -> StudentReport:
     conditions = (False, True) if config.blind else (False,)
-    tasks = [_cached_respond(student, sample.template_id, item, index, blind, limit, cache)
-             for blind in conditions for student in students for index, item in enumerate(sample.items)]
-    results = await asyncio.gather(*tasks)
+
+    async def respond(student: Student, index: int, item: Item, blind: bool) -> StudentResponse | FailedCall:
+        result = await _cached_respond(student, sample.template_id, item, index, blind, limit, cache)
+        if on_answer is not None:
+            on_answer()
+        return result
+
+    results = await asyncio.gather(*(respond(student, index, item, blind) for blind in conditions
+                                     for student in students for index, item in enumerate(sample.items)))
     responses = [r for r in results if isinstance(r, StudentResponse)]
     failed = [r for r in results if isinstance(r, FailedCall)]
     chance = sum(1 / len(item.options) for item in sample.items) / len(sample.items)
@@ -306,12 +313,14 @@ async def aanswer_template(sample: TemplateSample, students: Sequence[Student], 
 
 
 async def aanswer_templates(samples: Sequence[TemplateSample], students: Sequence[Student],
-                            config: PoolConfig | None = None, *,
-                            cache: AnswerCache | None = None) -> list[StudentReport]:
-    """`aanswer_template` for several templates, sharing one concurrency limit; results in order."""
+                            config: PoolConfig | None = None, *, cache: AnswerCache | None = None,
+                            on_answer: Callable[[], None] | None = None) -> list[StudentReport]:
+    """`aanswer_template` for several templates, sharing one concurrency limit; results in order.
+    ``on_answer`` is called after each answer (asked, reused or failed), for progress."""
     config = _checked(students, config)
     limit = asyncio.Semaphore(config.max_concurrency)
-    return list(await asyncio.gather(*(_answer(sample, students, config, limit, cache) for sample in samples)))
+    return list(await asyncio.gather(*(_answer(sample, students, config, limit, cache, on_answer)
+                                       for sample in samples)))
 
 
 def answer_template(sample: TemplateSample, students: Sequence[Student], config: PoolConfig | None = None, *,

@@ -107,6 +107,17 @@ class JobContext:
 
         retry_transient(write, within_s=self.settings.job_db_retry_s, what=f"job {self.job_id}: {kind} event")
 
+    def progress(self, done_name: str, total_name: str, *, steps: int = 20) -> Callable[[int, int], None]:
+        """An operation's ``on_progress(done, total)``: a ``progress`` event, and the job's progress
+        summary ``{done_name: done, total_name: total}``, about every ``1/steps`` of the way and at the end."""
+
+        def publish(done: int, total: int) -> None:
+            if done == total or done % max(1, total // steps) == 0:
+                counts = {done_name: done, total_name: total}
+                self.publish("progress", counts, progress=counts)
+
+        return publish
+
     def events(self, kind: str | None = None) -> list[JobEventPublic]:
         """Every event of the job so far (of every earlier run too)."""
         with open_session(self.engine) as session:

@@ -30,16 +30,11 @@ from itemsmith.templates_bank.storage import BankPublic, BankRow, NotFoundError,
 __all__ = ["export_file", "run_export_job", "run_release_job"]
 
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed, so the same export zips to the same bytes
-_PROGRESS_STEPS = 20  # progress events per job, about
 
 
 def export_file(uploads_dir: Path, job_id: str) -> Path:
     """Where the export job's zip is kept (beside the uploads, in the service's data folder)."""
     return uploads_dir.parent / "exports" / f"{job_id}.zip"
-
-
-def _every(total: int) -> int:
-    return max(1, total // _PROGRESS_STEPS)
 
 
 @job_kind("release", ReleaseJobRequest)
@@ -55,15 +50,10 @@ def run_release_job(request: ReleaseJobRequest, context: JobContext) -> dict[str
     create = ReleaseCreate(bank=bank.name, owner=bank.owner, seeds=request.seeds, num_samples=request.num_samples,
                            template_ids=request.template_ids, note=request.note, created_by=request.created_by)
 
-    def progress(runs_done: int, runs: int) -> None:
-        if runs_done == runs or runs_done % _every(runs) == 0:
-            context.publish("progress", {"runs_done": runs_done, "runs": runs},
-                            progress={"runs_done": runs_done, "runs": runs})
-
     # the release and its event commit together (progress events commit on their own meanwhile:
     # this transaction writes nothing until the items are regenerated)
     with open_session(context.engine) as session:
-        release = create_release(session, create, on_progress=progress)
+        release = create_release(session, create, on_progress=context.progress("runs_done", "runs"))
         number = release.manifest.release
         release_id = session.scalar(select(ReleaseRow.id).where(ReleaseRow.bank_id == bank.id,
                                                                 ReleaseRow.number == number))
@@ -102,18 +92,13 @@ def run_export_job(request: ExportJobRequest, context: JobContext) -> dict[str, 
         release_row, bank_row = found
         release = get_release(session, bank_row.name, release_row.number, bank_row.owner)
     options = ExportOptions(text_format=request.text_format, decimals=request.decimals, plots=request.plots)
-    rows = release.manifest.counts.items
-
-    def progress(rows_done: int) -> None:
-        if rows_done == rows or rows_done % _every(rows) == 0:
-            context.publish("progress", {"rows_done": rows_done, "rows": rows},
-                            progress={"rows_done": rows_done, "rows": rows})
+    rows, progress = release.manifest.counts.items, context.progress("rows_done", "rows")
 
     target = export_file(context.settings.uploads_dir, context.job_id)
     target.parent.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="itemsmith-export-", dir=target.parent))
     try:
-        export_release(release, request.format, workdir / "export", options, on_row=progress)
+        export_release(release, request.format, workdir / "export", options, on_row=lambda done: progress(done, rows))
         partial = workdir / "export.zip"
         _zip_folder(workdir / "export", partial)
         partial.replace(target)

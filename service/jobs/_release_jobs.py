@@ -52,7 +52,7 @@ def run_evaluate_job(request: EvaluateJobRequest, context: JobContext) -> dict[s
     else:
         report = evaluate(release, model=request.model, formats=request.formats, fresh_seed=request.fresh_seed,
                           concurrency=request.concurrency, store=store, parameters=parameters,
-                          policy=request_policy())
+                          policy=request_policy(), on_progress=context.progress("answered", "items", steps=100))
     with BankSession(context.engine, expire_on_commit=False) as session:
         refreshed = refresh_calibration(session, release, context.job_id, str(request.model), commit=True)
     calibration = {"refreshed": refreshed} if isinstance(refreshed, str) else {"calibration_id": refreshed.calibration_id}

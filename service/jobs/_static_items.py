@@ -24,7 +24,6 @@ from itemsmith.templates_bank.storage import BankSession, NotFoundError, open_se
 
 __all__ = ["AuditJobRequest", "ImportJobRequest", "run_audit_job", "run_import_job"]
 
-_PROGRESS_STEPS = 20  # progress events per import, about
 
 
 class ImportJobRequest(BaseModel):
@@ -57,10 +56,10 @@ def run_import_job(request: ImportJobRequest, context: JobContext) -> dict[str, 
     if not path.is_file():
         raise NotFoundError(f"the uploaded file {request.file_name} is gone; upload it again")
 
+    publish = context.progress("groups_done", "groups")
+
     def progress(done: int, groups: int) -> None:
-        if done in (0, groups) or done % max(1, groups // _PROGRESS_STEPS) == 0:
-            context.publish("progress", {"groups_done": done, "groups": groups},
-                            progress={"groups_done": done, "groups": groups})
+        publish(done, groups)
         context.raise_if_interrupted()
 
     with BankSession(context.engine, expire_on_commit=False) as session:

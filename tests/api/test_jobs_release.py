@@ -10,7 +10,7 @@ from sqlalchemy import Engine
 
 from itemsmith.api.settings import ApiSettings
 from itemsmith.service.jobs import execute_job, get_job
-from itemsmith.service.jobs._store import create_job
+from itemsmith.service.jobs._store import create_job, list_events
 from itemsmith.templates_bank.releases import ReleaseCreate, create_release
 from itemsmith.templates_bank.storage import BankCreate, create_bank, import_curated, list_verdicts, open_session
 
@@ -51,3 +51,7 @@ def test_scripted_reverify_and_evaluate_jobs_on_a_release(engine: Engine, api_se
     evaluated = _run(engine, api_settings, "evaluate",
                      {"bank": "released", "release": 1, "model": model, "formats": ["plain"]}, bank.id)
     assert evaluated["overall"]["n"] == 2 and 0 <= evaluated["overall"]["accuracy"] <= 1
+    with open_session(engine) as session:
+        progress = [e.payload for e in list_events(session, evaluated["id"], kind="progress")]
+        summary = get_job(session, evaluated["id"]).progress
+    assert progress == [{"answered": 1, "items": 2}, {"answered": 2, "items": 2}] and summary == progress[-1]

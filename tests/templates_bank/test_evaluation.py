@@ -103,8 +103,10 @@ def test_scripted_model_right_on_one_category_only_gives_known_accuracies(bank: 
     formats = [TextFormat.plain, TextFormat.symbol]
     student = scripted_student(bank, lambda category, item: item.answer_index if category == "retrieval"
                                else wrong(item), formats)
-    report = evaluate(bank.items, student, formats=formats)
+    seen: list[tuple[int, int]] = []
+    report = evaluate(bank.items, student, formats=formats, on_progress=lambda done, total: seen.append((done, total)))
     items = bank.all_items()
+    assert seen == [(k, 2 * len(items)) for k in range(1, 2 * len(items) + 1)]  # every answer, in both formats
     retrieval = sum(category == "retrieval" for category, _ in items)
     assert len(items) == len(TEMPLATES) * len(SEEDS) * SAMPLES and 0 < retrieval < len(items)
     assert len(report.responses) == 2 * len(items) and report.overall.unparsed == 0
@@ -265,6 +267,7 @@ def test_evaluate_command_with_a_scripted_model(bank: Bank, tmp_path: Path) -> N
     items = [item for _, item in bank.all_items()]
     expected = sum(item.answer_index == 0 for item in items) / len(items)
     assert f"overall accuracy {expected:.3f}" in result.output and "queried point" in result.output
+    assert f"answered: {2 * len(items)}/{2 * len(items)}" in result.stderr  # progress as the answers come
     saved = json.loads(out.read_text())
     assert saved["overall"]["accuracy"] == expected and len(saved["responses"]) == 2 * len(items)
     assert list(saved["by_format"]) == ["plain", "csv"] and set(saved["ability"]) == {"plain", "csv"}
@@ -273,6 +276,7 @@ def test_evaluate_command_with_a_scripted_model(bank: Bank, tmp_path: Path) -> N
                                  "--fresh-seed", "--seed", "3", "--json"])
     assert result.exit_code == 0, result.output
     fresh = json.loads(result.stdout)
+    assert "answered:" not in result.stderr  # --json prints the result only
     assert fresh["fresh_seed"] == 3 and not {s for seeds in fresh["seeds"].values() for s in seeds} & set(SEEDS)
 
     for args, message in [(["--seed", "3"], "only applies with --fresh-seed"),  # wrong command lines
