@@ -33,9 +33,13 @@ def question(num_samples):
         usable = np.flatnonzero(np.abs(pct_by_start - np.round(pct_by_start)) <= 0.4)
         if len(usable) < 4 or np.ptp(pct_by_start[usable]) < 24:
             continue
-        starts = [int(usable[int(rng.integers(len(usable)))]) for _ in range(4)]
-        values = sorted(int(round(pct_by_start[i])) for i in starts)
-        if min(np.diff(values)) < 8:
+        # four starts drawn alike, again until their shares are 8 points apart (most draws are not)
+        for _ in range(20):
+            starts = [int(usable[int(rng.integers(len(usable)))]) for _ in range(4)]
+            values = sorted(int(round(pct_by_start[i])) for i in starts)
+            if min(np.diff(values)) >= 8:
+                break
+        else:
             continue
         start = starts[int(rng.integers(4))]
         part, pct = frame.iloc[start:start + size], float(pct_by_start[start])
