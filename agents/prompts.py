@@ -310,8 +310,9 @@ def _normalized(source: str) -> str | None:
 
 def copied_example(source: str, prompt: str, handler_name: str) -> Template | None:
     """The curated example shown in `prompt` (a slot's first message) that `source` copies: its
-    code, without comments and layout and with its own names renamed, at least COPY_SIMILARITY alike; None when it copies none. A
-    copy adds no template to the user's bank that the curated set does not already hold."""
+    code, without comments and layout and with its own names renamed, at least COPY_SIMILARITY
+    alike; None when it copies none. A copy adds no template to the user's bank that the curated
+    set does not already hold."""
     code = _normalized(source)
     if code is None:
         return None

@@ -392,7 +392,8 @@ def _length_order() -> list[str]:
 
 async def aevaluate(items: ReleaseItems, student: Student, *, formats: Sequence[TextFormat] = (TextFormat.plain,),
                     max_concurrency: int = 4, parameters: Mapping[str, IRTParameters] | None = None,
-                    store: EvaluationStore | None = None, on_progress: Callable[[int, int], None] | None = None) -> EvaluationReport:
+                    store: EvaluationStore | None = None,
+                    on_progress: Callable[[int, int], None] | None = None) -> EvaluationReport:
     """The student answers every item in every text format (its config's format is replaced;
     its ``decimals`` and ``vision`` are kept); async. ``parameters``: IRT parameters by template
     id (default: the release's); ``store``: write (and reuse) the answers in the bank;
@@ -451,7 +452,8 @@ async def aevaluate(items: ReleaseItems, student: Student, *, formats: Sequence[
 
 def evaluate(items: ReleaseItems, student: Student, *, formats: Sequence[TextFormat] = (TextFormat.plain,),
              max_concurrency: int = 4, parameters: Mapping[str, IRTParameters] | None = None,
-             store: EvaluationStore | None = None, on_progress: Callable[[int, int], None] | None = None) -> EvaluationReport:
+             store: EvaluationStore | None = None,
+             on_progress: Callable[[int, int], None] | None = None) -> EvaluationReport:
     """Synchronous `aevaluate` (not from inside a running event loop)."""
     return asyncio.run(aevaluate(items, student, formats=formats, max_concurrency=max_concurrency,
                                  parameters=parameters, store=store, on_progress=on_progress))
@@ -460,7 +462,8 @@ def evaluate(items: ReleaseItems, student: Student, *, formats: Sequence[TextFor
 def evaluate_release(release: Release, student: Student, *, formats: Sequence[TextFormat] = (TextFormat.plain,),
                      fresh_seed: int | None = None, max_concurrency: int = 4, workers: int = 1,
                      limits: SandboxLimits | None = None, parameters: Mapping[str, IRTParameters] | None = None,
-                     store: EvaluationStore | None = None, on_progress: Callable[[int, int], None] | None = None) -> EvaluationReport:
+                     store: EvaluationStore | None = None,
+                    on_progress: Callable[[int, int], None] | None = None) -> EvaluationReport:
     """Regenerate the release (or, with ``fresh_seed``, new instances of its templates) and
     evaluate the student on it (see `aevaluate`). A resumed evaluation (a ``store`` with the
     same evaluation id) must use the same ``fresh_seed``, so it is shown the same items."""

@@ -25,7 +25,6 @@ from itemsmith.templates_bank.storage import BankSession, NotFoundError, open_se
 __all__ = ["AuditJobRequest", "ImportJobRequest", "run_audit_job", "run_import_job"]
 
 
-
 class ImportJobRequest(BaseModel):
     """Store the items of a benchmark file uploaded for the bank (`service.items_upload`)."""
 
