@@ -39,11 +39,8 @@ def _models() -> list[tuple[str, type[LayerSettings]]]:
 
 def _variables(model: type[LayerSettings], *path: str) -> tuple[str, str]:
     """The variable's names (its own, a provider's: OPENAI_API_KEY) and its old names, each " / "-joined."""
-    field = model.model_fields[path[0]]
-    choices = getattr(field.validation_alias, "choices", None) or ()
-    name = model.variable(*path)
-    names = dict.fromkeys([name, *(c for c in choices if isinstance(c, str) and c.isupper())])
-    return " / ".join(names), " / ".join(old for old, new in model.renamed_variables.items() if new == name)
+    names = model.variables(*path)
+    return " / ".join(names), " / ".join(old for old, new in model.renamed_variables.items() if new == names[0])
 
 
 def _fields(model: type[LayerSettings]) -> Iterator[tuple[tuple[str, ...], FieldInfo]]:

@@ -60,14 +60,20 @@ class LayerSettings(BaseSettings):
             raise InvalidSettings(self._not_json(str(exc))) from None
 
     @classmethod
-    def variable(cls, *path: str) -> str:
-        """The variable of a field (``variable("audit", "alpha")``), or its alias when it has one."""
+    def variables(cls, *path: str) -> list[str]:
+        """The variables a field is read from (``variables("audit", "alpha")``): its own name, or
+        its aliases when it has them (a provider's ``OPENAI_API_KEY``)."""
         field = cls.model_fields.get(path[0])
         choices = getattr(field.validation_alias, "choices", None) if field is not None else None
         named = [choice for choice in choices or () if isinstance(choice, str) and choice.isupper()]
         if len(path) == 1 and named:
-            return named[0]
-        return (str(cls.model_config.get("env_prefix", "")) + "_".join(path)).upper()
+            return named
+        return [(str(cls.model_config.get("env_prefix", "")) + "_".join(path)).upper()]
+
+    @classmethod
+    def variable(cls, *path: str) -> str:
+        """The variable of a field, the first of `variables`."""
+        return cls.variables(*path)[0]
 
     @classmethod
     def _explain(cls, error: Any) -> str:
