@@ -1,5 +1,6 @@
 """The review page shows the item audit's verdict: passed or failed, each shortcut with its
-accuracy against chance, failed checks, and thresholds a user lowered."""
+accuracy against chance, failed checks, the confirmation of a solver's win, and thresholds a user
+lowered."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ def _failed_audit() -> AuditReport:
     fine = AuditSolverResult(solver="position", applicable=240, correct=61, accuracy=61 / 240, chance=0.25,
                              p_value=0.5, p_corrected=1.0, gain=0.004, tested=True, shortcut=False)
     return AuditReport(passed=False, solvers=[shortcut, fine], n_items=240, n_distinct=236, seeds=[7, 8], sizes=[30, 30],
+                       confirmation_seeds=[9, 10], confirmation_sizes=[30, 30],
                        findings=[AuditFinding(check="option_count", passed=False, message="120 items have 3 options"),
                                  AuditFinding(check="duplicate_items", passed=True, message="none")],
                        feedback="shortcut 'numeric_rank' ...", thresholds_lowered=["alpha=0.001 (default 0.01)"],
@@ -36,4 +38,5 @@ def test_template_page_shows_the_audit_verdict(client: TestClient, engine: Engin
     assert "shortcut <strong>numeric_rank</strong>: 100% right blind vs 25% chance" in text
     assert "rank 2 of 4" in text and "option_count: 120 items have 3 options" in text
     assert "thresholds lowered: alpha=0.001 (default 0.01)" in text
+    assert "a blind solver's win re-tested with 2 fresh seeds added" in text
     assert "shortcut <strong>position</strong>" not in text and "duplicate_items" not in text

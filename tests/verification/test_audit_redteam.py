@@ -64,7 +64,8 @@ def test_fresh_seeds_and_sizes_are_recorded_and_reproducible(pool: SandboxPool) 
     assert len(first.seeds) == len(first.sizes) and not set(first.seeds) & set(second.seeds)
     assert 5 in first.sizes  # the first seed is also run at the size checks used to run
     plan = list(zip(first.seeds, first.sizes))[:AuditConfig().seeds]
-    again = audit_template(GOOD, HANDLER, pool=pool, plan=plan)
+    confirmation = list(zip(first.confirmation_seeds, first.confirmation_sizes, strict=True)) or None
+    again = audit_template(GOOD, HANDLER, pool=pool, plan=plan, confirmation_plan=confirmation)
     assert [s.model_dump() for s in again.solvers] == [s.model_dump() for s in first.solvers]
 
 

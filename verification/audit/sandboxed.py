@@ -4,8 +4,10 @@ Seeds and sample sizes come from the OS (`secrets`), so a template cannot predic
 recorded in the report (pass them back as `plan` to reproduce an audit). The first seed is also
 run at two smaller sizes (5, the size checks used to run, and half its size) and at twice its
 size where the output limit allows, so an item drawn under several sizes must keep its key; the half-size run is repeated in another sandbox process
-and must give identical items (determinism across processes). A `SandboxPool` of several workers
-runs the draws at once. Template code only ever runs in the sandbox.
+and must give identical items (determinism across processes). A blind solver that wins is tested
+again with as many fresh seeds added (`confirm_shortcuts`): a sound template's chance win seldom
+repeats, a real cue does. A `SandboxPool` of several workers runs the draws at once. Template code
+only ever runs in the sandbox.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 from itemsmith.items.schema import Item, RunStatus
 from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool, SandboxSettings, run_template
-from itemsmith.verification.audit.core import audit_items
+from itemsmith.verification.audit.core import audit_items, confirm_shortcuts
 from itemsmith.verification.audit.fidelity import named_record_ids
 from itemsmith.verification.audit.models import AuditReport, Finding, ItemDraw
 from itemsmith.verification.audit.record_data import fetch_record_data
@@ -46,11 +48,14 @@ def _canonical(raw: list[dict[str, Any]]) -> str:
 
 def audit_template(source: str, handler: str, *, config: AuditConfig | None = None,
                    pool: SandboxPool | None = None, limits: SandboxLimits | None = None,
-                   plan: Sequence[tuple[int, int]] | None = None) -> AuditReport:
+                   plan: Sequence[tuple[int, int]] | None = None,
+                   confirmation_plan: Sequence[tuple[int, int]] | None = None) -> AuditReport:
     """Audit a template against `handler` (built-in name or handler file) through the sandbox.
 
     Pass `pool` to reuse one (its handler must match). `plan` fixes the (seed, num_samples) runs
-    (at least two; default: drawn from the OS) to reproduce a recorded audit. Never raises for
+    (at least two; default: drawn from the OS) to reproduce a recorded audit, `confirmation_plan` the
+    runs drawn when a blind solver wins (default: as many fresh ones as `plan_draws` gives; the
+    report's `confirmation_seeds` and `confirmation_sizes`). Never raises for
     what the template does: a run that fails gives a failed report whose `error` says which run
     and why.
     """
@@ -80,12 +85,8 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
         with ThreadPoolExecutor(max_workers=workers) as executor:  # a pool of several workers runs them at once
             results += executor.map(lambda seed_size: run(*seed_size), runs[1:])
     for (seed, size), result in zip(runs, results, strict=False):
-        if result.status is not RunStatus.ok:
-            return _failed(config, plan, started, f"the run with seed {seed} and num_samples {size} failed "
-                                                  f"({result.status.value}): {result.error}")
-        if len(result.items) != size:
-            return _failed(config, plan, started, f"question({size}) returned {len(result.items)} items; it must "
-                                                  "return exactly num_samples items")
+        if (error := _run_error(seed, size, result)) is not None:
+            return _failed(config, plan, started, error)
         raw_by_run[(seed, size)] = _canonical(result.items)
         draws.append(ItemDraw(seed=seed, num_samples=size, items=[Item.model_validate(i) for i in result.items]))
 
@@ -107,6 +108,17 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
                                       "anything else that differs between processes")
 
     report = audit_items(draws, config, records)
+    if report.shortcuts:  # a blind solver won on these seeds: it must win again with fresh ones added
+        confirm = list(confirmation_plan) if confirmation_plan is not None else plan_draws(config)
+        with ThreadPoolExecutor(max_workers=max(1, min(len(confirm), pool.size if pool is not None else 1))) as executor:
+            confirmed = list(executor.map(lambda seed_size: run(*seed_size), confirm))
+        more: list[ItemDraw] = []
+        for (seed, size), result in zip(confirm, confirmed, strict=True):
+            error = _run_error(seed, size, result)
+            if error is not None:
+                return _failed(config, plan, started, error)
+            more.append(ItemDraw(seed=seed, num_samples=size, items=[Item.model_validate(i) for i in result.items]))
+        report = confirm_shortcuts(report, draws, more, config)
     findings = [*report.findings, determinism]
     feedback = report.feedback
     if not determinism.passed:
@@ -115,6 +127,14 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
         "findings": findings, "passed": report.passed and determinism.passed, "feedback": feedback,
         "elapsed_ms": (time.monotonic() - started) * 1000,
     })
+
+
+def _run_error(seed: int, size: int, result: RunResult) -> str | None:
+    if result.status is not RunStatus.ok:
+        return f"the run with seed {seed} and num_samples {size} failed ({result.status.value}): {result.error}"
+    if len(result.items) != size:
+        return f"question({size}) returned {len(result.items)} items; it must return exactly num_samples items"
+    return None
 
 
 def _larger(size: int, first: RunResult, limits: SandboxLimits) -> list[int]:

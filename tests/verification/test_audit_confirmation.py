@@ -1,0 +1,116 @@
+"""A blind solver's win is tested again with fresh seeds added (`confirm_shortcuts`): a chance win
+of a sound template is dropped, a real cue stands, and an item check never gets a second chance.
+
+The sandboxed case replays the audit plan of a real false rejection: the agents tests' well-made
+template lost `numeric_rank` on these seeds (2 of 691 such audits lost a solver; one of them failed
+the authoring loop test in CI, stop 33).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from itemsmith.items.schema import Item
+from itemsmith.sandbox import SandboxPool
+from itemsmith.verification.audit import ItemDraw, audit_items, audit_template, confirm_shortcuts
+
+from ..agents.conftest import GOOD as LOOP_GOOD
+from ..agents.conftest import HANDLER_SOURCE
+from .test_audit import _made, draws, good_numeric, symmetric_offsets
+
+# (seed, num_samples) of the first 8 runs of that audit; the audit adds the first seed's other sizes
+FALSE_REJECTION_PLAN = [(4137180936270669683, 21), (4500964972837802361, 39), (4163027418600867783, 27),
+                        (3226439098260368240, 18), (4225125345483969117, 27), (1971484603705404518, 31),
+                        (1536104444531885832, 19), (589814767272353900, 24)]
+CONFIRMATION_PLAN = [(7000 + i, 30) for i in range(8)]
+
+
+def leaning_on_option_2(rng: np.random.Generator, i: int) -> dict:
+    """A sound item whose key is moved to option 2 now and then: what a lucky seed order looks like
+    to the `position` solver (a lean only these seeds have)."""
+    item = good_numeric(rng, i)
+    if rng.random() < 0.2:
+        options = item["options"]
+        options.insert(1, options.pop(item["answer_index"]))
+        item["answer_index"] = 1
+    return item
+
+
+def test_a_chance_win_that_fresh_seeds_do_not_repeat_is_dropped() -> None:
+    first = draws(leaning_on_option_2)
+    report = audit_items(first)
+    assert report.shortcuts == ["position"], report.feedback  # the setup: the lean wins on these seeds
+    confirmed = confirm_shortcuts(report, first, draws(good_numeric, seeds=range(100, 108)))
+    assert confirmed.passed and confirmed.feedback is None and not confirmed.shortcuts
+    assert confirmed.confirmation_seeds == list(range(100, 108)) and confirmed.confirmation_sizes == [35] * 8
+    position = confirmed.solver("position")
+    assert position.applicable > report.solver("position").applicable  # tested on the pooled items
+    assert position.gain < report.solver("position").gain
+
+
+def test_a_real_cue_wins_again_and_stands() -> None:
+    first = draws(symmetric_offsets)
+    report = audit_items(first)
+    confirmed = confirm_shortcuts(report, first, draws(symmetric_offsets, seeds=range(100, 108)))
+    assert not confirmed.passed and set(confirmed.shortcuts) == set(report.shortcuts) and confirmed.shortcuts
+    assert "numeric_rank" in confirmed.shortcuts and "numeric_rank" in (confirmed.feedback or "")
+    assert confirmed.solver("numeric_rank").applicable > report.solver("numeric_rank").applicable
+
+
+def test_a_solver_that_wins_only_on_the_pooled_items_is_not_a_shortcut_it_was_not_first() -> None:
+    # the confirmation alone leans: only solvers that already won are re-judged, nothing new fails
+    first = draws(leaning_on_option_2)
+    report = audit_items(first)
+    confirmed = confirm_shortcuts(report, first, draws(symmetric_offsets, seeds=range(100, 108)))
+    assert "numeric_rank" not in confirmed.shortcuts
+
+
+def test_a_failed_item_check_is_not_confirmed_away() -> None:
+    def repeated_with_a_lean(rng: np.random.Generator, i: int) -> dict:
+        return leaning_on_option_2(np.random.default_rng(i % 5), i)  # five items, over and over
+
+    first = [ItemDraw(seed=s, num_samples=35, items=[Item.model_validate(_made(repeated_with_a_lean, None, i))
+                                                     for i in range(35)]) for s in range(8)]
+    report = audit_items(first)
+    assert report.failed_checks
+    confirmed = confirm_shortcuts(report, first, draws(good_numeric, seeds=range(100, 108)))
+    assert not confirmed.passed and confirmed.failed_checks == report.failed_checks
+
+
+def test_nothing_won_nothing_is_drawn() -> None:
+    first = draws(good_numeric)
+    report = audit_items(first)
+    assert report.passed and confirm_shortcuts(report, first, draws(good_numeric, seeds=range(100, 108))) is report
+
+
+@pytest.fixture(scope="module")
+def tiny_pool(tmp_path_factory: pytest.TempPathFactory):
+    handler = Path(tmp_path_factory.mktemp("confirmation")) / "tiny_handler.py"
+    handler.write_text(HANDLER_SOURCE)
+    with SandboxPool(str(handler), workers=2) as pool:
+        yield str(handler), pool
+
+
+def test_the_recorded_false_rejection_is_confirmed_away_and_the_replay_is_exact(tiny_pool) -> None:
+    handler, pool = tiny_pool
+    report = audit_template(LOOP_GOOD, handler, pool=pool, plan=FALSE_REJECTION_PLAN,
+                            confirmation_plan=CONFIRMATION_PLAN)
+    assert report.passed, report.feedback
+    assert report.confirmation_seeds == [s for s, _ in CONFIRMATION_PLAN]  # numeric_rank won at first
+    assert report.confirmation_sizes == [n for _, n in CONFIRMATION_PLAN]
+    assert report.solver("numeric_rank").applicable > 200  # judged on the pooled items
+
+
+def test_a_real_shortcut_through_the_sandbox_fails_after_confirmation(tiny_pool) -> None:
+    handler, pool = tiny_pool
+    middle_key = LOOP_GOOD.replace(
+        "key, wrong = numeric_options(float(window.mean()), spread=float(rng.uniform(0.3, 1.0)), decimals=2)",
+        "key = round(float(window.mean()), 2)\n        wrong = [round(key + d, 2) for d in (-0.6, 0.6, 1.2)]")
+    assert middle_key != LOOP_GOOD
+    report = audit_template(middle_key, handler, pool=pool)
+    assert not report.passed and "numeric_rank" in report.shortcuts
+    assert len(report.confirmation_seeds) == len(report.confirmation_sizes) == 8
+    assert not set(report.confirmation_seeds) & set(report.seeds)  # fresh from the OS, not the first plan's
