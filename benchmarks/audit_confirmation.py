@@ -40,7 +40,9 @@ def main() -> None:
         audits = wins = confirmed = rejected = 0
         try:
             for name, handler_name, source in templates:
-                pool = pools.get(handler_name) or pools.setdefault(handler_name, SandboxPool(handler_name, workers=2))
+                if handler_name not in pools:
+                    pools[handler_name] = SandboxPool(handler_name, workers=2)
+                pool = pools[handler_name]
                 for _ in range(args.runs):
                     report = audit_template(source, handler_name, pool=pool)
                     audits += 1

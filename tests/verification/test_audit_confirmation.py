@@ -60,12 +60,13 @@ def test_a_real_cue_wins_again_and_stands() -> None:
     assert confirmed.solver("numeric_rank").applicable > report.solver("numeric_rank").applicable
 
 
-def test_a_solver_that_wins_only_on_the_pooled_items_is_not_a_shortcut_it_was_not_first() -> None:
-    # the confirmation alone leans: only solvers that already won are re-judged, nothing new fails
+def test_only_a_solver_that_won_at_first_can_fail_the_template() -> None:
+    # the confirmation alone leans on numeric rank: only solvers that already won are re-judged
     first = draws(leaning_on_option_2)
     report = audit_items(first)
-    confirmed = confirm_shortcuts(report, first, draws(symmetric_offsets, seeds=range(100, 108)))
-    assert "numeric_rank" not in confirmed.shortcuts
+    more = draws(symmetric_offsets, seeds=range(100, 108))
+    assert "numeric_rank" not in report.shortcuts and "numeric_rank" in audit_items([*first, *more]).shortcuts
+    assert "numeric_rank" not in confirm_shortcuts(report, first, more).shortcuts
 
 
 def test_a_failed_item_check_is_not_confirmed_away() -> None:
@@ -114,3 +115,30 @@ def test_a_real_shortcut_through_the_sandbox_fails_after_confirmation(tiny_pool)
     assert not report.passed and "numeric_rank" in report.shortcuts
     assert len(report.confirmation_seeds) == len(report.confirmation_sizes) == 8
     assert not set(report.confirmation_seeds) & set(report.seeds)  # fresh from the OS, not the first plan's
+
+
+# The cheapest way past a second look: give the cue away on about half the runs only (decided by
+# the run's own first draw), so a check that needed every run to lean would see it only by luck.
+SOME_RUNS_KEY_FIRST = LOOP_GOOD.replace(
+    "    items = []\n", "    items = []\n    lean = rng.random() < 0.5\n", 1).replace(
+    "    return items\n",
+    "    if lean:\n"
+    "        for item in items:\n"
+    "            item['options'].insert(0, item['options'].pop(item['answer_index']))\n"
+    "            item['answer_index'] = 0\n"
+    "    return items\n", 1)
+
+
+def test_a_cue_on_only_some_seeds_still_stands(tiny_pool) -> None:
+    handler, pool = tiny_pool
+    plan, confirmation = [(2000 + i, 30) for i in range(8)], [(3000 + i, 30) for i in range(8)]
+
+    def leaning(runs: list[tuple[int, int]]) -> int:
+        results = [pool.run(SOME_RUNS_KEY_FIRST, num_samples=n, seed=seed) for seed, n in runs]
+        return sum(all(item["answer_index"] == 0 for item in r.items) for r in results)
+
+    assert 0 < leaning(plan) < len(plan) and 0 < leaning(confirmation) < len(confirmation)  # some runs, not all
+    report = audit_template(SOME_RUNS_KEY_FIRST, handler, pool=pool, plan=plan, confirmation_plan=confirmation)
+    assert report.error is None, report.error
+    assert not report.passed and "position" in report.shortcuts, report.feedback
+    assert report.confirmation_seeds == [seed for seed, _ in confirmation]

@@ -145,9 +145,9 @@ def confirm_shortcuts(report: AuditReport, draws: Sequence[ItemDraw], confirmati
     gain halves otherwise), while a real cue gains on the new seeds as it did on the first. Under no
     shortcut this rejects no more often than `report` alone did: both tests must find it.
     """
-    config = config or VerificationSettings().audit
     if not report.shortcuts or not confirmation:
         return report
+    config = config or VerificationSettings().audit
     first = set(report.shortcuts)
     solvers = [result.model_copy(update={"shortcut": result.shortcut and result.solver in first})
                for result in _test_solvers(_folds(Drawn.of([*draws, *confirmation])), config)]

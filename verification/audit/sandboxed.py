@@ -72,6 +72,11 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
     def run(seed: int, size: int) -> RunResult:
         return run_source(source, seed, size)
 
+    def run_all(seeds_sizes: Sequence[tuple[int, int]]) -> list[RunResult]:
+        workers = max(1, min(len(seeds_sizes), pool.size if pool is not None else 1))
+        with ThreadPoolExecutor(max_workers=workers) as executor:  # a pool of several workers runs them at once
+            return list(executor.map(lambda seed_size: run(*seed_size), seeds_sizes))
+
     plan = list(plan) if plan is not None else plan_draws(config)
     first_seed, first_size = plan[0]
     smaller = sorted({n for n in (CHECKED_SIZE, max(1, first_size // 2)) if n != first_size})
@@ -81,14 +86,12 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
     resized = [*smaller, *_larger(first_size, results[0], limits or getattr(pool, "limits", None) or SandboxSettings().sandbox)]
     runs = [*plan, *((first_seed, n) for n in resized)]
     if results[0].status is RunStatus.ok:
-        workers = min(len(runs) - 1, pool.size if pool is not None else 1)
-        with ThreadPoolExecutor(max_workers=workers) as executor:  # a pool of several workers runs them at once
-            results += executor.map(lambda seed_size: run(*seed_size), runs[1:])
+        results += run_all(runs[1:])
     for (seed, size), result in zip(runs, results, strict=False):
         if (error := _run_error(seed, size, result)) is not None:
             return _failed(config, plan, started, error)
         raw_by_run[(seed, size)] = _canonical(result.items)
-        draws.append(ItemDraw(seed=seed, num_samples=size, items=[Item.model_validate(i) for i in result.items]))
+        draws.append(_draw(seed, size, result))
 
     check_seed, check_size = (first_seed, max(smaller)) if smaller else plan[1]
     named = sorted({rid for draw in draws for item in draw.items for rid in named_record_ids(item)})
@@ -110,14 +113,11 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
     report = audit_items(draws, config, records)
     if report.shortcuts:  # a blind solver won on these seeds: it must win again with fresh ones added
         confirm = list(confirmation_plan) if confirmation_plan is not None else plan_draws(config)
-        with ThreadPoolExecutor(max_workers=max(1, min(len(confirm), pool.size if pool is not None else 1))) as executor:
-            confirmed = list(executor.map(lambda seed_size: run(*seed_size), confirm))
         more: list[ItemDraw] = []
-        for (seed, size), result in zip(confirm, confirmed, strict=True):
-            error = _run_error(seed, size, result)
-            if error is not None:
+        for (seed, size), result in zip(confirm, run_all(confirm), strict=True):
+            if (error := _run_error(seed, size, result)) is not None:
                 return _failed(config, plan, started, error)
-            more.append(ItemDraw(seed=seed, num_samples=size, items=[Item.model_validate(i) for i in result.items]))
+            more.append(_draw(seed, size, result))
         report = confirm_shortcuts(report, draws, more, config)
     findings = [*report.findings, determinism]
     feedback = report.feedback
@@ -135,6 +135,10 @@ def _run_error(seed: int, size: int, result: RunResult) -> str | None:
     if len(result.items) != size:
         return f"question({size}) returned {len(result.items)} items; it must return exactly num_samples items"
     return None
+
+
+def _draw(seed: int, size: int, result: RunResult) -> ItemDraw:
+    return ItemDraw(seed=seed, num_samples=size, items=[Item.model_validate(i) for i in result.items])
 
 
 def _larger(size: int, first: RunResult, limits: SandboxLimits) -> list[int]:
