@@ -174,10 +174,10 @@ class AgentSettings(LayerSettings):
     local_n_ctx: int = Field(8192, ge=512, le=131072, description="llama.cpp context window")
     local_max_output_tokens: int = Field(1024, ge=16, le=8192, description="reply cap of in-process models")
     local_prompt_lookup_tokens: int = Field(
-        0, ge=0, le=64, description="prompt-lookup decoding: tokens drafted per step from an earlier occurrence of "
-                                    "the last n-gram in the conversation, checked in one pass (0: off; 10 is typical). "
-                                    "Greedy replies can differ from plain decoding where two tokens nearly tie "
-                                    "(batched and one-token passes round differently)")
+        8, ge=0, le=64, description="prompt-lookup decoding: most tokens drafted per step from an earlier occurrence "
+                                    "of the last n-gram in the conversation, checked in one pass (0: off). Fewer "
+                                    "where this machine's batched pass would round differently from one token at a "
+                                    "time (measured per model on first use), so replies are the same with it or not")
     local_repeat_stop: int = Field(
         8, ge=0, le=1000, description="end a local reply at this many copies in a row of one block (a line or up to "
                                       "4 comma/line pieces, numbers aside, 24+ characters) instead of at the output "

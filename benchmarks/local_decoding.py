@@ -4,9 +4,12 @@ Two prompts of the generator: a fresh round (system prompt with the skeleton, a 
 refinement round (the same plus an earlier reply holding the skeleton's code and an error), where
 prompt lookup can copy. Each prompt is decoded greedily with lookup off and on, interleaved
 (off, on, off, on, ...) so a machine shared with other work slows both alike; the prompt is
-evaluated once and timed apart (every run reuses its cache), so tokens/s is the reply's alone. It reports tokens/s per mode,
-the on/off ratio, whether each lookup reply equals the plain reply of the same prompt, and the
-load average (`os.getloadavg`). `--stock` also measures what llama-cpp-python's own prompt lookup
+evaluated once and timed apart (every run reuses its cache), so tokens/s is the reply's alone. The
+model is loaded as the chat models load it (`llamacpp._load`, flash attention on) and decoded three
+ways: plain (one token a step), padded (each step at least `exact_decoding`'s minimum width, no
+draft) and lookup (padded, with as many drafted tokens as the probe finds exact on this machine).
+It reports tokens/s per mode, lookup over plain, whether each lookup reply equals the padded one
+(the guarantee) and the plain one, the probe's result and seconds, and the load average. `--stock` also measures what llama-cpp-python's own prompt lookup
 costs (it forces `logits_all`: every prompt token's logits computed and kept): its prompt-eval time
 and resident memory after the prompt, next to the instance the chat models use::
 
@@ -63,14 +66,17 @@ def read_prompt(llama: Any, messages: list[BaseMessage]) -> tuple[list[int], lis
     return tokens, stops, time.perf_counter() - started
 
 
-def decode(llama: Any, tokens: list[int], stops: list[str], lookup: int, max_tokens: int) -> dict[str, Any]:
+def decode(llama: Any, tokens: list[int], stops: list[str], lookup: int, min_width: int, max_tokens: int,
+           temperature: float) -> dict[str, Any]:
     from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
     llama.draft_model = LlamaPromptLookupDecoding(max_ngram_size=3, num_pred_tokens=lookup) if lookup else None
+    llama.min_width = min_width
     started = time.perf_counter()
-    reply = llama.create_completion(prompt=tokens, temperature=0.0, max_tokens=max_tokens, seed=0, stop=stops)
+    reply = llama.create_completion(prompt=tokens, temperature=temperature, max_tokens=max_tokens, seed=0,
+                                    stop=stops)
     decode_s = time.perf_counter() - started
-    llama.draft_model = None
+    llama.draft_model, llama.min_width = None, 1
     out = int(reply["usage"]["completion_tokens"])
     return {"prompt_tokens": len(tokens), "tokens": out, "decode_s": decode_s,
             "tokens_per_s": out / decode_s if decode_s else 0.0, "text": reply["choices"][0]["text"]}
@@ -101,7 +107,8 @@ def main() -> None:
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
     parser.add_argument("--max-tokens", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=2, help="off/on pairs per prompt")
-    parser.add_argument("--lookup", type=int, default=10, help="tokens drafted per step")
+    parser.add_argument("--lookup", type=int, default=8, help="most tokens drafted per step (fewer where inexact)")
+    parser.add_argument("--temperature", type=float, default=0.0, help="0: greedy; the generator samples at 0.2")
     parser.add_argument("--n-ctx", type=int, default=8192)
     parser.add_argument("--stock", action="store_true", help="also measure llama-cpp-python's logits_all cost")
     parser.add_argument("--out", help="write the numbers here as JSON")
@@ -109,34 +116,40 @@ def main() -> None:
     settings = get_settings()
     path = str(model_path(args.model, settings.model_cache_dir))
     threads = settings.local_n_threads
-    ours = llamacpp._lookup_llama_class()(model_path=path, n_ctx=args.n_ctx, n_threads=threads,
-                                          n_threads_batch=threads, n_batch=512, seed=0, verbose=False)
-    results: dict[str, Any] = {"model": args.model, "max_tokens": args.max_tokens, "lookup": args.lookup,
+    loaded = llamacpp._load(path, args.n_ctx, threads)
+    ours = loaded.llama
+    started = time.perf_counter()
+    exact = loaded.decoding(args.lookup)
+    probe_s = time.perf_counter() - started
+    print(f"exact decoding: {exact} for at most {args.lookup} drafts (probe {probe_s:.1f} s)", flush=True)
+    modes = {"plain": (0, 1), "padded": (0, exact.min_width), "lookup": (exact.drafts, exact.min_width)}
+    results: dict[str, Any] = {"model": args.model, "max_tokens": args.max_tokens, "lookup_asked": args.lookup,
+                               "drafts": exact.drafts, "min_width": exact.min_width, "probe_s": probe_s,
+                               "temperature": args.temperature,
                                "load_before": os.getloadavg(), "runs": []}
     prompt_s = {}
     for name, messages in prompts().items():
         tokens, stops, prompt_s[name] = read_prompt(ours, messages)
         print(f"{name}: prompt of {len(tokens)} tokens read in {prompt_s[name]:.1f} s", flush=True)
         for repeat in range(args.repeats):
-            for lookup in (0, args.lookup):
-                run = decode(ours, tokens, stops, lookup, args.max_tokens)
-                run.update(prompt=name, repeat=repeat, lookup=lookup, load=os.getloadavg()[0])
+            for mode, (drafted, min_width) in modes.items():
+                run = decode(ours, tokens, stops, drafted, min_width, args.max_tokens, args.temperature)
+                run.update(prompt=name, repeat=repeat, mode=mode, load=os.getloadavg()[0])
                 results["runs"].append(run)
-                print(f"{name:10} repeat {repeat} lookup {lookup:2}: {run['tokens']} tokens in {run['decode_s']:.1f} s "
+                print(f"{name:10} repeat {repeat} {mode:7}: {run['tokens']} tokens in {run['decode_s']:.1f} s "
                       f"= {run['tokens_per_s']:.2f} tokens/s, load {run['load']:.1f}", flush=True)
     summary = {}
     for name in prompts():
         runs = [r for r in results["runs"] if r["prompt"] == name]
-        off = [r for r in runs if r["lookup"] == 0]
-        on = [r for r in runs if r["lookup"]]
-        rate = {mode: sum(r["tokens"] for r in rs) / sum(r["decode_s"] for r in rs) for mode, rs in
-                (("off", off), ("on", on))}
-        same = sum(a["text"] == b["text"] for a, b in zip(off, on, strict=True)) / len(on)
-        summary[name] = {"tokens_per_s_off": rate["off"], "tokens_per_s_on": rate["on"],
-                         "ratio": rate["on"] / rate["off"], "identical_share": same,
-                         "prompt_s_ours": prompt_s[name]}
-        print(f"{name}: {rate['off']:.2f} -> {rate['on']:.2f} tokens/s (x{rate['on'] / rate['off']:.2f}), identical "
-              f"replies {same:.0%}")
+        by_mode = {mode: [r for r in runs if r["mode"] == mode] for mode in modes}
+        rate = {mode: sum(r["tokens"] for r in rs) / sum(r["decode_s"] for r in rs) for mode, rs in by_mode.items()}
+        same = {mode: sum(a["text"] == b["text"] for a, b in zip(by_mode[mode], by_mode["lookup"], strict=True))
+                / len(by_mode["lookup"]) for mode in ("plain", "padded")}
+        summary[name] = {"tokens_per_s": rate, "lookup_over_plain": rate["lookup"] / rate["plain"],
+                         "identical_to_lookup": same, "prompt_s_ours": prompt_s[name]}
+        print(f"{name}: tokens/s plain {rate['plain']:.2f}, padded {rate['padded']:.2f}, lookup {rate['lookup']:.2f} "
+              f"(x{rate['lookup'] / rate['plain']:.2f} over plain); lookup replies identical to padded "
+              f"{same['padded']:.0%}, to plain {same['plain']:.0%}")
     results["summary"] = summary
     if args.stock:
         ours_rss = _rss_mb()

