@@ -2,8 +2,10 @@
 
 Small planners often write an `answer_from` that computes another quantity than the question asks
 ("What is the highest level?" answered by "mean of level"), asks for a time but computes a value,
-reads another channel than the one asked about, names a column the data lacks, or reads a column of
-records() (a per-record label such as a count of rainy days) as if the series had it. The words of the
+reads another channel than the one asked about, names a column the data lacks, reads a column of
+records() (a per-record label such as a count of rainy days) as if the series had it (in words or
+through a building block, which only reads series), or counts values beyond a threshold no value of
+the channel reaches (the count is the same in every window, so no item can be drawn). The words of the
 title and question, and those of `answer_from`, are mapped to quantities (max, min, mean, count,
 ...); a brief fails when both sides name quantities and none of them agree. Paraphrases agree:
 "peak" and "np.max" are both `max`, a count may be the sum of a comparison, a share its mean, a
@@ -19,7 +21,7 @@ from collections.abc import Iterable
 
 from itemsmith.agents.models import Brief
 from itemsmith.agents.profile import HandlerProfile
-from itemsmith.items.blocks import STATISTICS
+from itemsmith.items.blocks import BLOCKS, STATISTICS
 from itemsmith.verification.audit.quantities import agree, normal_text, quantities
 
 _ASKS_TIME = re.compile(r"\bwhen\b|\b(which|what) (day|date|hour|time|month|year|week|minute|timestamp|sample|"
@@ -36,6 +38,8 @@ _NAMED_COLUMN = re.compile(r"\[\s*['\"]([^'\"\]]+)['\"]\s*\]|[`'\"]([\w ]+)[`'\"
 
 
 _BLOCK_STATISTIC = re.compile(r"channel_stat\([^)]*?[\"'](\w+)[\"']")
+_BLOCK_CALL = re.compile(rf"\b({'|'.join(BLOCKS)})\s*\(")
+_COUNT_THRESHOLD = re.compile(r"count_beyond\(\s*\w+\s*,\s*(?:(above|below)\s*=\s*)?(-?\d+(?:\.\d+)?)")
 
 
 def _mentions(text: str, names: Iterable[str]) -> set[str]:
@@ -67,7 +71,8 @@ def brief_problems(brief: Brief, profile: HandlerProfile) -> list[str]:
         problems.append(f"answer_from uses column {unknown[0]!r}, which the data does not have; its columns are "
                         f"{', '.join(sorted(known))}")
     labels_read = sorted(_mentions(answer_text, set(columns) - set(channels)))
-    if labels_read and _SERIES.search(answer_text) and not _mentions(answer_text, channels):
+    reads_series = _SERIES.search(answer_text) or _BLOCK_CALL.search(brief.answer_from)
+    if labels_read and reads_series and not _mentions(answer_text, channels):
         problems.append(f"answer_from reads {labels_read[0]!r} from the series, but it is a column of records() "
                         f"(one value per record); the series columns are {', '.join(channels)}: compute the "
                         "answer from those")
@@ -88,7 +93,30 @@ def brief_problems(brief: Brief, profile: HandlerProfile) -> list[str]:
     if unknown_stats:
         problems.append(f"channel_stat has no statistic {unknown_stats[0]!r}; it computes one of "
                         f"{', '.join(STATISTICS)}")
+    problems += _unreachable_thresholds(brief, profile, _mentions(answer_text, channels))
     if _ASKS_TIME.search(asked_text) and not _GIVES_TIME.search(answer_text):
         problems.append("the question asks for a time (when, which day) but answer_from computes a value: say "
                         "which index label or date it returns")
+    return problems
+
+
+def _unreachable_thresholds(brief: Brief, profile: HandlerProfile, read: set[str]) -> list[str]:
+    """`count_beyond` thresholds that no value of the channels read reaches in the records profiled
+    (above the largest value, below the smallest): every window then counts the same."""
+    ranges = [(c.min, c.max) for peek in profile.series for c in peek.columns
+              if c.name in read and c.min is not None and c.max is not None]
+    if not ranges:
+        return []
+    low, high = min(r[0] for r in ranges), max(r[1] for r in ranges)
+    problems = []
+    for side, number in _COUNT_THRESHOLD.findall(brief.answer_from):
+        threshold = float(number)
+        if (side or "above") == "above" and threshold >= high:
+            problems.append(f"count_beyond(win, {number}) counts values above {number}, but {', '.join(sorted(read))} "
+                            f"never exceeds {high:g} in the records seen: the count is always 0; pick a threshold "
+                            f"between {low:g} and {high:g}")
+        elif side == "below" and threshold <= low:
+            problems.append(f"count_beyond(win, below={number}) counts values below {number}, but "
+                            f"{', '.join(sorted(read))} is never under {low:g} in the records seen: the count is "
+                            f"always 0; pick a threshold between {low:g} and {high:g}")
     return problems

@@ -134,6 +134,17 @@ def planned(title: str, question: str, answer_from: str, columns: tuple[str, ...
      "of records()"),  # the quick start's planner wrote this; the generator then read frame["rainy_days"]
     ("Temperature today", "What is the temperature today?", "last temp_max of the series",
      "the data is historical"),
+    # the next two are verbatim briefs of the 2026-12-05 quick start; each slot returned 0 items three rounds
+    ("Number of rainy days in a record", "How many rainy days were there in record <record>?",
+     "count_beyond(win, 0) of rainy_days over a random window (take_window)",
+     "reads 'rainy_days' from the series, but it is a column of records()"),
+    ("Number of days with precipitation above 100 mm", "How many days had precipitation above 100 mm in <record>?",
+     "count_beyond(win, 100) of precipitation over a random window (take_window)",
+     "never exceeds 30 in the records seen: the count is always 0"),
+    ("Frost days", "How many days had temp_min below -5 in <record>?",
+     "count_beyond(win, below=-5) of temp_min over a random window", "is never under 0 in the records seen"),
+    ("Hot days", "How many days had temp_max above 30 in <record>?", "count_beyond(win, above=30.0) of temp_max",
+     "never exceeds 30"),  # at the largest value seen: nothing is strictly above it
 ])
 def test_brief_check_catches_an_answer_that_computes_something_else(title: str, question: str, answer_from: str,
                                                                     problem: str) -> None:
@@ -163,6 +174,12 @@ def test_brief_check_catches_an_answer_that_computes_something_else(title: str, 
     ("Rainy days against the label", "How many days had rain in <record>?",
      "(precipitation > 0).sum() of the series, the same as the rainy_days column", ()),
     ("First", "First: what is asked about <record>?", "the series", ()),
+    ("Rainy days by block", "How many days had precipitation above 0 in <record>?",
+     "count_beyond(win, 0) of precipitation over a random window (take_window)", ("precipitation",)),
+    ("Warm days by block", "How many days had temp_max above 29.5 in <record>?",
+     "count_beyond(win, above=29.5) of temp_max", ()),
+    ("Cold days by block", "How many days had temp_min below 0.5 in <record>?",
+     "count_beyond(win, below=0.5) of temp_min", ()),
 ])
 def test_brief_check_passes_paraphrases(title: str, question: str, answer_from: str,
                                         columns: tuple[str, ...]) -> None:
@@ -304,8 +321,8 @@ def test_block_briefs_pass_the_check_and_a_block_that_computes_something_else_do
     assert any("computes the mean" in p for p in brief_problems(wrong_stat, PROFILE))
     unknown = good.model_copy(update={"answer_from": 'channel_stat(win, "peak") of level'})
     assert any("no statistic 'peak'" in p and "max, min, mean" in p for p in brief_problems(unknown, PROFILE))
-    counted = Brief.model_validate(brief("Rainy days", question="How many readings of <record> are above 6?",
-                                         answer_from="count_beyond(win, above=6) of level"))
+    counted = Brief.model_validate(brief("Rainy days", question="How many readings of <record> are above 0.6?",
+                                         answer_from="count_beyond(win, above=0.6) of level"))
     assert brief_problems(counted, PROFILE) == []
 
 
