@@ -371,23 +371,19 @@ def option_letter(index: int) -> str:
 
 
 def render_item(item: Item, fmt: TextFormat | str = TextFormat.plain, decimals: int = 2,
-                include_series: bool = True) -> str:
+                include_series: bool = True, series_last: bool = False) -> str:
     """The prompt body a student model sees for one item.
 
     Sections, separated by blank lines: the item's context (if any); each block of
     series text under its ``Series: name (unit: u)`` label (unless
     ``include_series=False``, the "blind" variant, which drops the series entirely);
-    the question; the options as ``A) ...``, ``B) ...`` one a line. No trailing newline.
+    the question; the options as ``A) ...``, ``B) ...`` one a line. ``series_last``
+    puts the series blocks after the options. No trailing newline.
     """
     formatter = _FORMATTERS[_text_format(fmt)]
     decimals = _check_decimals(decimals)
-    sections: list[str] = []
-    if item.context and item.context.strip():
-        sections.append(item.context.strip())
-    if include_series:
-        for group in group_aligned(item.series):
-            block = formatter(_table(group, decimals)).rstrip("\n")
-            sections.append(f"{series_label(group)}\n{block}")
-    sections.append(item.question.strip())
-    sections.append("\n".join(f"{option_letter(i)}) {o}" for i, o in enumerate(item.options)))
-    return "\n\n".join(sections)
+    context = [item.context.strip()] if item.context and item.context.strip() else []
+    blocks = [f"{series_label(group)}\n{formatter(_table(group, decimals)).rstrip(chr(10))}"
+              for group in group_aligned(item.series)] if include_series else []
+    asked = [item.question.strip(), "\n".join(f"{option_letter(i)}) {o}" for i, o in enumerate(item.options))]
+    return "\n\n".join([*context, *asked, *blocks] if series_last else [*context, *blocks, *asked])

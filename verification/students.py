@@ -8,7 +8,9 @@ model behind it, either
   to one final letter by `verification.answer_parsing.parse_answer` (letters only, never option
   texts); an unparsed reply is recorded with ``choice=None`` and counts as wrong; or
 - a `LetterScorer` (``loglik`` mode, for local models): it returns the log-probability of each
-  option letter after the prompt, and the student's choice is the most likely letter.
+  option letter after the prompt (question and options first, then the series), and the
+  student's choice is the most likely letter. Such a student answers an item's two conditions
+  one after the other, so the blind prompt reuses the evaluation of the question.
 
 With ``blind=True`` every student also answers every item with the series removed. A template
 whose items are answered about as well blind as with the series, and clearly above chance
@@ -170,11 +172,16 @@ class StudentReport(BaseModel):
 # --- prompts --------------------------------------------------------------------------------
 
 
-def student_prompt(item: Item, config: StudentConfig, blind: bool = False) -> str:
-    """The fixed prompt text for one item (without the system instruction)."""
-    body = render_item(item, config.text_format, config.decimals, include_series=not blind)
-    note = f"{_BLIND_NOTE}\n\n" if blind and item.series else ""
-    return f"{note}{body}\n\nEnd with 'Answer: X', X being one of {', '.join(_letters(item))}."
+def student_prompt(item: Item, config: StudentConfig, blind: bool = False, mode: AnswerMode = "chat") -> str:
+    """The fixed prompt text for one item (without the system instruction). A chat student reads
+    the series first, as `render_item` lays an item out; a log-likelihood student reads the
+    question and options first, then the series (blind: the note that it is not shown), so on a
+    local model an item's blind prompt reuses the evaluation of everything before its series."""
+    series_last = mode == "loglik"
+    body = render_item(item, config.text_format, config.decimals, include_series=not blind, series_last=series_last)
+    note = _BLIND_NOTE if blind and item.series else ""
+    end = f"End with 'Answer: X', X being one of {', '.join(_letters(item))}."
+    return "\n\n".join(part for part in ([body, note] if series_last else [note, body]) + [end] if part)
 
 
 def _letters(item: Item) -> list[str]:
@@ -203,7 +210,7 @@ async def _answer_chat(student: Student, item: Item, blind: bool) -> tuple[str, 
 
 async def _answer_loglik(student: Student, item: Item, blind: bool) -> tuple[str, int | None]:
     scorer = cast(LetterScorer, student.model)
-    prompt = f"{STUDENT_SYSTEM}\n\n{student_prompt(item, student.config, blind)}\n\nAnswer:"
+    prompt = f"{STUDENT_SYSTEM}\n\n{student_prompt(item, student.config, blind, 'loglik')}\n\nAnswer:"
     letters = _letters(item)
     scores = await asyncio.to_thread(scorer.score_letters, prompt, letters)
     usable = {letter: float(scores[letter]) for letter in letters
@@ -241,7 +248,7 @@ async def _cached_respond(student: Student, template_id: str, item: Item, index:
     if cache is None:
         return await _respond(student, item, index, blind, limit)
     call = StudentCall(student.config, student.mode, template_id, item, index, blind,
-                       f"{STUDENT_SYSTEM}\n\n{student_prompt(item, student.config, blind)}")
+                       f"{STUDENT_SYSTEM}\n\n{student_prompt(item, student.config, blind, student.mode)}")
     stored = cache.get(call)
     if stored is not None:
         return stored
@@ -294,8 +301,17 @@ async def _answer(sample: TemplateSample, students: Sequence[Student], config: P
             on_answer()
         return result
 
-    results = await asyncio.gather(*(respond(student, index, item, blind) for blind in conditions
-                                     for student in students for index, item in enumerate(sample.items)))
+    in_turn = {student.config.name: asyncio.Lock() for student in students if student.mode == "loglik"}
+
+    async def respond_both(student: Student, index: int, item: Item) -> list[StudentResponse | FailedCall]:
+        if student.config.name in in_turn:  # one after the other: the blind prompt reuses the question's evaluation
+            async with in_turn[student.config.name]:
+                return [await respond(student, index, item, blind) for blind in conditions]
+        return list(await asyncio.gather(*(respond(student, index, item, blind) for blind in conditions)))
+
+    pairs = await asyncio.gather(*(respond_both(student, index, item) for student in students
+                                   for index, item in enumerate(sample.items)))
+    results = [pair[condition] for condition in range(len(conditions)) for pair in pairs]
     responses = [r for r in results if isinstance(r, StudentResponse)]
     failed = [r for r in results if isinstance(r, FailedCall)]
     chance = sum(1 / len(item.options) for item in sample.items) / len(sample.items)

@@ -218,6 +218,28 @@ def test_scripted_loglik_student_picks_the_most_likely_letter():
     assert scorer.prompts[0].rstrip().endswith("Answer:")
 
 
+def test_scripted_loglik_student_reads_an_items_blind_prompt_right_after_its_series_prompt():
+    """The two prompts of an item share everything up to the series, and the blind one comes
+    next on the same model (a local model then reads only the note); a chat student still reads
+    the series before the question; the report keeps its order (with the series first)."""
+    scorers = {name: ScriptedScorer() for name in ("small", "large")}
+    chat = student("chat", 3, knows)
+    pool = [Student(StudentConfig(name=name, rank=rank), scorers[name]) for rank, name in ((1, "small"), (2, "large"))]
+    report = answer_template(sample(n=5), [*pool, chat])
+    for scorer in scorers.values():
+        prompts = scorer.prompts
+        assert len(prompts) == 10
+        for index, (seen, blind) in enumerate(zip(prompts[::2], prompts[1::2], strict=True)):
+            assert f"Question {index}:" in seen and "Series: value" in seen and "Series" not in blind
+            shared = seen[:seen.index("Series: value")]
+            assert shared.endswith("D) oscillates\n\n") and blind.startswith(shared)
+            assert seen.index("Question") < seen.index("Series") and "not shown" in blind
+    first_chat = chat.model.calls[0][-1].text
+    assert first_chat.index("Series: value") < first_chat.index("Question")
+    assert [(r.blind, r.student, r.item_index) for r in report.responses] == [
+        (blind, name, index) for blind in (False, True) for name in ("small", "large", "chat") for index in range(5)]
+
+
 @pytest.mark.parametrize("table", [{"A": -1.0, "B": -2.0}, {"A": -1.0, "B": float("nan"), "C": -2.0, "D": -3.0},
                                    {"A": -1.0, "B": -1.0, "C": -2.0, "D": -3.0}])
 def test_scripted_loglik_without_a_usable_best_letter_records_no_choice(table):
