@@ -137,6 +137,8 @@ def fits(value: str | float | bool, options: Sequence[str]) -> list[int]:
 # driver's own; a program that redefines them only spoils its own result.
 _DRIVER = '''
 
+import re  # the solver's prompt offers re; small models call it without importing it (numpy, math... are given)
+
 SOLVER_ERRORS = (("ZeroDivisionError", ZeroDivisionError), ("KeyError", KeyError), ("IndexError", IndexError),
                  ("ValueError", ValueError), ("TypeError", TypeError), ("AttributeError", AttributeError),
                  ("NameError", NameError))

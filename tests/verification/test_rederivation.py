@@ -168,6 +168,16 @@ def test_a_program_runs_over_many_views_in_the_sandbox(pool: SandboxPool) -> Non
         [sum(v.series[0]["values"]) / len(v.series[0]["values"]) for v in views])
 
 
+def test_a_program_that_calls_re_without_importing_it_still_runs(pool: SandboxPool) -> None:
+    """The 2026-12-05 quick start's third template lost its re-derivation to `NameError: name 're'
+    is not defined`: the prompt offers re, like np and math, which templates get without an import."""
+    program = ("def solve(item):\n    n = len(re.findall(r'\\d', '12'))\n"
+               "    values = item['series'][0]['values']\n    return sum(values) / len(values) + n - 2\n")
+    views = _views(3)
+    assert [o.value for o in run_solver(program, views, pool)] == pytest.approx(
+        [sum(v.series[0]["values"]) / len(v.series[0]["values"]) for v in views])
+
+
 @pytest.mark.parametrize(("program", "error"), [
     ("def solve(item):\n    return open('/etc/passwd').read()\n", "open"),
     ("import socket\ndef solve(item):\n    return socket.gethostname()\n", "import of \"socket\" is not allowed"),
