@@ -196,7 +196,7 @@ def review_numbers(handler: str, description: str, count: Counter) -> dict[str, 
         shared.append(count.text(str(messages[-1].content).split(CRITERION_MARKER)[0]))
         student = StudentConfig(name="student", rank=1)
         for item in sample.items:
-            students.append(count.text(f"{STUDENT_SYSTEM}\n\n{student_prompt(item, student)}\n\nAnswer:"))
+            students.append(count.text(f"{STUDENT_SYSTEM}\n\n{student_prompt(item, student, mode='loglik')}\n\nAnswer:"))
             points.append(sum(len(s.values) for s in item.series))
     return {"judge_prompt": round(statistics.mean(judges)), "judge_items_part": round(statistics.mean(shared)),
             "judge_per_template_5_criteria": round(statistics.mean(judges) * len(config.criteria)),
