@@ -172,8 +172,8 @@ def _lookup_llama_class() -> Any:
             for i in range(0, len(tokens), self.n_batch):
                 batch = list(tokens[i: min(len(tokens), i + self.n_batch)])
                 n_past = self.n_tokens
-                self._padding = max(0, self.min_width - len(batch))
-                padded = batch + batch[-1:] * self._padding  # causal: the pads after it change no real position
+                padded = _padded(batch, self.min_width)
+                self._padding = len(padded) - len(batch)
                 # every position an output when padded: llama.cpp would give only the last one (a pad) its logits
                 self._batch.set_batch(batch=padded, n_past=n_past,
                                       logits_all=len(tokens) <= SAMPLED_BATCH or self._padding > 0)
@@ -268,6 +268,13 @@ def exact_decoding(llama: Any, limit: int, steps: int = 8) -> ExactDecoding:
         llama.reset()
 
 
+def _padded(tokens: list[int], min_width: int) -> list[int]:
+    """A decoding step as llama.cpp evaluates it: at least `min_width` positions, the last token
+    repeated after it (causal attention: a pad changes no real position). The probe and the
+    decoder pad alike, so the probe measures what decoding runs."""
+    return tokens + tokens[-1:] * max(0, min_width - len(tokens))
+
+
 def _decode_logits(llama: Any, tokens: list[int], n_past: int, min_width: int = 1) -> list[Any]:
     """Decode `tokens` after the first `n_past` cached ones in one batch (padded to `min_width`);
     each of their positions' logits."""
@@ -275,8 +282,7 @@ def _decode_logits(llama: Any, tokens: list[int], n_past: int, min_width: int = 
     from llama_cpp import llama_get_logits_ith
 
     llama._ctx.kv_cache_seq_rm(-1, n_past, -1)
-    padded = tokens + tokens[-1:] * max(0, min_width - len(tokens))
-    llama._batch.set_batch(batch=padded, n_past=n_past, logits_all=True)
+    llama._batch.set_batch(batch=_padded(tokens, min_width), n_past=n_past, logits_all=True)
     llama._ctx.decode(llama._batch)
     return [np.ctypeslib.as_array(llama_get_logits_ith(llama.ctx, i), shape=(llama.n_vocab(),)).copy()
             for i in range(len(tokens))]
