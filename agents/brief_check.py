@@ -39,7 +39,8 @@ _NAMED_COLUMN = re.compile(r"\[\s*['\"]([^'\"\]]+)['\"]\s*\]|[`'\"]([\w ]+)[`'\"
 
 _BLOCK_STATISTIC = re.compile(r"channel_stat\([^)]*?[\"'](\w+)[\"']")
 _BLOCK_CALL = re.compile(rf"\b({'|'.join(BLOCKS)})\s*\(")
-_COUNT_THRESHOLD = re.compile(r"count_beyond\(\s*\w+\s*,\s*(?:(above|below)\s*=\s*)?(-?\d+(?:\.\d+)?)")
+_COUNT_THRESHOLD = re.compile(r"count_beyond\(\s*\w+\s*,\s*(?:(above|below)\s*=\s*)?"
+                              r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
 
 
 def _mentions(text: str, names: Iterable[str]) -> set[str]:

@@ -145,6 +145,10 @@ def planned(title: str, question: str, answer_from: str, columns: tuple[str, ...
      "count_beyond(win, below=-5) of temp_min over a random window", "is never under 0 in the records seen"),
     ("Hot days", "How many days had temp_max above 30 in <record>?", "count_beyond(win, above=30.0) of temp_max",
      "never exceeds 30"),  # at the largest value seen: nothing is strictly above it
+    ("Storm days", "How many days had precipitation above 100 in <record>?",
+     "count_beyond(win, 1e2) of precipitation", "never exceeds 30"),  # not read as 1
+    ("Warm days", "How many days had temp_max above 40 in <record>?", "count_beyond(win, above=+40.) of temp_max",
+     "never exceeds 30"),
 ])
 def test_brief_check_catches_an_answer_that_computes_something_else(title: str, question: str, answer_from: str,
                                                                     problem: str) -> None:
