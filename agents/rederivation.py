@@ -10,8 +10,11 @@ program must return a usable value on the items it was shown; when it does not, 
 item and `verification.rederivation.assess` decides.
 
 - ``agrees``: the stage passes.
-- ``disagrees`` / ``ambiguous``: the stage rejects; the feedback quotes items where the solver's
-  value fits another option, none, or several, with the value and the options it fits.
+- ``disagrees`` / ``ambiguous``: the solver writes a second program from two other items, in a new
+  conversation (N-version: a small solver's wrong program must not reject a right key alone). If
+  the second agrees with the keys it outvotes the first and the stage passes; otherwise the stage
+  rejects, the report saying whether the second confirmed it or did not run, and the feedback
+  quotes items where the solver's value fits another option, none, or several.
 - ``not_rederivable`` (no program that runs after the tries, or one that fails on most items): by
   default the stage passes *flagged*: its reasons and the report say "not re-derivable" so it is
   never read as agreement; ``ITEMSMITH_REDERIVATION_ON_NOT_REDERIVABLE=reject`` rejects instead.
@@ -30,7 +33,6 @@ template's content hash) is run again on fresh draws instead of asking the solve
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import random
 import re
@@ -61,6 +63,8 @@ from itemsmith.verification.rederivation import (
     SolverOutcome,
     SolverView,
     assess,
+    moved_with_order,
+    rotated,
     run_solver,
     solver_view,
     usable,
@@ -71,12 +75,12 @@ from itemsmith.verification.settings import RederivationConfig, VerificationSett
 __all__ = ["SOLVER_PROMPT_VERSION", "RederivationVerifier", "extract_solver", "rederivation_feedback",
            "solver_messages"]
 
-SOLVER_PROMPT_VERSION = "solver-v2"  # stored with each program: a changed prompt does not reuse old programs
+SOLVER_PROMPT_VERSION = "solver-v3"  # stored with each program: a changed prompt does not reuse old programs
 SHOWN_POINTS = 24  # values of each channel printed in the prompt (the program gets them all)
 _FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.S)
 
 SOLVER_SYSTEM = """You solve multiple-choice questions about time series by writing a short Python \
-function. You are shown one item; the same function will be run on many other items of the same kind, \
+function. You are shown example items; the same function will be run on many other items of the same kind, \
 with other data, other numbers in the question and other options, so read every parameter (window \
 lengths, dates, thresholds, channel names) from `item` itself, never from the example.
 
@@ -88,10 +92,16 @@ lengths, dates, thresholds, channel names) from `item` itself, never from the ex
 "timestamps": list of str or None}
   item["context"]   str or None
 
+These helpers are already defined:
+  numbers(text)          the numbers stated in a text, in order, dates left out: numbers("above 6.7 from \
+2015-03-04") == [6.7]
+  dates(text)            the dates (YYYY-MM-DD) in a text, in order
+  channel(item, name)    the series dict called name (name None: the first series)
+  window(s, start, end)  the values of series s dated from start to end, both included
+
 Write `def solve(item):` that computes the answer from the series:
 - the options are the choices, never an input: a threshold, a date or a window the question states is \
-read from item["question"], e.g. numbers = [float(x) for x in re.findall(r"-?\\d+(?:\\.\\d+)?", item["question"])] \
-or dates = re.findall(r"\\d{4}-\\d{2}-\\d{2}", item["question"]);
+read from item["question"] with numbers() and dates();
 - when the options are numbers, return the number the question asks for (a float, in the options' unit); \
 do not round it and do not pick an option;
 - otherwise return the text of the correct option, exactly as it appears in item["options"] \
@@ -100,30 +110,34 @@ You may import math, statistics, re, datetime, numpy as np and pandas as pd. No 
 printing. Reply with one ```python block and nothing else."""
 
 
-def _shown_channel(channel: dict[str, object]) -> dict[str, object]:
+def _shown_channel(index: int, channel: dict[str, object]) -> str:
+    """One series as the prompt shows it: its name and unit, then its values and timestamps on a
+    line each (a long series by its first and last ones)."""
     values = list(channel.get("values") or [])  # type: ignore[call-overload]
     stamps = channel.get("timestamps")
-    shown: dict[str, object] = {"name": channel.get("name"), "unit": channel.get("unit"), "length": len(values)}
     head = SHOWN_POINTS * 2 // 3
-    tail = SHOWN_POINTS - head
-    if len(values) <= SHOWN_POINTS:
-        shown["values"] = values
-    else:
-        shown["values (first and last)"] = [*values[:head], "...", *values[-tail:]]
+    shown = values if len(values) <= SHOWN_POINTS else [*values[:head], "...", *values[head - SHOWN_POINTS:]]
+    lines = [f'item["series"][{index}]: name {json.dumps(channel.get("name"))}, unit '
+             f'{json.dumps(channel.get("unit"))}, {len(values)} values',
+             f"  values: {json.dumps(shown)}"]
     if isinstance(stamps, list):
-        shown["timestamps"] = (stamps if len(stamps) <= SHOWN_POINTS
-                               else [*stamps[:3], "...", *stamps[-3:]])
-    return shown
+        stamps = stamps if len(stamps) <= SHOWN_POINTS else [*stamps[:3], "...", *stamps[-3:]]
+    lines.append(f"  timestamps: {json.dumps(stamps, default=str)}")
+    return "\n".join(lines)
 
 
 def solver_messages(views: Sequence[SolverView]) -> list[BaseMessage]:
     """The solver's prompt for the example items (two from different draws: the parameters that
-    change between them must be read from the item; long series shortened in the prompt only)."""
+    change between them must be read from the item; long series shortened in the prompt only),
+    each field on a line."""
     blocks = []
     for number, view in enumerate(views, 1):
-        shown = {"question": view.question, "options": view.options, "kind": view.kind,
-                 "series": [_shown_channel(c) for c in view.series], "context": view.context}
-        blocks.append(f"Item {number}:\n" + json.dumps(shown, indent=1, ensure_ascii=False, default=str))
+        fields = [f'item["question"]: {json.dumps(view.question, ensure_ascii=False)}',
+                  f'item["options"]: {json.dumps(view.options, ensure_ascii=False)}',
+                  f'item["kind"]: {json.dumps(view.kind)}',
+                  *(_shown_channel(i, c) for i, c in enumerate(view.series)),
+                  f'item["context"]: {json.dumps(view.context, ensure_ascii=False)}']
+        blocks.append(f"Item {number}:\n" + "\n".join(fields))
     return [SystemMessage(SOLVER_SYSTEM),
             HumanMessage(f"{len(views)} item(s) of the same kind (long series shortened here; your function gets "
                          "every value):\n\n" + "\n\n".join(blocks) + "\n\nWrite solve(item).")]
@@ -143,11 +157,12 @@ def extract_solver(reply: str) -> str:
     return code.strip("\n") + "\n"
 
 
-def _examples(drawn: Sequence[tuple[int, Item]], views: Sequence[tuple[SolverView, list[int]]]
-              ) -> list[SolverView]:
-    """The items shown to the solver: the first of the first draw and the first of another."""
-    other = next((i for i, (seed, _) in enumerate(drawn) if seed != drawn[0][0]), None)
-    return [views[0][0], *([views[other][0]] if other is not None else [])]
+def _examples(drawn: Sequence[tuple[int, Item]], views: Sequence[tuple[SolverView, list[int]]], *,
+              skip_draws: int = 0) -> list[SolverView]:
+    """The items shown to the solver: the first item of a draw and the first of the next one, after
+    `skip_draws` draws (a second opinion reads other items than the first program's)."""
+    firsts = [i for i, (seed, _) in enumerate(drawn) if i == 0 or seed != drawn[i - 1][0]][skip_draws:skip_draws + 2]
+    return [views[i][0] for i in firsts] or [views[0][0]]
 
 
 def rederivation_feedback(report: RederivationReport) -> str:
@@ -214,6 +229,12 @@ class RederivationVerifier:
             drawn += [(seed, Item.model_validate(raw)) for raw in result.items]
         return drawn, None
 
+    def _run_both_orders(self, program: str, views: Sequence[SolverView]
+                         ) -> tuple[list[SolverOutcome], list[SolverOutcome]]:
+        """The program's answers to `views` and to the same views with their options `rotated`."""
+        outcomes = run_solver(program, [*views, *map(rotated, views)], self.pool, wall_s=self.config.solver_wall_s)
+        return outcomes[:len(views)], outcomes[len(views):]
+
     async def _program(self, shown: Sequence[SolverView], log: CallLog) -> tuple[str | None, int, str]:
         """A program that gives a value on every item it was `shown`, the tries it took, and the last
         error; raises `ModelCallFailed` when a solver call gave no usable reply."""
@@ -238,14 +259,13 @@ class RederivationVerifier:
             except ValueError as exc:
                 error = str(exc)
             else:
-                outcomes: list[SolverOutcome] = await loop.run_in_executor(
-                    self.executor, functools.partial(run_solver, program, shown, self.pool,
-                                                     wall_s=self.config.solver_wall_s))
-                failed = next(((n, o) for n, o in enumerate(outcomes, 1) if usable(o, shown[n - 1]) is not None),
-                              None)
+                outcomes, again = await loop.run_in_executor(self.executor, self._run_both_orders, program, shown)
+                problems = [(n, usable(o, view) or moved_with_order(o, view, a))
+                            for n, (o, view, a) in enumerate(zip(outcomes, shown, again, strict=True), 1)]
+                failed = next(((n, why) for n, why in problems if why is not None), None)
                 if failed is None:
                     return program, attempt, ""
-                error = f"item {failed[0]}: {usable(failed[1], shown[failed[0] - 1])}"
+                error = f"item {failed[0]}: {failed[1]}"
             messages = [*messages, AIMessage(text), HumanMessage(
                 f"That did not work: {error}\nFix it and reply with the whole solve(item) in one "
                 "```python block.")]
@@ -280,14 +300,43 @@ class RederivationVerifier:
             verdict = RederivationReport(status="not_rederivable", solver=self.solver_name, tries=tries,
                                          n_items=len(drawn), failed=len(drawn), seeds=seeds, sizes=sizes, error=why)
         else:
-            outcomes = await loop.run_in_executor(self.executor, lambda: run_solver(
-                program, [v for v, _ in views], self.pool, wall_s=self.config.solver_wall_s))
-            verdict = assess([(seed, item, order, outcome) for (seed, item), (_, order), outcome
-                              in zip(drawn, views, outcomes, strict=True)],
-                             solver=self.solver_name, program=program, config=self.config, seeds=seeds,
-                             sizes=sizes, tries=tries, reused=stored is not None)
+            verdict = await self._assess(program, drawn, views, seeds=seeds, sizes=sizes, tries=tries,
+                                         reused=stored is not None)
+            if verdict.status in ("disagrees", "ambiguous") and stored is None:
+                try:
+                    verdict = await self._second_opinion(verdict, drawn, views, log)
+                except ModelCallFailed as exc:
+                    verdict = verdict.model_copy(update={"second_opinion": f"no second opinion ({exc})"})
         verdict = verdict.model_copy(update={"elapsed_ms": (time.monotonic() - started) * 1000})
         return self._result(verdict, log, started)
+
+    async def _assess(self, program: str, drawn: Sequence[tuple[int, Item]],
+                      views: Sequence[tuple[SolverView, list[int]]], *, seeds: list[int], sizes: list[int],
+                      tries: int, reused: bool = False) -> RederivationReport:
+        """`program` run over every drawn item (and with the options rotated), and the verdict."""
+        outcomes, again = await asyncio.get_running_loop().run_in_executor(
+            self.executor, self._run_both_orders, program, [v for v, _ in views])
+        return assess([(seed, item, order, outcome) for (seed, item), (_, order), outcome
+                       in zip(drawn, views, outcomes, strict=True)],
+                      solver=self.solver_name, program=program, config=self.config, seeds=seeds, sizes=sizes,
+                      tries=tries, reused=reused, rotated_outcomes=again)
+
+    async def _second_opinion(self, first: RederivationReport, drawn: Sequence[tuple[int, Item]],
+                              views: Sequence[tuple[SolverView, list[int]]], log: CallLog) -> RederivationReport:
+        """A disagreement checked by a second program the solver writes from two other items, in a
+        new conversation (N-version: the key, the first program and the second vote). The second
+        agreeing with the keys outvotes the first (a small solver's own error, not the template's);
+        otherwise the first verdict stands, confirmed or not."""
+        program, tries, why = await self._program(_examples(drawn, views, skip_draws=2), log)
+        if program is None:
+            return first.model_copy(update={"second_opinion": f"a second program from other items did not run "
+                                                              f"({why}): the disagreement rests on one program"})
+        second = await self._assess(program, drawn, views, seeds=first.seeds, sizes=first.sizes,
+                                    tries=first.tries + tries)
+        if second.status == "agrees":
+            return second.model_copy(update={"second_opinion": f"a first program disagreed ({first.summary()}); a "
+                                                               "second, written from other items, agrees"})
+        return first.model_copy(update={"second_opinion": f"a second program from other items: {second.summary()}"})
 
     def _result(self, verdict: RederivationReport, log: CallLog, started: float) -> VerificationResult:
         reasons = [verdict.summary()]

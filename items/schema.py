@@ -398,6 +398,9 @@ class RederivationReport(BaseModel):
     sizes: list[int] = Field(default_factory=list)
     examples: list[RederivedItem] = Field(default_factory=list)  # items that did not agree (a few)
     error: str | None = None  # why the solver could not re-derive the key, or a draw that failed
+    # after a disagreement: what a second program, written from other items, found (it confirms the
+    # disagreement, or agrees with the keys and outvotes the first program)
+    second_opinion: str | None = None
     elapsed_ms: float = 0.0
 
     @property
@@ -418,7 +421,8 @@ class RederivationReport(BaseModel):
                                                (self.failed, "unsolved")) if n]
         verb = {"agrees": "re-derived the key", "disagrees": "disagrees with the key",
                 "ambiguous": "finds several options right"}[self.status]
-        return f"{self.solver} {verb}: {', '.join(parts)} over {self.n_items} items"
+        second = f"; {self.second_opinion}" if self.second_opinion else ""
+        return f"{self.solver} {verb}: {', '.join(parts)} over {self.n_items} items{second}"
 
 
 class JudgeScore(BaseModel):

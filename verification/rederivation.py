@@ -13,7 +13,12 @@ with each item's key:
   not numbers, is a position in the shuffled options shown;
 - an item **agrees** when the value fits exactly the keyed option, is **ambiguous** when it fits
   several, **disagrees** when it fits another option or none, and is **failed** when `solve`
-  raised, timed out or returned None, NaN or something else.
+  raised, timed out or returned None, NaN or something else, or when its answer to the same view
+  with the options `rotated` fits other options (it picked a position, not a value: without this a
+  solver returning ``options[1]`` "disagrees" with any key three times in four).
+
+The program's source is preceded by `SOLVER_HELPERS` (stated numbers and dates of a text, a
+series by name, a dated window), which know nothing of any template.
 
 The verdict (`RederivationConfig` thresholds): too many failed items and the template is
 ``not_rederivable`` (reported as such, never as agreement); else too many disagreements and it
@@ -34,8 +39,8 @@ from itemsmith.sandbox import SandboxPool
 from itemsmith.verification.audit.features import option_value, plain_number
 from itemsmith.verification.settings import RederivationConfig
 
-__all__ = ["SolverOutcome", "SolverView", "assess", "fits", "run_solver", "solver_view",
-           "usable"]
+__all__ = ["SOLVER_HELPERS", "SolverOutcome", "SolverView", "assess", "fits", "moved_with_order", "rotated",
+           "run_solver", "solver_view", "usable"]
 
 MAX_EXAMPLES = 3
 # each sandbox run of a solver holds at most this much item data in its source (the source cap is 256 KiB)
@@ -132,12 +137,47 @@ def fits(value: str | float | bool, options: Sequence[str]) -> list[int]:
 
 # --- running the solver's program in the sandbox --------------------------------------------
 
+# Defined before the solver's program (which may redefine them): reading a question's stated
+# parameters and a series' dated values, the steps where a small solver's own code failed most
+# (a threshold read from a date's digits, a date passed to int(), a misspelt series name). They
+# know nothing of any template; what to compute stays the solver's to decide.
+SOLVER_HELPERS = '''
+import re
+
+SOLVER_DATE = re.compile(r"\\d{4}-\\d{2}-\\d{2}(?:[T ]\\d{2}:\\d{2}(?::\\d{2})?)?")
+SOLVER_MONTH = re.compile(r"\\b\\d{4}-\\d{2}\\b")
+SOLVER_NUMBER = re.compile(r"(?<![\\w.])[-+]?\\d+(?:\\.\\d+)?")
+
+
+def dates(text):
+    return SOLVER_DATE.findall(text)
+
+
+def numbers(text):
+    return [float(x) for x in SOLVER_NUMBER.findall(SOLVER_MONTH.sub(" ", SOLVER_DATE.sub(" ", text)))]
+
+
+def channel(item, name=None):
+    series = item["series"]
+    if name is None:
+        return series[0]
+    for wanted in (name, name.casefold()):
+        for s in series:
+            if s["name"] == wanted or s["name"].casefold() == wanted:
+                return s
+    raise KeyError("no series named " + repr(name) + "; the series are " + repr([s["name"] for s in series]))
+
+
+def window(s, start, end):
+    if not s.get("timestamps"):
+        raise ValueError("series " + repr(s["name"]) + " has no timestamps")
+    return [v for v, t in zip(s["values"], s["timestamps"]) if start <= t[:len(start)] and t[:len(end)] <= end]
+'''
+
 # Runs after the solver's program in the same sandboxed source: each view through solve(), the
 # value checked and reported as item metadata (the sandbox returns items only). Names are the
 # driver's own; a program that redefines them only spoils its own result.
 _DRIVER = '''
-
-import re  # the solver's prompt offers re; small models call it without importing it (numpy, math... are given)
 
 SOLVER_ERRORS = (("ZeroDivisionError", ZeroDivisionError), ("KeyError", KeyError), ("IndexError", IndexError),
                  ("ValueError", ValueError), ("TypeError", TypeError), ("AttributeError", AttributeError),
@@ -192,9 +232,9 @@ def _batches(views: Sequence[SolverView]) -> list[list[SolverView]]:
 
 
 def driver_source(program: str, views: Sequence[SolverView]) -> str:
-    """The program, the views as a literal and the driver, as one source for the sandbox."""
+    """The helpers, the program, the views as a literal and the driver, as one source for the sandbox."""
     literal = repr([v.model_dump(mode="json") for v in views])  # str, float, bool, None, lists, dicts only
-    return f"{program}\n\nSOLVER_VIEWS = {literal}\n{_DRIVER}"
+    return f"{SOLVER_HELPERS}\n{program}\n\nSOLVER_VIEWS = {literal}\n{_DRIVER}"
 
 
 def run_solver(program: str, views: Sequence[SolverView], pool: SandboxPool, *,
@@ -231,30 +271,70 @@ def usable(outcome: SolverOutcome, view: SolverView) -> str | None:
     return None
 
 
-def _outcome(item: Item, order: list[int], result: SolverOutcome, seed: int, index: int) -> RederivedItem:
+def rotated(view: SolverView) -> SolverView:
+    """The view with its options moved one place (the last first): a right answer does not move
+    with them, an option picked by its position does."""
+    return view.model_copy(update={"options": [view.options[-1], *view.options[:-1]]})
+
+
+def _picked(options: list[str], order: list[int], result: SolverOutcome) -> tuple[list[int] | None, str | None]:
+    """The positions in `options` that the value given for them in `order` fits, or None and why it
+    is no answer."""
+    value = result.value
+    view_options = [options[i] for i in order]
+    why = usable(result, SolverView(question="", options=view_options, kind="mc", series=[]))
+    if value is None or why is not None or (isinstance(value, float) and not math.isfinite(value)):
+        return None, why or "no value"
+    return sorted(order[j] for j in fits(value, view_options)), None
+
+
+def _rotated_order(order: list[int]) -> list[int]:
+    return [order[-1], *order[:-1]]
+
+
+def moved_with_order(first: SolverOutcome, view: SolverView, again: SolverOutcome) -> str | None:
+    """Why a program's answers to `view` and to `rotated(view)` differ in content (None: they do
+    not): it picked an option by its position, or broke on the other order."""
+    if first.value is None:
+        return None
+    if again.value is None:
+        return f"with the options in another order it gave no value ({again.error})"
+    order = list(range(len(view.options)))
+    if _picked(view.options, order, first)[0] != _picked(view.options, _rotated_order(order), again)[0]:
+        return ("its answer changed when the options were listed in another order: it picks an option by its "
+                "position, not by what the series shows; return the computed number (or the option's text)")
+    return None
+
+
+def _outcome(item: Item, order: list[int], result: SolverOutcome, seed: int, index: int,
+             again: SolverOutcome | None) -> RederivedItem:
     common: dict[str, Any] = {"seed": seed, "index": index, "question": item.question, "options": item.options,
                               "key": item.answer_index}
-    value = result.value
-    view_options = [item.options[i] for i in order]
-    why = usable(result, SolverView(question=item.question, options=view_options, kind=item.kind.value, series=[]))
-    if value is None or why is not None or (isinstance(value, float) and not math.isfinite(value)):
-        return RederivedItem(**common, value=value, error=why or "no value", outcome="failed")
-    fitted = sorted(order[j] for j in fits(value, view_options))
+    fitted, why = _picked(item.options, order, result)
+    if fitted is None:
+        return RederivedItem(**common, value=result.value, error=why, outcome="failed")
+    if again is not None and _picked(item.options, _rotated_order(order), again)[0] != fitted:
+        return RederivedItem(**common, value=result.value, outcome="failed",
+                             error="the answer changed with the order of the options (a position, not a value)")
     outcome: Literal["agree", "disagree", "ambiguous"] = (
         "ambiguous" if len(fitted) > 1 else "agree" if fitted == [item.answer_index] else "disagree")
-    return RederivedItem(**common, value=value, fits=fitted, outcome=outcome)
+    return RederivedItem(**common, value=result.value, fits=fitted, outcome=outcome)
 
 
 def assess(draws: Sequence[tuple[int, Item, list[int], SolverOutcome]], *, solver: str, program: str | None,
            config: RederivationConfig, seeds: Sequence[int] = (), sizes: Sequence[int] = (), tries: int = 0,
-           reused: bool = False, elapsed_ms: float = 0.0) -> RederivationReport:
-    """The verdict over (seed, item, view order, outcome) per item (see the module docstring)."""
+           reused: bool = False, elapsed_ms: float = 0.0,
+           rotated_outcomes: Sequence[SolverOutcome] | None = None) -> RederivationReport:
+    """The verdict over (seed, item, view order, outcome) per item (see the module docstring);
+    `rotated_outcomes`: the program's answers to the same views with their options `rotated`, an
+    item whose answer moved with them fails (a position, not a value)."""
     per_draw: dict[int, int] = {}
     judged = []
-    for seed, item, order, result in draws:
+    agains = list(rotated_outcomes) if rotated_outcomes is not None else [None] * len(draws)
+    for (seed, item, order, result), again in zip(draws, agains, strict=True):
         index = per_draw.get(seed, 0)
         per_draw[seed] = index + 1
-        judged.append(_outcome(item, order, result, seed, index))
+        judged.append(_outcome(item, order, result, seed, index, again))
     counts = {name: sum(r.outcome == name for r in judged) for name in ("agree", "disagree", "ambiguous", "failed")}
     answered = counts["agree"] + counts["disagree"] + counts["ambiguous"]
     error = None

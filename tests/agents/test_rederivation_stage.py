@@ -59,7 +59,7 @@ def test_scripted_solver_never_sees_the_key_the_rationale_or_the_source(pool) ->
     assert "def question" not in prompt and "numeric_options" not in prompt  # no template source
     assert "the mean of the level column" not in prompt  # the item's rationale
     assert "answer_index" not in prompt and "record_ids" not in prompt  # neither the key nor metadata
-    assert "What is the mean water level" in prompt and '"unit": "m"' in prompt
+    assert "What is the mean water level" in prompt and 'unit "m"' in prompt
     assert "Item 1:" in prompt and "Item 2:" in prompt  # two items of different draws
 
 
@@ -73,6 +73,32 @@ def test_scripted_solver_catches_a_shifted_window_and_quotes_an_item(pool) -> No
     example = verdict.examples[0]
     assert example.question in feedback and repr(example.options[example.key]) in feedback
     assert f"computed {example.value!r}" in feedback
+    assert "a second program from other items" in (verdict.second_opinion or "")  # confirmed by a second program
+
+
+MAX_SOLVER = fenced("def solve(item):\n    return max(item['series'][0]['values'])\n")
+
+
+def test_a_first_program_outvoted_by_a_second_from_other_items_agrees(pool) -> None:
+    """N-version: a small solver's wrong program (max for mean) disagrees with a correct key; a
+    second program, from other items in a new conversation, agrees: the template is not rejected."""
+    stage, model = _stage(pool, [MAX_SOLVER, MEAN_SOLVER], seeds=3)
+    result = asyncio.run(stage(GOOD, _report(GOOD, pool)))
+    verdict = result.rederivation
+    assert result.decision.accepted and verdict is not None and verdict.status == "agrees"
+    assert "a first program disagreed" in (verdict.second_opinion or "") and model.calls == 2
+    first, second = model.prompts
+    assert first != second and "return max" not in second  # other items, and not the first conversation
+
+
+def test_a_disagreement_whose_second_program_does_not_run_stands_and_says_so(pool) -> None:
+    broken = fenced("def solve(item):\n    return item['no_such_field']\n")
+    stage, model = _stage(pool, [MAX_SOLVER, broken, broken, broken])
+    result = asyncio.run(stage(GOOD, _report(GOOD, pool)))
+    verdict = result.rederivation
+    assert not result.decision.accepted and verdict is not None and verdict.status == "disagrees"
+    assert "rests on one program" in (verdict.second_opinion or "") and model.calls == 4
+    assert "rests on one program" in result.decision.reasons[0]
 
 
 def test_scripted_solver_without_a_running_program_is_not_rederivable_and_flagged(pool) -> None:
@@ -87,6 +113,30 @@ def test_scripted_solver_without_a_running_program_is_not_rederivable_and_flagge
     assert any("flagged" in r for r in result.decision.reasons)
     retry = model.prompts[1]
     assert "KeyError" in retry and "the mean of the level column" not in retry  # told its own error only
+
+
+# The 2026-12-05 quick start's solver, verbatim but for the series name: it computed the mean, then
+# returned an option by its position; over shuffled options it "disagreed" with a correct key
+# (21 of 85 agreed, chance) and the stage rejected the skeleton's own channel_stat template.
+POSITION_PICKER = fenced("def solve(item):\n    question = item[\"question\"]\n    options = item[\"options\"]\n"
+                         "    series = item[\"series\"][0]\n    values = series[\"values\"]\n"
+                         "    mean = np.mean(values)\n    return options[0] if mean == 28.25 else options[1]\n")
+
+
+def test_scripted_solver_that_picks_an_option_by_position_is_told_and_never_disagrees(pool) -> None:
+    stage, model = _stage(pool, [POSITION_PICKER, POSITION_PICKER, POSITION_PICKER])
+    result = asyncio.run(stage(GOOD, _report(GOOD, pool)))
+    verdict = result.rederivation
+    assert verdict is not None and verdict.status == "not_rederivable" and verdict.disagree == 0
+    assert result.decision.accepted and any("flagged" in r for r in result.decision.reasons)
+    assert model.calls == 3 and "another order" in model.prompts[1]  # told why, and tried again
+
+
+def test_scripted_solver_that_fixes_a_position_pick_agrees(pool) -> None:
+    stage, model = _stage(pool, [POSITION_PICKER, MEAN_SOLVER])
+    result = asyncio.run(stage(GOOD, _report(GOOD, pool)))
+    assert result.rederivation is not None and result.rederivation.status == "agrees"
+    assert result.rederivation.tries == 2 and model.calls == 2
 
 
 def test_scripted_solver_not_rederivable_rejects_when_configured(pool) -> None:

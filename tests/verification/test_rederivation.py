@@ -16,6 +16,7 @@ from itemsmith.verification.rederivation import (
     SolverOutcome,
     assess,
     fits,
+    rotated,
     run_solver,
     solver_view,
 )
@@ -210,3 +211,80 @@ def test_a_text_that_is_none_of_the_options_is_a_failure_not_a_disagreement() ->
     assert "none of the options" in (report.error or "")
     numbers = _judge(items, [SolverOutcome(value=-999.0)] * 10)  # a number that fits no option disagrees
     assert numbers.status == "disagrees" and numbers.disagree == 10
+
+
+# --- the helpers a solver's program may call ----------------------------------------------------
+
+
+def _dated_views() -> list:
+    """Count items over a dated series: the question states a threshold and two dates, and the
+    record's own name (a year-month) that a digit regex would read as numbers."""
+    values = [6.7, 8.3, 3.9, 8.3, 7.2, 8.3, 8.3, 7.2, 5.6, 5.6, 6.7, 7.8, 8.3]
+    stamps = [f"2012-12-{day:02d}" for day in range(16, 29)]
+    question = ("How many values of the temp_max (degC) of record 2012-12 from 2012-12-18 to 2012-12-25 are "
+                "above 6.7 degC?")
+    item = Item(question=question, options=["3", "4", "5", "6"], answer_index=2,
+                series=[{"name": "temp_max", "unit": "degC", "values": values, "timestamps": stamps}])
+    return [solver_view(item, random.Random(0))[0]]
+
+
+def test_the_helpers_read_the_stated_threshold_and_dated_window(pool: SandboxPool) -> None:
+    """numbers() leaves the dates and the record's year-month out; window() keeps the values dated
+    from the first date to the second, both included."""
+    program = ("def solve(item):\n    q = item['question']\n    start, end = dates(q)\n"
+               "    above = numbers(q)[0]\n    values = window(channel(item, 'TEMP_MAX'), start, end)\n"
+               "    return float(sum(v > above for v in values))\n")
+    assert [o.value for o in run_solver(program, _dated_views(), pool)] == [5.0]  # 3.9 8.3 7.2 8.3 8.3 7.2 5.6 5.6
+
+
+def test_a_misnamed_series_tells_the_solver_the_names_there_are(pool: SandboxPool) -> None:
+    program = "def solve(item):\n    return sum(channel(item, 'temperature')['values'])\n"
+    (outcome,) = run_solver(program, _dated_views(), pool)
+    assert outcome.value is None and "temp_max" in (outcome.error or "")
+
+
+def test_a_program_that_defines_a_helper_name_uses_its_own(pool: SandboxPool) -> None:
+    program = "def numbers(text):\n    return [99.0]\n\ndef solve(item):\n    return numbers(item['question'])[0]\n"
+    assert [o.value for o in run_solver(program, _dated_views(), pool)] == [99.0]
+
+
+# --- an answer that moves with the options' order is no answer --------------------------------
+
+
+def _assessed_in_both_orders(program: str, items: list[Item], pool: SandboxPool):
+    rng = random.Random(11)
+    views = [solver_view(item, rng) for item in items]
+    shown = [view for view, _ in views]
+    outcomes = run_solver(program, [*shown, *map(rotated, shown)], pool)
+    return assess([(0, item, order, outcome) for item, (_, order), outcome in zip(items, views, outcomes[:len(items)],
+                                                                                   strict=True)],
+                  solver="scripted:solver", program=program, config=RederivationConfig(),
+                  rotated_outcomes=outcomes[len(items):])
+
+
+@pytest.mark.parametrize("pick", ["options[1]", "options[0]", "options[-1]"])
+def test_a_program_that_returns_an_option_by_position_fails_instead_of_disagreeing(pool: SandboxPool,
+                                                                                   pick: str) -> None:
+    """A correct key must not be rejected because the solver answered a position: each item's
+    answer is read again with the options rotated, and one that moves with them is a failure."""
+    program = f"def solve(item):\n    options = item['options']\n    return {pick}\n"
+    report = _assessed_in_both_orders(program, _mean_items(40), pool)
+    assert report.disagree == 0 and report.agree == 0 and report.status == "not_rederivable"
+    assert "order of the options" in (report.examples[0].error or "")
+
+
+def test_an_option_chosen_by_its_content_survives_the_rotation(pool: SandboxPool) -> None:
+    """Picking the option nearest the computed mean is a value, not a position: it agrees, and a
+    shifted key still disagrees."""
+    program = ("def solve(item):\n    values = item['series'][0]['values']\n    mean = sum(values) / len(values)\n"
+               "    return min(item['options'], key=lambda o: abs(float(o) - mean))\n")
+    assert _assessed_in_both_orders(program, _mean_items(30), pool).status == "agrees"
+    assert _assessed_in_both_orders(program, _mean_items(30, shift=3.0), pool).status == "disagrees"
+
+
+def test_an_option_picked_by_its_rank_among_values_is_content_not_position(pool: SandboxPool) -> None:
+    """The smallest option is a statement about values, order-free: it is judged (here it disagrees
+    with a mean key), not failed: the rotation does not excuse a wrong answer that reads content."""
+    program = "def solve(item):\n    return min(item['options'], key=float)\n"
+    report = _assessed_in_both_orders(program, _mean_items(30), pool)
+    assert report.failed == 0 and report.disagree > 0
