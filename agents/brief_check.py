@@ -4,8 +4,10 @@ Small planners often write an `answer_from` that computes another quantity than 
 ("What is the highest level?" answered by "mean of level"), asks for a time but computes a value,
 reads another channel than the one asked about, names a column the data lacks, reads a column of
 records() (a per-record label such as a count of rainy days) as if the series had it (in words or
-through a building block, which only reads series), or counts values beyond a threshold no value of
-the channel reaches (the count is the same in every window, so no item can be drawn). The words of the
+through a building block, which only reads series), or calls a block as it cannot be called (each
+literal block call is run on a window over the channel's profiled range, so the block's own checks
+decide: a text where a number goes, a statistic it lacks) or with a threshold no value of the channel
+reaches (the count is the same in every window, so no item can be drawn). The words of the
 title and question, and those of `answer_from`, are mapped to quantities (max, min, mean, count,
 ...); a brief fails when both sides name quantities and none of them agree. Paraphrases agree:
 "peak" and "np.max" are both `max`, a count may be the sum of a comparison, a share its mean, a
@@ -16,12 +18,15 @@ plan that brief again.
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Iterable
 
+import numpy as np
+
 from itemsmith.agents.models import Brief
 from itemsmith.agents.profile import HandlerProfile
-from itemsmith.items.blocks import BLOCKS, STATISTICS
+from itemsmith.items.blocks import BLOCKS, example_window, window_blocks, written_calls
 from itemsmith.verification.audit.quantities import agree, normal_text, quantities
 
 _ASKS_TIME = re.compile(r"\bwhen\b|\b(which|what) (day|date|hour|time|month|year|week|minute|timestamp|sample|"
@@ -37,10 +42,12 @@ _NAMED_COLUMN = re.compile(r"\[\s*['\"]([^'\"\]]+)['\"]\s*\]|[`'\"]([\w ]+)[`'\"
                            r"|\bcolumns? [`'\"]([\w ]+)[`'\"]")
 
 
-_BLOCK_STATISTIC = re.compile(r"channel_stat\([^)]*?[\"'](\w+)[\"']")
 _BLOCK_CALL = re.compile(rf"\b({'|'.join(BLOCKS)})\s*\(")
-_COUNT_THRESHOLD = re.compile(r"count_beyond\(\s*\w+\s*,\s*(?:(above|below)\s*=\s*)?"
-                              r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
+_WINDOW_BLOCKS = window_blocks()
+# a call of each window block that the check accepts, shown when a brief's call fails (an example the
+# planner can copy; `middle`: the middle of the channel's profiled range)
+EXAMPLE_CALLS = {"channel_stat": 'channel_stat(win, "max")', "count_beyond": "count_beyond(win, above={middle})",
+                 "change_between": "change_between(win, 0, -1)", "first_day": "first_day(win, above={middle})"}
 
 
 def _mentions(text: str, names: Iterable[str]) -> set[str]:
@@ -90,34 +97,40 @@ def brief_problems(brief: Brief, profile: HandlerProfile) -> list[str]:
     if asked and computed and not agree(asked, computed):
         problems.append(f"answer_from computes the {'/'.join(sorted(computed))} but the question asks for the "
                         f"{'/'.join(sorted(asked))}: make answer_from compute exactly what the question asks")
-    unknown_stats = sorted({m for m in _BLOCK_STATISTIC.findall(brief.answer_from) if m not in STATISTICS})
-    if unknown_stats:
-        problems.append(f"channel_stat has no statistic {unknown_stats[0]!r}; it computes one of "
-                        f"{', '.join(STATISTICS)}")
-    problems += _unreachable_thresholds(brief, profile, _mentions(answer_text, channels))
+    problems += _block_call_problems(brief.answer_from, profile, _mentions(answer_text, channels))
     if _ASKS_TIME.search(asked_text) and not _GIVES_TIME.search(answer_text):
         problems.append("the question asks for a time (when, which day) but answer_from computes a value: say "
                         "which index label or date it returns")
     return problems
 
 
-def _unreachable_thresholds(brief: Brief, profile: HandlerProfile, read: set[str]) -> list[str]:
-    """`count_beyond` thresholds that no value of the channels read reaches in the records profiled
-    (above the largest value, below the smallest): every window then counts the same."""
+def _block_call_problems(answer_from: str, profile: HandlerProfile, read: set[str]) -> list[str]:
+    """Each window block `answer_from` calls with literal arguments, run on a window holding the
+    whole profiled range of the channels it reads: the block's own argument checks decide (a text
+    where a number goes, a statistic it lacks, neither above= nor below=), and a threshold no value
+    reaches (the count is 0, the day never comes, in every window) is sent back with the range."""
     ranges = [(c.min, c.max) for peek in profile.series for c in peek.columns
               if c.name in read and c.min is not None and c.max is not None]
-    if not ranges:
-        return []
-    low, high = min(r[0] for r in ranges), max(r[1] for r in ranges)
+    low, high = (min(r[0] for r in ranges), max(r[1] for r in ranges)) if ranges else (0.0, 1.0)
+    window = example_window(np.linspace(low, high, 9), channel="/".join(sorted(read)) or "value")
     problems = []
-    for side, number in _COUNT_THRESHOLD.findall(brief.answer_from):
-        threshold = float(number)
-        if (side or "above") == "above" and threshold >= high:
-            problems.append(f"count_beyond(win, {number}) counts values above {number}, but {', '.join(sorted(read))} "
-                            f"never exceeds {high:g} in the records seen: the count is always 0; pick a threshold "
-                            f"between {low:g} and {high:g}")
-        elif side == "below" and threshold <= low:
-            problems.append(f"count_beyond(win, below={number}) counts values below {number}, but "
-                            f"{', '.join(sorted(read))} is never under {low:g} in the records seen: the count is "
-                            f"always 0; pick a threshold between {low:g} and {high:g}")
+    for call in written_calls(answer_from):
+        example = EXAMPLE_CALLS[call.name].format(middle=round((low + high) / 2, 1))
+        if call.error is not None:
+            problems.append(f"answer_from's {call.text[:80]} is no block call ({call.error}); write it like {example}")
+            continue
+        if call.args is None or call.kwargs is None:
+            continue  # a parameter the programmer picks: nothing to try
+        block = _WINDOW_BLOCKS[call.name]
+        try:
+            bound = inspect.signature(block).bind(window, *call.args, **call.kwargs).arguments
+            result = block(window, *call.args, **call.kwargs)
+        except (TypeError, ValueError) as exc:
+            problems.append(f"answer_from calls {call.text}, which fails: {exc}; write it like {example}")
+            continue
+        if ranges and (result is None or (call.name == "count_beyond" and result.value == 0)):
+            never = f"is never under {low:g}" if bound.get("below") is not None else f"never exceeds {high:g}"
+            outcome = "the count is always 0" if call.name == "count_beyond" else "there is never such a day"
+            problems.append(f"{call.text} reads {', '.join(sorted(read))}, which {never} in the records seen: {outcome}; "
+                            f"pick a threshold between {low:g} and {high:g}")
     return problems

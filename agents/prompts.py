@@ -21,13 +21,12 @@ import difflib
 import inspect
 import json
 import math
-import re
 from collections.abc import Sequence
 
 from itemsmith.agents.profile import ColumnInfo, HandlerProfile
 from itemsmith.agents.taxonomy import CATEGORY_HINTS, CONCEPTS, TASK_KINDS
 from itemsmith.handlers.base import DatasetHandler
-from itemsmith.items.blocks import STATISTICS
+from itemsmith.items.blocks import STATISTICS, written_calls
 from itemsmith.items.helpers import date_options, mc_item, numeric_options, series, tf_item
 from itemsmith.items.schema import Template
 from itemsmith.templates_bank.curated import load_curated
@@ -89,9 +88,6 @@ def _label_column(profile: HandlerProfile | None) -> str:
 
 
 DEFAULT_BLOCK = 'channel_stat(win, "mean")'
-_BLOCK_CALL = re.compile(r"\b(?:channel_stat|count_beyond|change_between|first_day)\(win(?:,[^()]*)?\)")
-
-
 def skeleton(profile: HandlerProfile | None = None, block: str = DEFAULT_BLOCK, channel: str | None = None) -> str:
     """The skeleton on `channel` (default: the dataset's main one; `take_window` returns None where a
     record lacks it) computing `block`."""
@@ -99,17 +95,10 @@ def skeleton(profile: HandlerProfile | None = None, block: str = DEFAULT_BLOCK, 
 
 
 def brief_block(brief: dict[str, object]) -> str | None:
-    """The block call a brief's `answer_from` names on one window with literal arguments
+    """The block call a brief's `answer_from` names on `win` with literal arguments
     ("count_beyond(win, 0) of precipitation ..."), for a skeleton of its own; None when it names none."""
-    found = _BLOCK_CALL.search(str(brief.get("answer_from", "")))
-    if found is None:
-        return None
-    call = ast.parse(found.group(0), mode="eval").body
-    assert isinstance(call, ast.Call)
-    arguments = [*call.args[1:], *(k.value for k in call.keywords)]
-    literal = all(isinstance(a, ast.Constant) or (isinstance(a, ast.UnaryOp) and isinstance(a.operand, ast.Constant))
-                  for a in arguments)
-    return found.group(0) if literal else None
+    return next((call.text for call in written_calls(str(brief.get("answer_from", "")))
+                 if call.literal and call.on_win), None)
 
 
 def cookbook(profile: HandlerProfile | None = None) -> str:

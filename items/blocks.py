@@ -13,7 +13,10 @@ possible on `window.values` / `window.dates`.
 
 from __future__ import annotations
 
+import ast
 import functools
+import inspect
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -126,6 +129,68 @@ def _window(record_id: Any, channel: str, unit: str, record: np.ndarray, dates: 
     shown = series(values.tolist(), name=channel, timestamps=dates, unit=unit or None)
     return Window(record_id=record_id, channel=channel, unit=unit, values=values, dates=list(dates), start=start,
                   end=end, first=dates[0], last=dates[-1], about=about, shown=shown, record=record)
+
+
+def example_window(values: np.ndarray, *, channel: str, unit: str = "") -> Window:
+    """A window over `values`, dated one day apart, of no real record: for trying a block call
+    on a channel's range without a handler."""
+    dates = [str(day.date()) for day in pd.date_range("2000-01-01", periods=len(values), freq="D")]
+    return _window("example", channel, unit, values, dates, 0, len(values))
+
+
+@dataclass(frozen=True)
+class WrittenCall:
+    """A window block's call as a text (a planner's brief) writes it."""
+
+    name: str
+    text: str  # from the block's name to its closing parenthesis
+    on_win: bool = False  # the window argument is the name `win` (the skeleton's variable)
+    args: tuple[Any, ...] | None = None  # the arguments after the window, all literals; None: one is a name
+    kwargs: Mapping[str, Any] | None = None
+    error: str | None = None  # why the text is no Python call
+
+    @property
+    def literal(self) -> bool:
+        return self.error is None and self.args is not None
+
+
+def written_calls(text: str) -> list[WrittenCall]:
+    """Each call of a `window_blocks` block in `text`, parsed, never run."""
+    blocks = window_blocks()
+    calls = []
+    for match in re.finditer(rf"\b({'|'.join(blocks)})\s*\(", text):
+        depth, end = 0, len(text) - 1
+        for end in range(match.end() - 1, len(text)):
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+        calls.append(_parsed(match.group(1), text[match.start():end + 1]))
+    return calls
+
+
+def _parsed(name: str, text: str) -> WrittenCall:
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, RecursionError) as exc:
+        return WrittenCall(name, text, error=f"it is not Python ({exc.msg if isinstance(exc, SyntaxError) else 'too deep'})")
+    if not isinstance(node, ast.Call) or not node.args:
+        return WrittenCall(name, text, error="it passes no window")
+    on_win = isinstance(node.args[0], ast.Name) and node.args[0].id == "win"
+    try:
+        return WrittenCall(name, text, on_win, tuple(ast.literal_eval(a) for a in node.args[1:]),
+                           {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg is not None})
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return WrittenCall(name, text, on_win)
+
+
+def window_blocks() -> dict[str, Callable[..., Any]]:
+    """The blocks that compute from one window and literal arguments (not a handler, not two windows)."""
+    found = {}
+    for name, fn in BLOCKS.items():
+        annotations = [str(p.annotation) for p in inspect.signature(fn).parameters.values()]
+        if annotations and annotations[0] == "Window" and annotations.count("Window") == 1:
+            found[name] = fn
+    return found
 
 
 def _column(handler: Any, record_id: Any, channel: str) -> tuple[np.ndarray, list[str]] | None:

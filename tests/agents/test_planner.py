@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from itemsmith.agents.brief_check import brief_problems
+from itemsmith.agents.brief_check import EXAMPLE_CALLS, brief_problems
 from itemsmith.agents.errors import PlanningError
 from itemsmith.agents.generator import build_prompt, first_message
 from itemsmith.agents.inference import RetryPolicy
@@ -16,6 +16,7 @@ from itemsmith.agents.planner import fallback_briefs, json_objects, parse_briefs
 from itemsmith.agents.profile import ColumnInfo, HandlerProfile, SeriesPeek, profile_handler
 from itemsmith.agents.prompts import brief_block, describe_profile, numeric_channel, planner_example, skeleton
 from itemsmith.agents.taxonomy import coverage_plan
+from itemsmith.items.blocks import window_blocks
 from itemsmith.sandbox import SandboxPool
 from itemsmith.verification.audit import audit_template
 from itemsmith.verification.structure import check_structure
@@ -149,6 +150,26 @@ def planned(title: str, question: str, answer_from: str, columns: tuple[str, ...
      "count_beyond(win, 1e2) of precipitation", "never exceeds 30"),  # not read as 1
     ("Warm days", "How many days had temp_max above 40 in <record>?", "count_beyond(win, above=+40.) of temp_max",
      "never exceeds 30"),
+    # verbatim briefs of the second 2026-12-05 quick start: the skeleton took the call as written and
+    # both slots failed three rounds on "could not convert string to float: 'precipitation > 0'"
+    ("Number of rainy days in a record", "How many rainy days were there in record <record>?",
+     'count_beyond(win, "precipitation > 0") of precipitation over a random window (take_window)',
+     "which fails: could not convert string to float: 'precipitation > 0'"),
+    ("Number of days with precipitation above a threshold", "How many days had precipitation above 100 mm?",
+     'count_beyond(win, "precipitation > 100") of precipitation over a random window (take_window)',
+     "write it like count_beyond(win, above=15.0)"),
+    # verbatim answer_from of the third quick start: the planner copied the signature of an earlier message
+    ("Number of rainy days in a record", "How many rainy days were there in record <record>?",
+     "count_beyond(window: 'Window', above: 'float | None' = None, *, below: 'float | None' = None) -> "
+     "'BlockResult' (the first argument the window)", "is no block call (it is not Python"),
+    ("Rain count", "How many days of <record> had rain?", "count_beyond(win) of precipitation",
+     "needs exactly one of above= or below="),
+    ("Rain count", "How many days of <record> had rain?", "count_beyond(win, 0, 5) of precipitation",
+     "too many positional arguments"),
+    ("Change of wind", "By how much did the wind change between the two days?",
+     'change_between(win, "2012-01-01", "2012-01-05") of wind', "which fails"),
+    ("First hot day", "On which day did temp_max first exceed 45 in <record>?", "first_day(win, above=45) of temp_max",
+     "never exceeds 30 in the records seen: there is never such a day"),
 ])
 def test_brief_check_catches_an_answer_that_computes_something_else(title: str, question: str, answer_from: str,
                                                                     problem: str) -> None:
@@ -184,10 +205,25 @@ def test_brief_check_catches_an_answer_that_computes_something_else(title: str, 
      "count_beyond(win, above=29.5) of temp_max", ()),
     ("Cold days by block", "How many days had temp_min below 0.5 in <record>?",
      "count_beyond(win, below=0.5) of temp_min", ()),
+    ("Rain count by a chosen threshold", "How many days of <record> had precipitation above the threshold?",
+     "count_beyond(win, above=t) of precipitation, t drawn from the window's values", ()),
+    ("First windy day", "On which day of <record> did the wind first exceed 12?", "first_day(win, above=12) of wind",
+     ()),
+    ("Change over the window", "By how much did temp_max change from the first to the last day of <record>?",
+     "change_between(win, 0, -1) of temp_max", ()),
 ])
 def test_brief_check_passes_paraphrases(title: str, question: str, answer_from: str,
                                         columns: tuple[str, ...]) -> None:
     assert brief_problems(planned(title, question, answer_from, columns), WEATHER) == []
+
+
+def test_every_window_block_has_an_example_call_the_check_accepts() -> None:
+    """A block added without an example would fail the check's own advice."""
+    assert set(EXAMPLE_CALLS) == set(window_blocks())
+    for name, call in EXAMPLE_CALLS.items():
+        example = planned("Example", "What does the block give for <record>?", f"{call.format(middle=15.0)} of wind",
+                          ("wind",))
+        assert not [p for p in brief_problems(example, WEATHER) if "block call" in p or "fails" in p], name
 
 
 def test_fallback_briefs_and_the_prompt_example_pass_the_check() -> None:
@@ -324,7 +360,7 @@ def test_block_briefs_pass_the_check_and_a_block_that_computes_something_else_do
     wrong_stat = good.model_copy(update={"answer_from": 'channel_stat(win, "mean") of level'})
     assert any("computes the mean" in p for p in brief_problems(wrong_stat, PROFILE))
     unknown = good.model_copy(update={"answer_from": 'channel_stat(win, "peak") of level'})
-    assert any("no statistic 'peak'" in p and "max, min, mean" in p for p in brief_problems(unknown, PROFILE))
+    assert any("how must be one of max, min, mean" in p and "'peak'" in p for p in brief_problems(unknown, PROFILE))
     counted = Brief.model_validate(brief("Rainy days", question="How many readings of <record> are above 0.6?",
                                          answer_from="count_beyond(win, above=0.6) of level"))
     assert brief_problems(counted, PROFILE) == []
@@ -337,4 +373,4 @@ def test_scripted_planner_is_asked_again_when_a_brief_names_a_statistic_no_block
     handle = scripted([json.dumps([unknown]), json.dumps([fixed])])
     briefs, info = asyncio.run(plan_briefs(handle, profile=PROFILE, task="levels", n=1, retry=FAST))
     assert [b.answer_from for b in briefs] == ["channel_stat(win, 'mean') of level"] and info.fallback == 0
-    assert "no statistic 'average'" in handle.model.prompts[1]
+    assert "how must be one of" in handle.model.prompts[1] and "'average'" in handle.model.prompts[1]

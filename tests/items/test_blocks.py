@@ -311,3 +311,24 @@ def test_a_template_made_of_blocks_passes_check_template_in_the_sandbox(tmp_path
         shown = item["series"][0]
         assert shown["name"] == "temp_max" and len(shown["values"]) == len(shown["timestamps"])
         assert item["options"][item["answer_index"]] in item["rationale"]
+
+
+# --- block calls written in a text (a planner's brief) ------------------------------------------
+
+
+def test_written_calls_parse_each_window_block_call_without_running_it() -> None:
+    from itemsmith.items.blocks import written_calls
+
+    (nested,) = written_calls("count_beyond(win, above=(1.5)) of precipitation, then more text (x)")
+    assert nested.text == "count_beyond(win, above=(1.5))" and nested.literal and nested.kwargs == {"above": 1.5}
+    (named,) = written_calls("first_day(win, above=t)")
+    assert named.on_win and not named.literal and named.error is None  # t: the programmer's to pick
+    (other,) = written_calls("change_between(window, 0, -1)")
+    assert other.literal and not other.on_win  # not the skeleton's variable
+    (broken,) = written_calls("count_beyond(window: 'Window', above=None) -> 'BlockResult'")
+    assert broken.error is not None and "not Python" in broken.error
+    (open_call,) = written_calls("channel_stat(win, 'max' of level")
+    assert open_call.error is not None  # no closing parenthesis
+    assert written_calls("take_window(handler, rid, 'x') and compare_windows(a, b)") == []  # not one-window blocks
+    assert [c.name for c in written_calls('channel_stat(win, "max") - channel_stat(win, "min")')] == [
+        "channel_stat", "channel_stat"]
