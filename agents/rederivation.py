@@ -284,31 +284,31 @@ class RederivationVerifier:
         shuffle = random.Random(secrets.randbits(64))
         views = [solver_view(item, shuffle) for _, item in drawn]
         stored = self.programs.get(content_hash(source))
-        program: str | None
-        if stored is not None:
-            program, tries, why = stored, 0, ""
-        else:
-            try:
-                program, tries, why = await self._program(_examples(drawn, views), log)
-            except ModelCallFailed as exc:  # no verdict, never "not re-derivable"
-                reason = f"the solver's call gave no usable reply: no verdict ({exc})"
-                return VerificationResult(decision=Decision(accepted=False, stage="rederivation", reasons=[reason]),
-                                          errors=log.errors, usage=log.ledger.totals(), errored=True,
-                                          elapsed_s=time.monotonic() - started)
-        seeds, sizes = [s for s, _ in plan], [n for _, n in plan]
-        if program is None:
-            verdict = RederivationReport(status="not_rederivable", solver=self.solver_name, tries=tries,
-                                         n_items=len(drawn), failed=len(drawn), seeds=seeds, sizes=sizes, error=why)
-        else:
-            verdict = await self._assess(program, drawn, views, seeds=seeds, sizes=sizes, tries=tries,
-                                         reused=stored is not None)
-            if verdict.status in ("disagrees", "ambiguous") and stored is None:
-                try:
-                    verdict = await self._second_opinion(verdict, drawn, views, log)
-                except ModelCallFailed as exc:
-                    verdict = verdict.model_copy(update={"second_opinion": f"no second opinion ({exc})"})
+        try:
+            verdict = await self._verdict(stored, plan, drawn, views, log)
+        except ModelCallFailed as exc:  # no verdict, never "not re-derivable" nor the first program's alone
+            reason = f"the solver's call gave no usable reply: no verdict ({exc})"
+            return VerificationResult(decision=Decision(accepted=False, stage="rederivation", reasons=[reason]),
+                                      errors=log.errors, usage=log.ledger.totals(), errored=True,
+                                      elapsed_s=time.monotonic() - started)
         verdict = verdict.model_copy(update={"elapsed_ms": (time.monotonic() - started) * 1000})
         return self._result(verdict, log, started)
+
+    async def _verdict(self, stored: str | None, plan: list[tuple[int, int]], drawn: Sequence[tuple[int, Item]],
+                       views: Sequence[tuple[SolverView, list[int]]], log: CallLog) -> RederivationReport:
+        """The stored program's verdict, else a new program's (with a second opinion on a
+        disagreement); raises `ModelCallFailed` when a solver call gave no usable reply."""
+        seeds, sizes = [s for s, _ in plan], [n for _, n in plan]
+        if stored is not None:
+            return await self._assess(stored, drawn, views, seeds=seeds, sizes=sizes, tries=0, reused=True)
+        program, tries, why = await self._program(_examples(drawn, views), log)
+        if program is None:
+            return RederivationReport(status="not_rederivable", solver=self.solver_name, tries=tries,
+                                      n_items=len(drawn), failed=len(drawn), seeds=seeds, sizes=sizes, error=why)
+        verdict = await self._assess(program, drawn, views, seeds=seeds, sizes=sizes, tries=tries)
+        if verdict.status in ("disagrees", "ambiguous"):
+            verdict = await self._second_opinion(verdict, drawn, views, log)
+        return verdict
 
     async def _assess(self, program: str, drawn: Sequence[tuple[int, Item]],
                       views: Sequence[tuple[SolverView, list[int]]], *, seeds: list[int], sizes: list[int],

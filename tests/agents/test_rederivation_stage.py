@@ -91,6 +91,14 @@ def test_a_first_program_outvoted_by_a_second_from_other_items_agrees(pool) -> N
     assert first != second and "return max" not in second  # other items, and not the first conversation
 
 
+def test_a_second_opinion_without_a_usable_reply_errors_the_stage_instead_of_rejecting(pool) -> None:
+    """The second program could outvote the first: without its reply there is no verdict yet."""
+    stage, model = _stage(pool, [MAX_SOLVER, {"error": 400}])
+    result = asyncio.run(stage(GOOD, _report(GOOD, pool)))
+    assert result.errored and result.rederivation is None and result.feedback is None
+    assert model.calls == 2 and "no usable reply" in result.decision.reasons[0]
+
+
 def test_a_disagreement_whose_second_program_does_not_run_stands_and_says_so(pool) -> None:
     broken = fenced("def solve(item):\n    return item['no_such_field']\n")
     stage, model = _stage(pool, [MAX_SOLVER, broken, broken, broken])
