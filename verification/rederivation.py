@@ -288,10 +288,6 @@ def _picked(options: list[str], order: list[int], result: SolverOutcome) -> tupl
     return sorted(order[j] for j in fits(value, view_options)), None
 
 
-def _rotated_order(order: list[int]) -> list[int]:
-    return [order[-1], *order[:-1]]
-
-
 def moved_with_order(first: SolverOutcome, view: SolverView, again: SolverOutcome) -> str | None:
     """Why a program's answers to `view` and to `rotated(view)` differ in content (None: they do
     not): it picked an option by its position, or broke on the other order."""
@@ -300,7 +296,7 @@ def moved_with_order(first: SolverOutcome, view: SolverView, again: SolverOutcom
     if again.value is None:
         return f"with the options in another order it gave no value ({again.error})"
     order = list(range(len(view.options)))
-    if _picked(view.options, order, first)[0] != _picked(view.options, _rotated_order(order), again)[0]:
+    if _picked(view.options, order, first)[0] != _picked(view.options, [order[-1], *order[:-1]], again)[0]:
         return ("its answer changed when the options were listed in another order: it picks an option by its "
                 "position, not by what the series shows; return the computed number (or the option's text)")
     return None
@@ -313,9 +309,10 @@ def _outcome(item: Item, order: list[int], result: SolverOutcome, seed: int, ind
     fitted, why = _picked(item.options, order, result)
     if fitted is None:
         return RederivedItem(**common, value=result.value, error=why, outcome="failed")
-    if again is not None and _picked(item.options, _rotated_order(order), again)[0] != fitted:
-        return RederivedItem(**common, value=result.value, outcome="failed",
-                             error="the answer changed with the order of the options (a position, not a value)")
+    shown = SolverView(question=item.question, options=[item.options[i] for i in order], kind="mc", series=[])
+    moved = None if again is None else moved_with_order(result, shown, again)
+    if moved is not None:
+        return RederivedItem(**common, value=result.value, outcome="failed", error=moved)
     outcome: Literal["agree", "disagree", "ambiguous"] = (
         "ambiguous" if len(fitted) > 1 else "agree" if fitted == [item.answer_index] else "disagree")
     return RederivedItem(**common, value=result.value, fits=fitted, outcome=outcome)
