@@ -45,7 +45,7 @@ _NAMED_COLUMN = re.compile(r"\[\s*['\"]([^'\"\]]+)['\"]\s*\]|[`'\"]([\w ]+)[`'\"
 _BLOCK_CALL = re.compile(rf"\b({'|'.join(BLOCKS)})\s*\(")
 _WINDOW_BLOCKS = window_blocks()
 # a call of each window block that the check accepts, shown when a brief's call fails (an example the
-# planner can copy; `middle`: the middle of the channel's profiled range)
+# planner can copy; `middle`: `HandlerProfile.middle_value` of the channels it reads)
 EXAMPLE_CALLS = {"channel_stat": 'channel_stat(win, "max")', "count_beyond": "count_beyond(win, above={middle})",
                  "change_between": "change_between(win, 0, -1)", "first_day": "first_day(win, above={middle})"}
 
@@ -109,13 +109,12 @@ def _block_call_problems(answer_from: str, profile: HandlerProfile, read: set[st
     whole profiled range of the channels it reads: the block's own argument checks decide (a text
     where a number goes, a statistic it lacks, neither above= nor below=), and a threshold no value
     reaches (the count is 0, the day never comes, in every window) is sent back with the range."""
-    ranges = [(c.min, c.max) for peek in profile.series for c in peek.columns
-              if c.name in read and c.min is not None and c.max is not None]
-    low, high = (min(r[0] for r in ranges), max(r[1] for r in ranges)) if ranges else (0.0, 1.0)
+    span = profile.value_range(read)
+    low, high = span or (0.0, 1.0)
     window = example_window(np.linspace(low, high, 9), channel="/".join(sorted(read)) or "value")
     problems = []
     for call in written_calls(answer_from):
-        example = EXAMPLE_CALLS[call.name].format(middle=round((low + high) / 2, 1))
+        example = EXAMPLE_CALLS[call.name].format(middle=profile.middle_value(read))
         if call.error is not None:
             problems.append(f"answer_from's {call.text[:80]} is no block call ({call.error}); write it like {example}")
             continue
@@ -128,7 +127,7 @@ def _block_call_problems(answer_from: str, profile: HandlerProfile, read: set[st
         except (TypeError, ValueError) as exc:
             problems.append(f"answer_from calls {call.text}, which fails: {exc}; write it like {example}")
             continue
-        if ranges and (result is None or (call.name == "count_beyond" and result.value == 0)):
+        if span and (result is None or (call.name == "count_beyond" and result.value == 0)):
             never = f"is never under {low:g}" if bound.get("below") is not None else f"never exceeds {high:g}"
             outcome = "the count is always 0" if call.name == "count_beyond" else "there is never such a day"
             problems.append(f"{call.text} reads {', '.join(sorted(read))}, which {never} in the records seen: {outcome}; "

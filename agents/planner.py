@@ -121,16 +121,6 @@ def _numeric(columns: Sequence[ColumnInfo]) -> list[str]:
     return [c.name for c in columns if c.min is not None and c.name != "record_id"]
 
 
-def _threshold(profile: HandlerProfile, channel: str) -> float:
-    """A round threshold inside the channel's range over the sampled records: its midpoint to two
-    significant digits."""
-    ranges = [(c.min, c.max) for peek in profile.series for c in peek.columns
-              if c.name == channel and c.min is not None and c.max is not None]
-    if not ranges:
-        return 0.0
-    return float(f"{(min(low for low, _ in ranges) + max(high for _, high in ranges)) / 2:.2g}")
-
-
 def fallback_briefs(profile: HandlerProfile, categories: Sequence[str]) -> list[Brief]:
     """Deterministic briefs from the data's real columns, one per category; where a building block
     answers the category, the brief names it with literal arguments, so its slot starts from a
@@ -142,7 +132,7 @@ def fallback_briefs(profile: HandlerProfile, categories: Sequence[str]) -> list[
     second = channels[1] if len(channels) > 1 else channel
     labels = [c.name for c in profile.columns if c.name != "record_id" and c.values]
     label = labels[0] if labels else None
-    t = f"{_threshold(profile, channel):g}"
+    t = f"{profile.middle_value([channel]):g}"
     ideas: dict[str, tuple[str, str, str, str, list[str]]] = {
         "arithmetic": ("mc", f"Mean {channel} over a window", f"What is the mean {channel} in the window of "
                        "<record> shown?", f"channel_stat(win, 'mean') of {channel} over a random window (take_window)",

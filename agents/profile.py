@@ -8,6 +8,7 @@ executed in the service process and the profile shows exactly what templates wil
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
@@ -157,6 +158,19 @@ class HandlerProfile(BaseModel):
     @property
     def record_columns(self) -> list[str]:
         return [c.name for c in self.columns]
+
+    def value_range(self, channels: Iterable[str]) -> tuple[float, float] | None:
+        """The least and largest value of these channels over the sampled records (None: no numbers)."""
+        wanted = set(channels)
+        ranges = [(c.min, c.max) for peek in self.series for c in peek.columns
+                  if c.name in wanted and c.min is not None and c.max is not None]
+        return (min(r[0] for r in ranges), max(r[1] for r in ranges)) if ranges else None
+
+    def middle_value(self, channels: Iterable[str]) -> float:
+        """A round value inside the channels' range (its midpoint to two significant digits; 0
+        without numbers): a threshold some values pass and others do not."""
+        span = self.value_range(channels)
+        return 0.0 if span is None else float(f"{(span[0] + span[1]) / 2:.2g}")
 
     @property
     def context(self) -> str:
