@@ -26,7 +26,7 @@ import numpy as np
 
 from itemsmith.agents.models import Brief
 from itemsmith.agents.profile import HandlerProfile
-from itemsmith.items.blocks import BLOCKS, example_window, window_blocks, written_calls
+from itemsmith.items.blocks import BLOCKS, WINDOW_BLOCKS, example_window, written_calls
 from itemsmith.verification.audit.quantities import agree, normal_text, quantities
 
 _ASKS_TIME = re.compile(r"\bwhen\b|\b(which|what) (day|date|hour|time|month|year|week|minute|timestamp|sample|"
@@ -43,7 +43,6 @@ _NAMED_COLUMN = re.compile(r"\[\s*['\"]([^'\"\]]+)['\"]\s*\]|[`'\"]([\w ]+)[`'\"
 
 
 _BLOCK_CALL = re.compile(rf"\b({'|'.join(BLOCKS)})\s*\(")
-_WINDOW_BLOCKS = window_blocks()
 # a call of each window block that the check accepts, shown when a brief's call fails (an example the
 # planner can copy; `middle`: `HandlerProfile.middle_value` of the channels it reads)
 EXAMPLE_CALLS = {"channel_stat": 'channel_stat(win, "max")', "count_beyond": "count_beyond(win, above={middle})",
@@ -118,9 +117,9 @@ def _block_call_problems(answer_from: str, profile: HandlerProfile, read: set[st
         if call.error is not None:
             problems.append(f"answer_from's {call.text[:80]} is no block call ({call.error}); write it like {example}")
             continue
-        if call.args is None or call.kwargs is None:
+        if call.args is None:
             continue  # a parameter the programmer picks: nothing to try
-        block = _WINDOW_BLOCKS[call.name]
+        block = WINDOW_BLOCKS[call.name]
         try:
             bound = inspect.signature(block).bind(window, *call.args, **call.kwargs).arguments
             result = block(window, *call.args, **call.kwargs)

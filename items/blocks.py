@@ -146,7 +146,7 @@ class WrittenCall:
     text: str  # from the block's name to its closing parenthesis
     on_win: bool = False  # the window argument is the name `win` (the skeleton's variable)
     args: tuple[Any, ...] | None = None  # the arguments after the window, all literals; None: one is a name
-    kwargs: Mapping[str, Any] | None = None
+    kwargs: Mapping[str, Any] = field(default_factory=dict)  # the keyword ones, when `args` is not None
     error: str | None = None  # why the text is no Python call
 
     @property
@@ -155,10 +155,9 @@ class WrittenCall:
 
 
 def written_calls(text: str) -> list[WrittenCall]:
-    """Each call of a `window_blocks` block in `text`, parsed, never run."""
-    blocks = window_blocks()
+    """Each call of a `WINDOW_BLOCKS` block in `text`, parsed, never run."""
     calls = []
-    for match in re.finditer(rf"\b({'|'.join(blocks)})\s*\(", text):
+    for match in re.finditer(rf"\b({'|'.join(WINDOW_BLOCKS)})\s*\(", text):
         depth, end = 0, len(text) - 1
         for end in range(match.end() - 1, len(text)):
             depth += {"(": 1, ")": -1}.get(text[end], 0)
@@ -183,7 +182,7 @@ def _parsed(name: str, text: str) -> WrittenCall:
         return WrittenCall(name, text, on_win)
 
 
-def window_blocks() -> dict[str, Callable[..., Any]]:
+def _window_blocks() -> dict[str, Callable[..., Any]]:
     """The blocks that compute from one window and literal arguments (not a handler, not two windows)."""
     found = {}
     for name, fn in BLOCKS.items():
@@ -446,6 +445,7 @@ BLOCKS: dict[str, Callable[..., Any]] = {
     "ask": ask,
 }
 RANDOM_BLOCKS = frozenset({"take_window", "ask"})
+WINDOW_BLOCKS = _window_blocks()
 
 
 def bind_blocks(rng: np.random.Generator) -> dict[str, Callable[..., Any]]:

@@ -16,7 +16,7 @@ from itemsmith.agents.planner import fallback_briefs, json_objects, parse_briefs
 from itemsmith.agents.profile import ColumnInfo, HandlerProfile, SeriesPeek, profile_handler
 from itemsmith.agents.prompts import brief_block, describe_profile, numeric_channel, planner_example, skeleton
 from itemsmith.agents.taxonomy import coverage_plan
-from itemsmith.items.blocks import window_blocks
+from itemsmith.items.blocks import WINDOW_BLOCKS
 from itemsmith.sandbox import SandboxPool
 from itemsmith.verification.audit import audit_template
 from itemsmith.verification.structure import check_structure
@@ -219,7 +219,7 @@ def test_brief_check_passes_paraphrases(title: str, question: str, answer_from: 
 
 def test_every_window_block_has_an_example_call_the_check_accepts() -> None:
     """A block added without an example would fail the check's own advice."""
-    assert set(EXAMPLE_CALLS) == set(window_blocks())
+    assert set(EXAMPLE_CALLS) == set(WINDOW_BLOCKS)
     for name, call in EXAMPLE_CALLS.items():
         example = planned("Example", "What does the block give for <record>?", f"{call.format(middle=15.0)} of wind",
                           ("wind",))
