@@ -166,6 +166,9 @@ def planned(title: str, question: str, answer_from: str, columns: tuple[str, ...
      "needs exactly one of above= or below="),
     ("Rain count", "How many days of <record> had rain?", "count_beyond(win, 0, 5) of precipitation",
      "too many positional arguments"),
+    # a text threshold smuggled through ** unpacking is not dropped silently: the block still refuses
+    ("Rain count", "How many days of <record> had rain?", 'count_beyond(win, **{"above": "rain"}) of precipitation',
+     "needs exactly one of above= or below="),
     ("Change of wind", "By how much did the wind change between the two days?",
      'change_between(win, "2012-01-01", "2012-01-05") of wind', "which fails"),
     ("First hot day", "On which day did temp_max first exceed 45 in <record>?", "first_day(win, above=45) of temp_max",
