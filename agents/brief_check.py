@@ -44,9 +44,9 @@ _NAMED_COLUMN = re.compile(r"\[\s*['\"]([^'\"\]]+)['\"]\s*\]|[`'\"]([\w ]+)[`'\"
 
 _BLOCK_CALL = re.compile(rf"\b({'|'.join(BLOCKS)})\s*\(")
 # a call of each window block that the check accepts, shown when a brief's call fails (an example the
-# planner can copy; `middle`: `HandlerProfile.middle_value` of the channels it reads)
-EXAMPLE_CALLS = {"channel_stat": 'channel_stat(win, "max")', "count_beyond": "count_beyond(win, above={middle})",
-                 "change_between": "change_between(win, 0, -1)", "first_day": "first_day(win, above={middle})"}
+# planner can copy; `t`: a threshold each item draws from its record)
+EXAMPLE_CALLS = {"channel_stat": 'channel_stat(win, "max")', "count_beyond": "count_beyond(win, above=t)",
+                 "change_between": "change_between(win, 0, -1)", "first_day": "first_day(win, above=t)"}
 
 
 def _mentions(text: str, names: Iterable[str]) -> set[str]:
@@ -104,25 +104,27 @@ def brief_problems(brief: Brief, profile: HandlerProfile) -> list[str]:
 
 
 def _block_call_problems(answer_from: str, profile: HandlerProfile, read: set[str]) -> list[str]:
-    """Each window block `answer_from` calls with literal arguments, run on a window holding the
-    whole profiled range of the channels it reads: the block's own argument checks decide (a text
-    where a number goes, a statistic it lacks, neither above= nor below=), and a threshold no value
-    reaches (the count is 0, the day never comes, in every window) is sent back with the range."""
+    """Each window block `answer_from` calls with literal arguments (a drawn threshold `t` as the
+    range's middle), run on a window holding the whole profiled range of the channels it reads: the
+    block's own argument checks decide (a text where a number goes, a statistic it lacks, neither
+    above= nor below=), and a threshold no value reaches (the count is 0, the day never comes, in
+    every window) is sent back with the range."""
     span = profile.value_range(read)
     low, high = span or (0.0, 1.0)
     window = example_window(np.linspace(low, high, 9), channel="/".join(sorted(read)) or "value")
     problems = []
     for call in written_calls(answer_from):
-        example = EXAMPLE_CALLS[call.name].format(middle=profile.middle_value(read))
+        example = EXAMPLE_CALLS[call.name]
         if call.error is not None:
             problems.append(f"answer_from's {call.text[:80]} is no block call ({call.error}); write it like {example}")
             continue
         if call.args is None:
             continue  # a parameter the programmer picks: nothing to try
         block = WINDOW_BLOCKS[call.name]
+        args, kwargs = call.arguments(drawn=profile.middle_value(read))
         try:
-            bound = inspect.signature(block).bind(window, *call.args, **call.kwargs).arguments
-            result = block(window, *call.args, **call.kwargs)
+            bound = inspect.signature(block).bind(window, *args, **kwargs).arguments
+            result = block(window, *args, **kwargs)
         except (TypeError, ValueError) as exc:
             problems.append(f"answer_from calls {call.text}, which fails: {exc}; write it like {example}")
             continue
@@ -130,5 +132,5 @@ def _block_call_problems(answer_from: str, profile: HandlerProfile, read: set[st
             never = f"is never under {low:g}" if bound.get("below") is not None else f"never exceeds {high:g}"
             outcome = "the count is always 0" if call.name == "count_beyond" else "there is never such a day"
             problems.append(f"{call.text} reads {', '.join(sorted(read))}, which {never} in the records seen: {outcome}; "
-                            f"pick a threshold between {low:g} and {high:g}")
+                            f"pick a threshold between {low:g} and {high:g}, or t (drawn for each item)")
     return problems

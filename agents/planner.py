@@ -123,8 +123,8 @@ def _numeric(columns: Sequence[ColumnInfo]) -> list[str]:
 
 def fallback_briefs(profile: HandlerProfile, categories: Sequence[str]) -> list[Brief]:
     """Deterministic briefs from the data's real columns, one per category; where a building block
-    answers the category, the brief names it with literal arguments, so its slot starts from a
-    skeleton that computes it."""
+    answers the category, the brief names it with literal arguments (a count's threshold drawn for
+    each item, `t`), so its slot starts from a skeleton that computes it."""
     columns = profile.series[0].columns if profile.series else []
     # a channel whose least value is 0 first (rain) keys many items alike: it comes last
     channels = sorted(_numeric(columns), key=lambda name: any(c.name == name and c.min == 0 for c in columns))
@@ -132,7 +132,6 @@ def fallback_briefs(profile: HandlerProfile, categories: Sequence[str]) -> list[
     second = channels[1] if len(channels) > 1 else channel
     labels = [c.name for c in profile.columns if c.name != "record_id" and c.values]
     label = labels[0] if labels else None
-    t = f"{profile.middle_value([channel]):g}"
     ideas: dict[str, tuple[str, str, str, str, list[str]]] = {
         "arithmetic": ("mc", f"Mean {channel} over a window", f"What is the mean {channel} in the window of "
                        "<record> shown?", f"channel_stat(win, 'mean') of {channel} over a random window (take_window)",
@@ -141,10 +140,10 @@ def fallback_briefs(profile: HandlerProfile, categories: Sequence[str]) -> list[
                               "first date of the window of <record> shown to a week later?",
                               f"change_between(win, 0, 7) of {channel} over a random window (take_window)",
                               [channel]),
-        "anomaly_detection": ("mc", f"Days of {channel} above {t}", f"How many values of {channel} are above {t} in "
-                              "the window of <record> shown?",
-                              f"count_beyond(win, above={t}) of {channel} over a random window (take_window)",
-                              [channel]),
+        "anomaly_detection": ("mc", f"Days of {channel} above a threshold", f"How many values of {channel} are above "
+                              "the threshold in the window of <record> shown?",
+                              f"count_beyond(win, above=t) of {channel} over a random window (take_window), "
+                              "t drawn for each item from the record's values", [channel]),
         "pattern_recognition": ("mc", f"Change of {channel} over a window", f"By how much did {channel} change from "
                                 "the first to the last date of the window of <record> shown?",
                                 f"change_between(win, 0, -1) of {channel} over a random window (take_window)",

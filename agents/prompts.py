@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from itemsmith.agents.profile import ColumnInfo, HandlerProfile
 from itemsmith.agents.taxonomy import CATEGORY_HINTS, CONCEPTS, TASK_KINDS
 from itemsmith.handlers.base import DatasetHandler
-from itemsmith.items.blocks import STATISTICS, written_calls
+from itemsmith.items.blocks import DRAWN, STATISTICS, written_calls
 from itemsmith.items.helpers import date_options, mc_item, numeric_options, series, tf_item
 from itemsmith.items.schema import Template
 from itemsmith.templates_bank.curated import load_curated
@@ -41,7 +41,7 @@ SKELETON = '''def question(num_samples):
         win = take_window(handler, rid, "{channel}")   # a random window: values with their dates and unit
         if win is None:   # the record does not fit: draw another
             continue
-        res = {block}   # the block computes the answer, its question, series and rationale
+{draw}        res = {block}   # the block computes the answer, its question, series and rationale
         item = ask(res)   # the item: res.question, the key and 3 distractors from the data
         if item is None:   # no fitting result or options: draw again
             continue
@@ -56,7 +56,8 @@ win.unit, win.about (channel, unit, record and dates, for the question text), wi
 - item = ask(res): the whole item of any block's result (None: continue); or write your own question: \
 key, wrong = numeric_options(res.value, spread=res.spread, decimals=res.decimals, unit=res.unit), then mc_item
 - count_beyond(win, above=t) or (win, below=t): how many values; change_between(win, first=0, last=-1): \
-values[last] - values[first]; first_day(win, above=t): res.value is the first date (None: never)
+values[last] - values[first]; first_day(win, above=t): res.value is the first date (None: never); \
+t = draw_threshold(win): a value of the record drawn for each item, so counts differ from item to item
 - other = align_window(handler, win, "other_channel"): the same dates; compare_windows(win, other, "mean"): \
 res.label names the larger, res.value is the difference; also two records: two take_window calls
 - time options: key, wrong = date_options(res.day, spread_days=7, low=win.first, high=win.last)
@@ -88,15 +89,20 @@ def _label_column(profile: HandlerProfile | None) -> str:
 
 
 DEFAULT_BLOCK = 'channel_stat(win, "mean")'
+DRAW_LINE = f"        {DRAWN} = draw_threshold(win)   # a threshold of the record's values, drawn for each item\n"
+
+
 def skeleton(profile: HandlerProfile | None = None, block: str = DEFAULT_BLOCK, channel: str | None = None) -> str:
     """The skeleton on `channel` (default: the dataset's main one; `take_window` returns None where a
-    record lacks it) computing `block`."""
-    return SKELETON.format(channel=channel or numeric_channel(profile), block=block)
+    record lacks it) computing `block`, which may pass the drawn threshold `t`."""
+    draws = any(call.draws for call in written_calls(block))
+    return SKELETON.format(channel=channel or numeric_channel(profile), block=block, draw=DRAW_LINE if draws else "")
 
 
 def brief_block(brief: dict[str, object]) -> str | None:
-    """The block call a brief's `answer_from` names on `win` with literal arguments
-    ("count_beyond(win, 0) of precipitation ..."), for a skeleton of its own; None when it names none."""
+    """The block call a brief's `answer_from` names on `win` with literal arguments or the drawn
+    threshold `t` ("count_beyond(win, 0) of precipitation ...", "first_day(win, above=t)"), for a
+    skeleton of its own; None when it names none."""
     return next((call.text for call in written_calls(str(brief.get("answer_from", "")))
                  if call.literal and call.on_win), None)
 
@@ -151,7 +157,7 @@ tf_item. The code runs in a sandbox where these names already exist (never impor
   item helpers:
 {helper_api}
   statistics blocks (see the cookbook): take_window, align_window, channel_stat, count_beyond, change_between, ask, \
-first_day, compare_windows
+first_day, draw_threshold, compare_windows
 
 ## Rules
 1. Compute the answer from the data. Never guess it or hard-code it.
@@ -491,7 +497,9 @@ def block_menu(profile: HandlerProfile | None) -> str:
              f"- channel_stat(win, how), how in {', '.join(STATISTICS)}: the value; for max/min also its day",
              "- count_beyond(win, above=t) / count_beyond(win, below=t): how many values are above/below t",
              "- change_between(win, first, last): the change from one day of the window to another",
-             "- first_day(win, above=t): the first date above (or below) t"]
+             "- first_day(win, above=t): the first date above (or below) t",
+             "t: a number, or write t itself for a threshold each item draws from its record's values "
+             "(a fixed threshold leaves a seasonal channel's windows all above or all below it)"]
     if len(channels) >= 2:
         lines.append(f"- compare_windows(win, align_window(handler, win, other), how): which of two channels "
                      f"(e.g. {channels[0]} vs {channels[1]}) has the larger statistic, and by how much")

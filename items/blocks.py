@@ -27,7 +27,6 @@ import pandas as pd
 from itemsmith.items.helpers import mc_item, numeric_options, series
 
 MAX_DECIMALS = 3
-MAX_OTHER_WINDOWS = 256  # windows `ask` reads for distractors (a long record's are sampled)
 STATISTICS: dict[str, Callable[[np.ndarray], float]] = {
     "max": lambda v: float(v.max()),
     "min": lambda v: float(v.min()),
@@ -138,6 +137,19 @@ def example_window(values: np.ndarray, *, channel: str, unit: str = "") -> Windo
     return _window("example", channel, unit, values, dates, 0, len(values))
 
 
+DRAWN = "t"  # in a written block call, a threshold each item draws from its record (`draw_threshold`)
+
+
+class _Drawn:
+    """Where a written call passes DRAWN (the name, not the text "t")."""
+
+    def __repr__(self) -> str:
+        return DRAWN
+
+
+_DRAWN = _Drawn()
+
+
 @dataclass(frozen=True)
 class WrittenCall:
     """A window block's call as a text (a planner's brief) writes it."""
@@ -145,13 +157,27 @@ class WrittenCall:
     name: str
     text: str  # from the block's name to its closing parenthesis
     on_win: bool = False  # the window argument is the name `win` (the skeleton's variable)
-    args: tuple[Any, ...] | None = None  # the arguments after the window, all literals; None: one is a name
+    # the arguments after the window, literals or the name DRAWN; None: another name is one
+    args: tuple[Any, ...] | None = None
     kwargs: Mapping[str, Any] = field(default_factory=dict)  # the keyword ones, when `args` is not None
     error: str | None = None  # why the text is no Python call
 
     @property
     def literal(self) -> bool:
+        """Every argument after the window is a literal or the drawn threshold."""
         return self.error is None and self.args is not None
+
+    @property
+    def draws(self) -> bool:
+        """A threshold argument is DRAWN: each item draws its own."""
+        return self.literal and any(a is _DRAWN for a in (*(self.args or ()), *self.kwargs.values()))
+
+    def arguments(self, drawn: float) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The arguments after the window, with `drawn` where a threshold is DRAWN."""
+        if self.args is None:
+            raise ValueError(f"{self.text} has arguments that are no literals")
+        return (tuple(drawn if a is _DRAWN else a for a in self.args),
+                {k: drawn if v is _DRAWN else v for k, v in self.kwargs.items()})
 
 
 def written_calls(text: str) -> list[WrittenCall]:
@@ -175,17 +201,24 @@ def _parsed(name: str, text: str) -> WrittenCall:
     if not isinstance(node, ast.Call) or not node.args:
         return WrittenCall(name, text, error="it passes no window")
     on_win = isinstance(node.args[0], ast.Name) and node.args[0].id == "win"
+
+    def value(arg: ast.expr) -> Any:
+        return _DRAWN if isinstance(arg, ast.Name) and arg.id == DRAWN else ast.literal_eval(arg)
+
     try:
-        return WrittenCall(name, text, on_win, tuple(ast.literal_eval(a) for a in node.args[1:]),
-                           {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg is not None})
+        return WrittenCall(name, text, on_win, tuple(value(a) for a in node.args[1:]),
+                           {k.arg: value(k.value) for k in node.keywords if k.arg is not None})
     except (ValueError, TypeError, SyntaxError, RecursionError):
         return WrittenCall(name, text, on_win)
 
 
 def _window_blocks() -> dict[str, Callable[..., Any]]:
-    """The blocks that compute from one window and literal arguments (not a handler, not two windows)."""
+    """The blocks that compute from one window and literal arguments (not a handler, not two windows,
+    nothing drawn)."""
     found = {}
     for name, fn in BLOCKS.items():
+        if name in RANDOM_BLOCKS:
+            continue
         annotations = [str(p.annotation) for p in inspect.signature(fn).parameters.values()]
         if annotations and annotations[0] == "Window" and annotations.count("Window") == 1:
             found[name] = fn
@@ -286,7 +319,9 @@ def count_beyond(window: Window, above: float | None = None, *, below: float | N
     question = f"How many values of the {window.about} are {side} {limit}?"
     return BlockResult(value=value, how=f"count {side}", question=question, unit="",
                        spread=max(1.0, len(window.values) / 10), decimals=0, rationale=rationale,
-                       shown=[dict(window.shown)], window=window)
+                       shown=[dict(window.shown)], window=window,
+                       recompute=lambda values: float((values > threshold if above is not None
+                                                       else values < threshold).sum()))
 
 
 def change_between(window: Window, first: int = 0, last: int = -1) -> BlockResult:
@@ -326,6 +361,15 @@ def first_day(window: Window, above: float | None = None, *, below: float | None
     return BlockResult(value=window.dates[i], how=f"first {side}", question=question, unit="", spread=0.0,
                        decimals=0, rationale=rationale, shown=[dict(window.shown)], window=window,
                        day=window.dates[i])
+
+
+def draw_threshold(window: Window, *, rng: np.random.Generator) -> float:
+    """A value of the window's record (one of its days, missing ones left out), drawn at random: a
+    threshold for count_beyond / first_day that each item draws anew. Some of the record's values
+    pass it and others do not, whatever the season; a fixed threshold leaves most windows of a
+    seasonal channel all above or all below it, so few windows make items and they keep coming back."""
+    values = window.record[np.isfinite(window.record)]
+    return float(values[int(rng.integers(len(values)))])
 
 
 def _name(window: Window, other: Window) -> str:
@@ -369,54 +413,46 @@ def _other_dates(window: Window, at: int, rng: np.random.Generator, n: int = 4) 
 
 
 def _other_windows(result: BlockResult, rng: np.random.Generator, n: int = 3) -> list[str] | None:
-    """`n` distractors that are the same statistic of the record's other windows of the same length,
-    written like the key; [] when the record holds fewer than `n` that read differently, None when
-    the result has no such statistic or the window is the whole record.
+    """`n` distractors: the same statistic of `n` windows of the record of the key's length, each drawn
+    as `take_window` draws one (a uniform start among those without a missing value; with
+    replacement) and written like the key. None when the result has no such statistic or the window
+    is the whole record; [] when two of the four options read alike (`ask` drops the item).
 
-    The key's window is one of these, drawn the same way, so key and distractors come from one
-    distribution: a solver that learns which values tend to be keys, or what a record's keys are,
-    learns nothing that tells them apart, and the record's own scale (its season) gives nothing away."""
+    Key and distractors are then four draws of one distribution, kept or dropped by a rule blind to
+    which of them is the key, so given its options each is the key equally often: no solver that
+    learns from the options alone (which values tend to be keys, their rank, the record's scale or
+    season) beats chance, however few values the statistic takes (a count over a week takes eight).
+    Redrawing only a distractor that reads like the key would break this: frequent values would be
+    keys more often than they are distractors."""
     window = result.window
-    if result.recompute is None or len(window.values) == len(window.record):
+    length = len(window.values)
+    if result.recompute is None or length == len(window.record):
         return None
-    length, key = len(window.values), _number(result.value, result.decimals, result.unit)
-    starts = [start for start in range(len(window.record) - length + 1) if start != window.start]
-    if len(starts) > MAX_OTHER_WINDOWS:  # a long record: a random sample of its windows
-        starts = sorted(int(i) for i in rng.choice(starts, size=MAX_OTHER_WINDOWS, replace=False))
-    texts: list[str] = []
-    for start in starts:
-        values = window.record[start:start + length]
-        if not np.isfinite(values).all():
-            continue
-        text = _number(result.recompute(values), result.decimals, result.unit)
-        if text != key and text not in texts:
-            texts.append(text)
-    if len(texts) < n:
-        return []
-    return [texts[int(i)] for i in rng.choice(len(texts), size=n, replace=False)]
+    missing = np.concatenate([[0], np.cumsum(~np.isfinite(window.record))])
+    starts = np.flatnonzero(missing[length:] - missing[:-length] == 0)
+    texts = [_number(result.value, result.decimals, result.unit)]
+    for start in rng.choice(starts, size=n):
+        texts.append(_number(result.recompute(window.record[start:start + length]), result.decimals, result.unit))
+    return texts[1:] if len(set(texts)) == len(texts) else []
 
 
 def ask(result: BlockResult | None, *, rng: np.random.Generator,
         metadata: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """The multiple-choice item of a block's result: its `question`, the key and 3 distractors, its
-    series, rationale and `record_ids`. Distractors of a statistic or a change are the same
+    series, rationale and `record_ids`. Distractors of a statistic, a count or a change are the same
     computation on other windows of the record (`_other_windows`); for a window that is the whole
-    record, and for counts, they are drawn on the data's scale (`numeric_options`: the key's rank
-    among them uniform; counts between 0 and the window's length); for a date, other dates of the
-    window. None (`continue` and draw again) when `result` is None; when 3 distractors do not fit
-    on both sides of the key (a count near 0 or near the window's length would otherwise be the
-    smallest or the largest option); when the record's other windows give fewer than 3 other
-    values; or when a first date is the window's first, which the question names."""
+    record, and for a comparison, they are drawn on the data's scale (`numeric_options`: the key's
+    rank among them uniform; counts between 0 and the window's length); for a date, other dates of
+    the window. None (`continue` and draw again) when `result` is None; when two options would read
+    alike; when 3 distractors do not fit on both sides of the key (a count near 0 or near the
+    window's length would otherwise be the smallest or the largest option); or when a first date is
+    the window's first, which the question names."""
     if result is None:
         return None
     window = result.window
-    if result.how.startswith("count"):
-        room = 3 * max(1, round(result.spread))
-        if not room <= result.value <= len(window.values) - room:
-            return None
     other = _other_windows(result, rng)
     if other == [] or (result.how.startswith("first") and result.value == window.first):
-        return None  # too few other windows; or the first date, which the question names
+        return None  # options that read alike; or the first date, which the question names
     try:
         if result.how.startswith("first"):
             key, wrong = _other_dates(window, window.dates.index(result.value), rng)
@@ -424,6 +460,9 @@ def ask(result: BlockResult | None, *, rng: np.random.Generator,
             key, wrong = _number(result.value, result.decimals, result.unit), other
         else:
             count = result.how.startswith("count")
+            room = 3 * max(1, round(result.spread))
+            if count and not room <= result.value <= len(window.values) - room:
+                return None
             key, wrong = numeric_options(result.value, rng=rng, spread=result.spread, decimals=result.decimals,
                                          unit=result.unit, low=0 if count else None,
                                          high=len(window.values) if count else None)
@@ -441,10 +480,11 @@ BLOCKS: dict[str, Callable[..., Any]] = {
     "count_beyond": count_beyond,
     "change_between": change_between,
     "first_day": first_day,
+    "draw_threshold": draw_threshold,
     "compare_windows": compare_windows,
     "ask": ask,
 }
-RANDOM_BLOCKS = frozenset({"take_window", "ask"})
+RANDOM_BLOCKS = frozenset({"take_window", "draw_threshold", "ask"})
 WINDOW_BLOCKS = _window_blocks()
 
 

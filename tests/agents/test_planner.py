@@ -157,7 +157,7 @@ def planned(title: str, question: str, answer_from: str, columns: tuple[str, ...
      "which fails: could not convert string to float: 'precipitation > 0'"),
     ("Number of days with precipitation above a threshold", "How many days had precipitation above 100 mm?",
      'count_beyond(win, "precipitation > 100") of precipitation over a random window (take_window)',
-     "write it like count_beyond(win, above=15.0)"),
+     "write it like count_beyond(win, above=t)"),
     # verbatim answer_from of the third quick start: the planner copied the signature of an earlier message
     ("Number of rainy days in a record", "How many rainy days were there in record <record>?",
      "count_beyond(window: 'Window', above: 'float | None' = None, *, below: 'float | None' = None) -> "
@@ -224,7 +224,7 @@ def test_every_window_block_has_an_example_call_the_check_accepts() -> None:
     """A block added without an example would fail the check's own advice."""
     assert set(EXAMPLE_CALLS) == set(WINDOW_BLOCKS)
     for name, call in EXAMPLE_CALLS.items():
-        example = planned("Example", "What does the block give for <record>?", f"{call.format(middle=15.0)} of wind",
+        example = planned("Example", "What does the block give for <record>?", f"{call} of wind",
                           ("wind",))
         assert not [p for p in brief_problems(example, WEATHER) if "block call" in p or "fails" in p], name
 

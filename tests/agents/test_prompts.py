@@ -49,10 +49,15 @@ def test_a_briefs_own_skeleton_runs_and_the_audit_judges_it(pool, handler_file, 
         assert not audit.passed and rejected_by in audit.feedback
 
 
-def test_a_brief_names_a_block_only_with_literal_arguments() -> None:
+def test_a_brief_names_a_block_only_with_literal_arguments_or_the_drawn_threshold() -> None:
     from itemsmith.agents.prompts import brief_block
 
-    assert brief_block({"answer_from": "count_beyond(win, above=t) of level"}) is None  # t is no name in the code
+    assert brief_block({"answer_from": "count_beyond(win, above=limit) of level"}) is None  # no name in the code
+    drawn = brief_block({"answer_from": "count_beyond(win, above=t) of level"})
+    assert drawn == "count_beyond(win, above=t)"
+    code = skeleton(block=drawn, channel="level")
+    assert code.index("t = draw_threshold(win)") < code.index("res = count_beyond(win, above=t)")
+    assert "draw_threshold" not in skeleton(block=brief_block({"answer_from": "count_beyond(win, -2.5)"}))
     assert brief_block({"answer_from": "argmax of abs(diff)"}) is None
     assert brief_block({"answer_from": "count_beyond(win, -2.5) on the window"}) == "count_beyond(win, -2.5)"
 

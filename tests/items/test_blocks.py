@@ -14,7 +14,6 @@ import pytest
 from typer.testing import CliRunner
 
 from itemsmith.items.blocks import (
-    MAX_OTHER_WINDOWS,
     align_window,
     ask,
     bind_blocks,
@@ -22,12 +21,15 @@ from itemsmith.items.blocks import (
     channel_stat,
     compare_windows,
     count_beyond,
+    draw_threshold,
     first_day,
     take_window,
+    written_calls,
 )
 from itemsmith.items.helpers import mc_item, numeric_options
 from itemsmith.items.schema import Item
 from itemsmith.sandbox.handler_data import HandlerView
+from itemsmith.verification.audit import ItemDraw, audit_items
 
 HOWS = {"max": lambda s: s.max(), "min": lambda s: s.min(), "mean": lambda s: s.mean(),
         "median": lambda s: s.median(), "sum": lambda s: s.sum(), "range": lambda s: s.max() - s.min(),
@@ -218,7 +220,7 @@ def test_ask_makes_the_item_of_each_block_with_the_key_at_a_uniform_rank() -> No
                 assert float(item.answer.removesuffix("°C")) == pytest.approx(result.value, abs=10 ** -result.decimals)
                 order = sorted(item.options, key=lambda o: float(o.removesuffix("°C")))
             ranks.setdefault(result.how.split()[0], []).append(order.index(item.answer))
-    for how, seen in ranks.items():  # each rank about a quarter of the time (a count near 0 or n is refused)
+    for how, seen in ranks.items():  # each rank about a quarter of the time
         shares = np.bincount(seen, minlength=4) / len(seen)
         assert len(seen) > 100 and shares.min() > 0.15, (how, shares)
     assert ask(None, rng=rng) is None
@@ -226,9 +228,9 @@ def test_ask_makes_the_item_of_each_block_with_the_key_at_a_uniform_rank() -> No
 
 @pytest.mark.parametrize("seed", range(3))
 def test_ask_draws_a_statistics_distractors_from_the_records_other_windows(seed: int) -> None:
-    """Recomputed with pandas on the raw frame: every distractor of a mean or a change is the same
-    computation on another window of the record of the same length (so keys and distractors come
-    from one distribution), and never reads like the key."""
+    """Recomputed with pandas on the raw frame: every distractor of a mean, a count or a change is
+    the same computation on another window of the record of the same length (so keys and distractors
+    come from one distribution), and no two options read alike."""
     handler = RandomHandler(seed, n_records=3, length=80)
     rng = np.random.default_rng(seed)
     for _ in range(40):
@@ -236,17 +238,22 @@ def test_ask_draws_a_statistics_distractors_from_the_records_other_windows(seed:
         raw = handler.frames[win.record_id]["temp"]
         n = len(win.values)
         others = {"mean": raw.rolling(n).mean().iloc[n - 1:],
+                  "count": raw.gt(12.0).astype(float).rolling(n).sum().iloc[n - 1:],
                   "change": raw.rolling(n).apply(lambda v: v.iloc[-2] - v.iloc[1]).iloc[n - 1:]}
         for result, recomputed in ((channel_stat(win, "mean"), others["mean"]),
+                                   (count_beyond(win, above=12.0), others["count"]),
                                    (change_between(win, 1, -2), others["change"])):
-            item = Item.model_validate(ask(result, rng=rng))
+            raw_item = ask(result, rng=rng)
+            if raw_item is None:  # two options read alike: the item is dropped, never one option redrawn
+                continue
+            item = Item.model_validate(raw_item)
             elsewhere = np.array([v for start, v in enumerate(recomputed) if start != win.start])
             wrong = [float(o.removesuffix("°C")) for o in item.options if o != item.answer]
             half_unit = 0.5 * 10.0 ** -result.decimals + 1e-9  # an option is the value, rounded
-            assert len(wrong) == 3 and all(np.abs(elsewhere - w).min() <= half_unit for w in wrong)
+            assert len(set(item.options)) == 4 and all(np.abs(elsewhere - w).min() <= half_unit for w in wrong)
 
 
-def test_ask_reads_a_sample_of_a_long_records_windows() -> None:
+def test_ask_reads_three_windows_of_a_long_record() -> None:
     handler = RandomHandler(1, n_records=1, length=20_000)
     rng = np.random.default_rng(1)
     result = channel_stat(take_window(handler, "r0", "temp", rng=rng, length=24), "mean")
@@ -257,7 +264,81 @@ def test_ask_reads_a_sample_of_a_long_records_windows() -> None:
         return float(values.mean())
 
     item = Item.model_validate(ask(dataclasses.replace(result, recompute=counted), rng=rng))
-    assert len(item.options) == 4 and 3 <= len(calls) <= MAX_OTHER_WINDOWS and set(calls) == {24}
+    assert len(item.options) == 4 and calls == [24, 24, 24]
+
+
+class SeasonalHandler(RandomHandler):
+    """A year of daily temperatures in monthly records: most months lie wholly above or below a
+    fixed threshold, so a count over a week takes few values and they recur."""
+
+    def __init__(self, seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        days = pd.date_range("2021-01-01", periods=365 * 2, freq="D", name="date")
+        temp = 11 - 9 * np.cos(2 * np.pi * days.dayofyear / 365) + rng.normal(0, 3, len(days))
+        frame = pd.DataFrame({"temp": np.round(temp, 1), "rain": 0.0}, index=days)
+        self.frames = dict(tuple(frame.groupby(frame.index.strftime("%Y-%m"))))
+
+
+def _audited_counts(handler: SeasonalHandler, make: Any) -> Any:
+    ids = list(handler.frames)
+    draws = []
+    for seed in range(8):
+        rng = np.random.default_rng([5, seed])
+        items: list[Item] = []
+        while len(items) < 30:
+            win = take_window(handler, ids[int(rng.integers(len(ids)))], "temp", rng=rng, length=7)
+            raw = make(win, rng)
+            if raw is not None:
+                items.append(Item.model_validate(raw))
+        draws.append(ItemDraw(seed=seed, num_samples=30, items=items))
+    return audit_items(draws)
+
+
+def _distinct_values_uniformly(win: Any, rng: np.random.Generator) -> dict[str, Any] | None:
+    """The control: a count above 11 with distractors drawn uniformly from the other values the
+    record's weeks take (so a colliding draw is redrawn), the rule `ask` replaced."""
+    result = count_beyond(win, above=11.0)
+    others = sorted({int((win.record[s:s + 7] > 11.0).sum()) for s in range(len(win.record) - 6)} - {result.value})
+    if len(others) < 3:
+        return None
+    wrong = [str(others[int(i)]) for i in rng.choice(len(others), size=3, replace=False)]
+    return mc_item(result.question, str(result.value), wrong, rng=rng, series=result.shown,
+                   rationale=result.rationale, metadata={"record_ids": [win.record_id]})
+
+
+def _shortcuts(report: Any) -> set[str]:
+    return {solver.solver for solver in report.solvers if solver.shortcut}
+
+
+def test_a_weeks_count_keeps_no_cue_in_its_options_where_a_redrawn_distractor_would() -> None:
+    """The cheapest way to pass a count's options off as fair: draw the distractors from the other
+    values the record's windows take, redrawing any that reads like the key. A count over a week
+    takes few values, the frequent ones are then keys more often than distractors, and a blind
+    solver picks them from the options (here: the one nearest the others' mean). `ask` keeps or
+    drops the whole item by a rule blind to which option is the key: the same count leaves no
+    solver a cue in its options. At a fixed threshold few weeks
+    of a seasonal record make items and their questions recur; with a threshold drawn for each item
+    the audit passes (fixed seeds)."""
+    handler = SeasonalHandler(3)
+    assert _shortcuts(_audited_counts(handler, _distinct_values_uniformly)) - {"question_memory"}
+    fixed = _audited_counts(handler, lambda win, rng: ask(count_beyond(win, above=11.0), rng=rng))
+    assert _shortcuts(fixed) == {"question_memory"}
+    drawn = _audited_counts(handler, lambda win, rng: ask(count_beyond(win, above=draw_threshold(win, rng=rng)),
+                                                           rng=rng))
+    assert drawn.passed, drawn.feedback
+
+
+def test_a_drawn_threshold_is_a_value_of_the_record_and_a_written_t_stands_for_it() -> None:
+    handler = RandomHandler(4, n_records=1, length=60)
+    handler.frames["r0"].iloc[5:9, 0] = np.nan
+    rng = np.random.default_rng(4)
+    win = take_window(handler, "r0", "temp", rng=rng, start=20, length=10)
+    drawn = {draw_threshold(win, rng=rng) for _ in range(300)}
+    assert drawn <= set(handler.frames["r0"]["temp"].dropna()) and len(drawn) > 30
+    call, quoted, named = written_calls('count_beyond(win, above=t); count_beyond(win, above="t"); first_day(win, k)')
+    assert call.draws and call.arguments(drawn=2.5) == ((), {"above": 2.5})
+    assert quoted.literal and not quoted.draws and quoted.arguments(drawn=2.5) == ((), {"above": "t"})
+    assert not named.literal and not named.draws  # any other name: a parameter the programmer picks
 
 
 def test_ask_on_a_whole_record_window_and_a_first_date_the_question_names() -> None:
@@ -321,8 +402,8 @@ def test_written_calls_parse_each_window_block_call_without_running_it() -> None
 
     (nested,) = written_calls("count_beyond(win, above=(1.5)) of precipitation, then more text (x)")
     assert nested.text == "count_beyond(win, above=(1.5))" and nested.literal and nested.kwargs == {"above": 1.5}
-    (named,) = written_calls("first_day(win, above=t)")
-    assert named.on_win and not named.literal and named.error is None  # t: the programmer's to pick
+    (named,) = written_calls("first_day(win, above=limit)")
+    assert named.on_win and not named.literal and named.error is None  # a name: the programmer's to pick
     (other,) = written_calls("change_between(window, 0, -1)")
     assert other.literal and not other.on_win  # not the skeleton's variable
     (broken,) = written_calls("count_beyond(window: 'Window', above=None) -> 'BlockResult'")
