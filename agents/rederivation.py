@@ -5,8 +5,10 @@ small sizes and one large draw), shows the solver model two of them (from differ
 it sees which parameters change) as `verification.rederivation.solver_view` makes them
 (question, shuffled options, series with units, context; never the key, the answer text, the
 rationale, the metadata or the template's source) and asks for a short ``solve(item)``. The
-program must return a usable value on the items it was shown; when it does not, the solver is told its own error (nothing about the key) and tries again, up to
-``ITEMSMITH_REDERIVATION_TRIES`` programs. The program then runs in the sandbox over every drawn
+program must return a usable value on the items it was shown; when it does not, the solver is
+told its own error (nothing about the key) and tries again, up to ``ITEMSMITH_REDERIVATION_TRIES``
+programs; a program it already wrote ends the tries (a greedy local solver that repeats itself once
+repeats itself again). The program then runs in the sandbox over every drawn
 item and `verification.rederivation.assess` decides.
 
 - ``agrees``: the stage passes.
@@ -237,10 +239,13 @@ class RederivationVerifier:
 
     async def _program(self, shown: Sequence[SolverView], log: CallLog) -> tuple[str | None, int, str]:
         """A program that gives a value on every item it was `shown`, the tries it took, and the last
-        error; raises `ModelCallFailed` when a solver call gave no usable reply."""
+        error; raises `ModelCallFailed` when a solver call gave no usable reply. A program the solver
+        already wrote ends the tries: told its error, it repeated itself, and a small local model
+        decoding greedily would only do so again."""
         loop = asyncio.get_running_loop()
         messages = solver_messages(shown)
         error = ""
+        written: set[str] = set()
         for attempt in range(1, self.config.tries + 1):
             try:
                 reply, usage = await complete(self.solver, messages, retry=self.retry, ledger=log.ledger,
@@ -259,6 +264,10 @@ class RederivationVerifier:
             except ValueError as exc:
                 error = str(exc)
             else:
+                if program in written:
+                    return None, attempt, (f"no program that runs: try {attempt} repeated a failed program "
+                                           f"(its error: {error})")
+                written.add(program)
                 outcomes, again = await loop.run_in_executor(self.executor, self._run_both_orders, program, shown)
                 problems = [(n, usable(o, view) or moved_with_order(o, view, a))
                             for n, (o, view, a) in enumerate(zip(outcomes, shown, again, strict=True), 1)]
