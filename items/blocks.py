@@ -237,9 +237,11 @@ def take_window(handler: Any, record_id: Any, channel: str, *, rng: np.random.Ge
                 length: int | None = None, min_length: int = 10, max_length: int = 60) -> Window | None:
     """One channel of one record over consecutive rows, with their dates.
 
-    Without `start`/`length` the window is drawn at random (`min_length` to `max_length` rows);
-    `length` alone: a random start; `start` alone: to the end of the record. None when the record
-    lacks the channel, is too short, or has a missing value inside the window.
+    Without `start`/`length` the window is drawn at random (`min_length` to `max_length` rows, and
+    never the whole record when a shorter window fits: `ask` draws a statistic's distractors from
+    the record's other windows, and a whole record has none); `length` alone: a random start;
+    `start` alone: to the end of the record. None when the record lacks the channel, is too short,
+    or has a missing value inside the window.
     """
     column = _column(handler, record_id, channel)
     if column is None:
@@ -252,7 +254,8 @@ def take_window(handler: Any, record_id: Any, channel: str, *, rng: np.random.Ge
         else:
             if n < min_length:
                 return None
-            length = int(rng.integers(min_length, min(max_length, n) + 1))
+            longest = n - 1 if n > min_length else n
+            length = int(rng.integers(min_length, min(max_length, longest) + 1))
     if start is None:
         if length > n:
             return None

@@ -275,18 +275,19 @@ class SeasonalHandler(RandomHandler):
         rng = np.random.default_rng(seed)
         days = pd.date_range("2021-01-01", periods=365 * 2, freq="D", name="date")
         temp = 11 - 9 * np.cos(2 * np.pi * days.dayofyear / 365) + rng.normal(0, 3, len(days))
-        frame = pd.DataFrame({"temp": np.round(temp, 1), "rain": 0.0}, index=days)
+        rain = np.where(rng.random(len(days)) < 0.5, 0.0, np.round(rng.exponential(4, len(days)), 1))
+        frame = pd.DataFrame({"temp": np.round(temp, 1), "rain": rain}, index=days)
         self.frames = dict(tuple(frame.groupby(frame.index.strftime("%Y-%m"))))
 
 
-def _audited_counts(handler: SeasonalHandler, make: Any) -> Any:
+def _audited_counts(handler: SeasonalHandler, make: Any, channel: str = "temp", length: int | None = 7) -> Any:
     ids = list(handler.frames)
     draws = []
     for seed in range(8):
         rng = np.random.default_rng([5, seed])
         items: list[Item] = []
         while len(items) < 30:
-            win = take_window(handler, ids[int(rng.integers(len(ids)))], "temp", rng=rng, length=7)
+            win = take_window(handler, ids[int(rng.integers(len(ids)))], channel, rng=rng, length=length)
             raw = make(win, rng)
             if raw is not None:
                 items.append(Item.model_validate(raw))
@@ -326,6 +327,24 @@ def test_a_weeks_count_keeps_no_cue_in_its_options_where_a_redrawn_distractor_wo
     drawn = _audited_counts(handler, lambda win, rng: ask(count_beyond(win, above=draw_threshold(win, rng=rng)),
                                                            rng=rng))
     assert drawn.passed, drawn.feedback
+
+
+def test_a_random_window_of_a_month_is_never_the_whole_month_so_rainy_days_keep_no_cue() -> None:
+    """A whole record has no other window to draw distractors from: `ask` gives it options on the
+    data's scale, every draw of a record's whole window keys the same count, and such windows never
+    collide, so they made a quarter of the accepted items and a blind solver that remembers keys beat
+    chance (quick start handler: memorization 0.32 where chance is 0.25 over six seed families). A
+    random window leaves out a row where the record allows; asked for, a whole record still comes."""
+    handler = SeasonalHandler(2)
+    rng = np.random.default_rng(2)
+    lengths = {len(take_window(handler, "2021-02", "rain", rng=rng, min_length=10).values) for _ in range(400)}
+    assert max(lengths) == 27 and min(lengths) == 10  # February 2021: 28 days
+    assert len(take_window(handler, "2021-02", "rain", rng=rng, start=0).values) == 28
+    short = SeasonalHandler(2)
+    short.frames = {"r": handler.frames["2021-02"].iloc[:10]}
+    assert len(take_window(short, "r", "rain", rng=rng, min_length=10).values) == 10  # no shorter window exists
+    report = _audited_counts(handler, lambda win, rng: ask(count_beyond(win, above=0.0), rng=rng), "rain", None)
+    assert report.passed, report.feedback
 
 
 def test_a_drawn_threshold_is_a_value_of_the_record_and_a_written_t_stands_for_it() -> None:
