@@ -87,7 +87,8 @@ class RederivationConfig(BaseModel):
     enabled: bool = Field(True, description="whether a run that does not say runs the re-derivation stage")
 
     tries: int = Field(3, ge=1, le=10, description="programs the solver may write before the template counts as "
-                                                  "not re-derivable (a retry is told only its own error)")
+                                                  "not re-derivable (a retry is told only its own error; a program "
+                                                  "it already wrote ends the tries)")
     seeds: int = Field(3, ge=1, le=16, description="fresh seeds drawn at small sizes")
     small_size: tuple[int, int] = Field((6, 14), description="range of num_samples of the small draws")
     large_size: int = Field(60, ge=1, le=1000, description="num_samples of the one large draw")
