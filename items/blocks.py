@@ -309,22 +309,29 @@ def channel_stat(window: Window, how: str) -> BlockResult | None:
                        recompute=STATISTICS[how])
 
 
+def _passing(block: str, window: Window, above: float | None, below: float | None
+             ) -> tuple[Callable[[np.ndarray], np.ndarray], str, str]:
+    """Which values pass a threshold (strictly above `above` or strictly below `below`; exactly one
+    given), the side's word and the threshold as the question writes it."""
+    if (above is None) == (below is None):
+        raise ValueError(f"{block} needs exactly one of above= or below=")
+    threshold = float(above if above is not None else below)  # type: ignore[arg-type]
+    limit = _number(threshold, data_decimals(np.array([threshold])), window.unit)
+    if above is not None:
+        return (lambda values: values > threshold), "above", limit
+    return (lambda values: values < threshold), "below", limit
+
+
 def count_beyond(window: Window, above: float | None = None, *, below: float | None = None) -> BlockResult:
     """How many values of the window are strictly above `above` (or strictly below `below`); give one."""
-    if (above is None) == (below is None):
-        raise ValueError("count_beyond needs exactly one of above= or below=")
-    threshold = float(above if above is not None else below)  # type: ignore[arg-type]
-    hits = window.values > threshold if above is not None else window.values < threshold
-    value = int(hits.sum())
-    side = "above" if above is not None else "below"
-    limit = _number(threshold, data_decimals(np.array([threshold])), window.unit)
+    passes, side, limit = _passing("count_beyond", window, above, below)
+    value = int(passes(window.values).sum())
     rationale = f"{value} of the {len(window.values)} {window.about} are {side} {limit}."
     question = f"How many values of the {window.about} are {side} {limit}?"
     return BlockResult(value=value, how=f"count {side}", question=question, unit="",
                        spread=max(1.0, len(window.values) / 10), decimals=0, rationale=rationale,
                        shown=[dict(window.shown)], window=window,
-                       recompute=lambda values: float((values > threshold if above is not None
-                                                       else values < threshold).sum()))
+                       recompute=lambda values: float(passes(values).sum()))
 
 
 def change_between(window: Window, first: int = 0, last: int = -1) -> BlockResult:
@@ -348,16 +355,12 @@ def change_between(window: Window, first: int = 0, last: int = -1) -> BlockResul
 def first_day(window: Window, above: float | None = None, *, below: float | None = None) -> BlockResult | None:
     """The first date in the window whose value is strictly above `above` (or below `below`); None
     when no day is. `value` and `day` are that date."""
-    if (above is None) == (below is None):
-        raise ValueError("first_day needs exactly one of above= or below=")
-    threshold = float(above if above is not None else below)  # type: ignore[arg-type]
-    hits = np.flatnonzero(window.values > threshold if above is not None else window.values < threshold)
+    passes, side, limit = _passing("first_day", window, above, below)
+    hits = np.flatnonzero(passes(window.values))
     if len(hits) == 0:
         return None
     i = int(hits[0])
-    side = "above" if above is not None else "below"
     decimals = data_decimals(window.values)
-    limit = _number(threshold, data_decimals(np.array([threshold])), window.unit)
     rationale = (f"In the {window.about}, the first value {side} {limit} is "
                  f"{_number(window.values[i], decimals, window.unit)}, on {window.dates[i]}.")
     question = f"In the {window.about}, on which date is the value {side} {limit} for the first time?"
