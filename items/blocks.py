@@ -494,6 +494,31 @@ RANDOM_BLOCKS = frozenset({"take_window", "draw_threshold", "ask"})
 WINDOW_BLOCKS = _window_blocks()
 
 
+def _asked(result: BlockResult) -> tuple[Any, ...]:
+    """What a result's key is computed from: its windows, its statistic and its value."""
+    windows = (w for w in (result.window, result.other) if w is not None)
+    return result.how, repr(result.value), *((w.record_id, w.channel, w.start, w.end) for w in windows)
+
+
+def _ask_once(rng: np.random.Generator) -> Callable[..., dict[str, Any] | None]:
+    """`ask` as a run's template sees it: a result asked again gets None, whatever its first outcome.
+    Asking one result until an item comes would keep its key and redraw only its distractors, and
+    frequent values would again be keys more often than distractors (`_other_windows`)."""
+    asked: set[tuple[Any, ...]] = set()
+
+    def ask_once(result: BlockResult | None, *, metadata: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+        if result is None or _asked(result) in asked:
+            return None
+        asked.add(_asked(result))
+        return ask(result, rng=rng, metadata=metadata)
+
+    ask_once.__name__ = "ask"
+    ask_once.__doc__ = f"{ask.__doc__} A result asked again in the same run gets None."
+    return ask_once
+
+
 def bind_blocks(rng: np.random.Generator) -> dict[str, Callable[..., Any]]:
-    """The block names a template sees (`take_window` bound to the run's generator)."""
-    return {name: functools.partial(fn, rng=rng) if name in RANDOM_BLOCKS else fn for name, fn in BLOCKS.items()}
+    """The block names a template sees: the random ones bound to the run's generator, `ask` once per
+    result (`_ask_once`)."""
+    bound = {name: functools.partial(fn, rng=rng) if name in RANDOM_BLOCKS else fn for name, fn in BLOCKS.items()}
+    return {**bound, "ask": _ask_once(rng)}

@@ -5,6 +5,7 @@ blocks passes the structure check in the sandbox."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from typing import Any
 
@@ -281,6 +282,11 @@ class SeasonalHandler(RandomHandler):
 
 
 def _audited_counts(handler: SeasonalHandler, make: Any, channel: str = "temp", length: int | None = 7) -> Any:
+    return audit_items(_drawn(handler, make, channel, length))
+
+
+def _drawn(handler: SeasonalHandler, make: Any, channel: str = "temp", length: int | None = 7) -> list[ItemDraw]:
+    """8 seeds of 30 items of `make(win, rng)` over random windows (a None draws again)."""
     ids = list(handler.frames)
     draws = []
     for seed in range(8):
@@ -292,7 +298,7 @@ def _audited_counts(handler: SeasonalHandler, make: Any, channel: str = "temp", 
             if raw is not None:
                 items.append(Item.model_validate(raw))
         draws.append(ItemDraw(seed=seed, num_samples=30, items=items))
-    return audit_items(draws)
+    return draws
 
 
 def _distinct_values_uniformly(win: Any, rng: np.random.Generator) -> dict[str, Any] | None:
@@ -345,6 +351,36 @@ def test_a_random_window_of_a_month_is_never_the_whole_month_so_rainy_days_keep_
     assert len(take_window(short, "r", "rain", rng=rng, min_length=10).values) == 10  # no shorter window exists
     report = _audited_counts(handler, lambda win, rng: ask(count_beyond(win, above=0.0), rng=rng), "rain", None)
     assert report.passed, report.feedback
+
+
+def _asking_until_an_item(asker: Any) -> Any:
+    """The red-team template's step: the median rain of a week (0 in half the weeks), asked again and
+    again until an item comes, its key kept while its distractors are redrawn."""
+    def make(win: Any, rng: np.random.Generator) -> dict[str, Any] | None:
+        result = channel_stat(win, "median")
+        for _ in range(100):
+            item = asker(result, rng)
+            if item is not None:
+                return item
+        return None
+    return make
+
+
+def test_asking_one_result_until_an_item_comes_gets_no_other_options_in_a_run() -> None:
+    """Asked again, a result keeps its key and draws new distractors, so a template that asks until
+    one draw has no option reading like the key (the rule `ask` drops items by) makes frequent values
+    keys more often than distractors: a median that is 0 in half the weeks is then the key of most
+    items offering it, and blind solvers answer them. The run's bound `ask` answers a result asked
+    again with None: the same template then makes exactly the items of one that draws a new window."""
+    handler = SeasonalHandler(0)
+    module_ask = _asking_until_an_item(lambda result, rng: ask(result, rng=rng))
+    assert _shortcuts(_audited_counts(handler, module_ask, "rain")) & {"memorization", "numeric_rank"}
+    run_ask = functools.cache(lambda rng: bind_blocks(rng)["ask"])
+    asked_again = _drawn(handler, _asking_until_an_item(lambda result, rng: run_ask(rng)(result)), "rain")
+    report = audit_items(asked_again)
+    assert report.passed, report.feedback
+    once = _drawn(handler, lambda win, rng: run_ask(rng)(channel_stat(win, "median")), "rain")
+    assert [d.items for d in asked_again] == [d.items for d in once]
 
 
 def test_a_drawn_threshold_is_a_value_of_the_record_and_a_written_t_stands_for_it() -> None:
