@@ -9,6 +9,10 @@ local qwen2.5-coder-1.5b offline) or ``--solver SPEC``; the draws and thresholds
     python benchmarks/rederivation_curated.py                     # all 78, a markdown table on stdout
     python benchmarks/rederivation_curated.py --limit 10 --show   # the first ten, with disagreements
     python benchmarks/rederivation_curated.py exam_period feat_break_date --json out.json
+    python benchmarks/rederivation_curated.py out/RUN/templates/*.py --handler weather --repeat 4
+
+A template file (a path ending in .py) runs on `--handler`; `--repeat N` runs each template N times,
+each on its own fresh draws (the items the solver sees differ between runs).
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ from itemsmith.templates_bank.curated import load_curated
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("templates", nargs="*", help="curated template ids (default: all)")
+    parser.add_argument("templates", nargs="*", help="curated template ids or template .py files (default: all curated)")
+    parser.add_argument("--handler", default="weather", help="the handler of template files (default: weather)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each template, each on fresh draws")
     parser.add_argument("--solver", type=ModelSpec.parse, help="solver model spec (default: the stage's default)")
     parser.add_argument("--limit", type=int, help="the first N templates only")
     parser.add_argument("--show", action="store_true", help="print each disagreement and its program")
@@ -41,8 +47,13 @@ def main() -> None:
     settings = get_settings()
     spec = args.solver or settings.solver or settings.default_generator()
     solver = build_solver(spec, settings=settings)
-    curated = [(k, t) for k, t in load_curated().items() if not args.templates or k in args.templates]
+    files = [Path(name) for name in args.templates if name.endswith(".py")]
+    curated = [(t.id, t.source, t.handler or "synthetic") for k, t in load_curated().items()
+               if not args.templates or k in args.templates]
+    curated += [(path.stem, path.read_text(), args.handler) for path in files]
     curated = curated[:args.limit] if args.limit else curated
+    curated = [(f"{name} #{run + 1}" if args.repeat > 1 else name, source, handler)
+               for name, source, handler in curated for run in range(args.repeat)]
     print(f"solver {spec}; load average {os.getloadavg()[0]:.2f} at start; {len(curated)} templates", file=sys.stderr)
     print("| template | verdict | agree / answered (items) | tries | wall s |")
     print("|---|---|---|---|---|")
@@ -50,12 +61,11 @@ def main() -> None:
     reports = {}
     started = time.monotonic()
     try:
-        for template_id, template in curated:
-            handler = template.handler or "synthetic"
+        for template_id, source, handler in curated:
             pool = pools.get(handler) or pools.setdefault(handler, SandboxPool(handler, workers=2))
             stage = RederivationVerifier(solver, str(spec), pool, retry=retry_policy(settings))
             start = time.monotonic()
-            result = asyncio.run(stage(template.source, StructureReport(status=RunStatus.ok)))
+            result = asyncio.run(stage(source, StructureReport(status=RunStatus.ok)))
             wall = time.monotonic() - start
             verdict = result.rederivation
             if verdict is None:  # a draw failed
