@@ -35,6 +35,7 @@ template's content hash) is run again on fresh draws instead of asking the solve
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import random
 import re
@@ -65,6 +66,7 @@ from itemsmith.verification.rederivation import (
     SolverOutcome,
     SolverView,
     assess,
+    failing_line,
     moved_with_order,
     rotated,
     run_solver,
@@ -77,7 +79,7 @@ from itemsmith.verification.settings import RederivationConfig, VerificationSett
 __all__ = ["SOLVER_PROMPT_VERSION", "RederivationVerifier", "extract_solver", "rederivation_feedback",
            "solver_messages"]
 
-SOLVER_PROMPT_VERSION = "solver-v3"  # stored with each program: a changed prompt does not reuse old programs
+SOLVER_PROMPT_VERSION = "solver-v4"  # stored with each program: a changed prompt does not reuse old programs
 SHOWN_POINTS = 24  # values of each channel printed in the prompt (the program gets them all)
 _FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.S)
 
@@ -95,15 +97,15 @@ lengths, dates, thresholds, channel names) from `item` itself, never from the ex
   item["context"]   str or None
 
 These helpers are already defined:
-  numbers(text)          the numbers stated in a text, in order, dates left out: numbers("above 6.7 from \
-2015-03-04") == [6.7]
-  dates(text)            the dates (YYYY-MM-DD) in a text, in order
-  channel(item, name)    the series dict called name (name None: the first series)
-  window(s, start, end)  the values of series s dated from start to end, both included
+  numbers_in(text)               the numbers stated in a text, in order, dates left out: \
+numbers_in("above 6.7 from 2015-03-04") == [6.7]
+  dates_in(text)                 the dates (YYYY-MM-DD) in a text, in order
+  series_named(item, name)       the series dict called name (name None: the first series)
+  values_between(s, start, end)  the values of the series dict s dated from start to end, both included
 
 Write `def solve(item):` that computes the answer from the series:
 - the options are the choices, never an input: a threshold, a date or a window the question states is \
-read from item["question"] with numbers() and dates();
+read from item["question"] with numbers_in() and dates_in();
 - when the options are numbers, return the number the question asks for (a float, in the options' unit); \
 do not round it and do not pick an option;
 - otherwise return the text of the correct option, exactly as it appears in item["options"] \
@@ -274,7 +276,9 @@ class RederivationVerifier:
                 failed = next(((n, why) for n, why in problems if why is not None), None)
                 if failed is None:
                     return program, attempt, ""
-                error = f"item {failed[0]}: {failed[1]}"
+                line = await loop.run_in_executor(self.executor, functools.partial(
+                    failing_line, program, shown[failed[0] - 1], self.pool, wall_s=self.config.solver_wall_s))
+                error = f"item {failed[0]}: {failed[1]}" + (f" (in the line `{line}`)" if line else "")
             messages = [*messages, AIMessage(text), HumanMessage(
                 f"That did not work: {error}\nFix it and reply with the whole solve(item) in one "
                 "```python block.")]

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -139,8 +140,10 @@ def fits(value: str | float | bool, options: Sequence[str]) -> list[int]:
 
 # Defined before the solver's program (which may redefine them): reading a question's stated
 # parameters and a series' dated values, the steps where a small solver's own code failed most
-# (a threshold read from a date's digits, a date passed to int(), a misspelt series name). They
-# know nothing of any template; what to compute stays the solver's to decide.
+# (a threshold read from a date's digits, a date passed to int(), a misspelt series name, a list of
+# values where the dated series was needed). They know nothing of any template; what to compute
+# stays the solver's to decide. Their names are no nouns a program would give its own variables:
+# `window = window(...)` in a program made `window` a local name and failed before it ran.
 SOLVER_HELPERS = '''
 import re
 
@@ -149,15 +152,15 @@ SOLVER_MONTH = re.compile(r"\\b\\d{4}-\\d{2}\\b")
 SOLVER_NUMBER = re.compile(r"(?<![\\w.])[-+]?\\d+(?:\\.\\d+)?")
 
 
-def dates(text):
+def dates_in(text):
     return SOLVER_DATE.findall(text)
 
 
-def numbers(text):
+def numbers_in(text):
     return [float(x) for x in SOLVER_NUMBER.findall(SOLVER_MONTH.sub(" ", SOLVER_DATE.sub(" ", text)))]
 
 
-def channel(item, name=None):
+def series_named(item, name=None):
     series = item["series"]
     if name is None:
         return series[0]
@@ -168,7 +171,11 @@ def channel(item, name=None):
     raise KeyError("no series named " + repr(name) + "; the series are " + repr([s["name"] for s in series]))
 
 
-def window(s, start, end):
+def values_between(s, start, end):
+    if not isinstance(s, dict) or "values" not in s:
+        got = "a list of values" if isinstance(s, list) else repr(s)[:40]
+        raise TypeError("values_between(s, start, end) takes a series dict such as series_named(item), whose "
+                        "timestamps date its values; it got " + got)
     if not s.get("timestamps"):
         raise ValueError("series " + repr(s["name"]) + " has no timestamps")
     return [v for v, t in zip(s["values"], s["timestamps"]) if start <= t[:len(start)] and t[:len(end)] <= end]
@@ -231,17 +238,44 @@ def _batches(views: Sequence[SolverView]) -> list[list[SolverView]]:
     return [b for b in batches if b]
 
 
-def driver_source(program: str, views: Sequence[SolverView]) -> str:
+# Runs one view through solve() uncaught, so that the sandbox reports the line it failed on.
+_RAISING_DRIVER = '''
+
+def question(num_samples):
+    solve(SOLVER_VIEWS[0])
+    return []
+'''
+_FRAME_LINE = re.compile(r"template line (\d+):")
+
+
+def driver_source(program: str, views: Sequence[SolverView], driver: str = _DRIVER) -> str:
     """The helpers, the program, the views as a literal and the driver, as one source for the sandbox."""
     literal = repr([v.model_dump(mode="json") for v in views])  # str, float, bool, None, lists, dicts only
-    return f"{SOLVER_HELPERS}\n{program}\n\nSOLVER_VIEWS = {literal}\n{_DRIVER}"
+    return f"{SOLVER_HELPERS}\n{program}\n\nSOLVER_VIEWS = {literal}\n{driver}"
+
+
+def _limits(pool: SandboxPool, wall_s: float) -> Any:
+    return pool.limits.model_copy(update={"wall_s": wall_s, "cpu_s": int(wall_s) + 1})
+
+
+def failing_line(program: str, view: SolverView, pool: SandboxPool, *, wall_s: float = 20.0) -> str | None:
+    """The line of `program` on which `solve(view)` raises (its innermost frame in the program, not
+    in a helper), None when it does not raise there. A small solver told only its error's name
+    tends to write the same program again."""
+    result = pool.run(driver_source(program, [view], _RAISING_DRIVER), num_samples=1, seed=0,
+                      limits=_limits(pool, wall_s))
+    first = SOLVER_HELPERS.count("\n") + 2  # the program's first line in the source
+    lines = program.splitlines()
+    frames = [int(m.group(1)) - first for m in _FRAME_LINE.finditer(result.traceback_tail or "")]
+    inside = [n for n in frames if 0 <= n < len(lines)]
+    return lines[inside[-1]].strip() if result.status is RunStatus.error and inside else None
 
 
 def run_solver(program: str, views: Sequence[SolverView], pool: SandboxPool, *,
                wall_s: float = 20.0) -> list[SolverOutcome]:
     """`solve(view)` for every view, in the sandbox (batched under the source cap). A run that
     fails as a whole (refused, killed, crashed) fails each of its views with its error."""
-    limits = pool.limits.model_copy(update={"wall_s": wall_s, "cpu_s": int(wall_s) + 1})
+    limits = _limits(pool, wall_s)
     outcomes: list[SolverOutcome] = []
     for batch in _batches(views):
         result = pool.run(driver_source(program, batch), num_samples=len(batch), seed=0, limits=limits)

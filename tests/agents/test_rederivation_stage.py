@@ -120,7 +120,8 @@ def test_scripted_solver_without_a_running_program_is_not_rederivable_and_flagge
     assert any("not re-derivable" in r for r in result.decision.reasons)  # ... and said so
     assert any("flagged" in r for r in result.decision.reasons)
     retry = model.prompts[1]
-    assert "KeyError" in retry and "the mean of the level column" not in retry  # told its own error only
+    assert "KeyError" in retry and "the mean of the level column" not in retry  # told its own error only ...
+    assert "in the line `return item['no_such_field']`" in retry  # ... and the line it broke on
 
 
 # The 2026-12-05 quick start's solver, verbatim but for the series name: it computed the mean, then

@@ -15,6 +15,7 @@ from itemsmith.verification.rederivation import (
     RederivationConfig,
     SolverOutcome,
     assess,
+    failing_line,
     fits,
     rotated,
     run_solver,
@@ -229,22 +230,40 @@ def _dated_views() -> list:
 
 
 def test_the_helpers_read_the_stated_threshold_and_dated_window(pool: SandboxPool) -> None:
-    """numbers() leaves the dates and the record's year-month out; window() keeps the values dated
-    from the first date to the second, both included."""
-    program = ("def solve(item):\n    q = item['question']\n    start, end = dates(q)\n"
-               "    above = numbers(q)[0]\n    values = window(channel(item, 'TEMP_MAX'), start, end)\n"
+    """numbers_in() leaves the dates and the record's year-month out; values_between() keeps the values
+    dated from the first date to the second, both included."""
+    program = ("def solve(item):\n    q = item['question']\n    start, end = dates_in(q)\n"
+               "    above = numbers_in(q)[0]\n    values = values_between(series_named(item, 'TEMP_MAX'), start, end)\n"
                "    return float(sum(v > above for v in values))\n")
     assert [o.value for o in run_solver(program, _dated_views(), pool)] == [5.0]  # 3.9 8.3 7.2 8.3 8.3 7.2 5.6 5.6
 
 
 def test_a_misnamed_series_tells_the_solver_the_names_there_are(pool: SandboxPool) -> None:
-    program = "def solve(item):\n    return sum(channel(item, 'temperature')['values'])\n"
+    program = "def solve(item):\n    return sum(series_named(item, 'temperature')['values'])\n"
     (outcome,) = run_solver(program, _dated_views(), pool)
     assert outcome.value is None and "temp_max" in (outcome.error or "")
 
 
+def test_values_of_a_series_in_place_of_the_series_tell_the_solver_what_it_takes(pool: SandboxPool) -> None:
+    """The local solver's most frequent slip: the values list, which has no dates, passed for the series."""
+    program = ("def solve(item):\n    start, end = dates_in(item['question'])\n"
+               "    return sum(values_between(item['series'][0]['values'], start, end))\n")
+    (outcome,) = run_solver(program, _dated_views(), pool)
+    assert outcome.value is None and "takes a series dict" in (outcome.error or "") and "a list of values" in outcome.error
+
+
+def test_the_line_a_program_fails_on_is_its_own_not_a_helpers(pool: SandboxPool) -> None:
+    (view,) = _dated_views()
+    into_helper = ("def solve(item):\n    q = item['question']\n"
+                   "    shown = values_between(item['series'][0]['values'], *dates_in(q))\n    return len(shown)\n")
+    assert failing_line(into_helper, view, pool) == "shown = values_between(item['series'][0]['values'], *dates_in(q))"
+    shadowing = "def solve(item):\n    window = window(item)\n    return 1.0\n"
+    assert failing_line(shadowing, view, pool) == "window = window(item)"
+    assert failing_line("def solve(item):\n    return 3.0\n", view, pool) is None
+
+
 def test_a_program_that_defines_a_helper_name_uses_its_own(pool: SandboxPool) -> None:
-    program = "def numbers(text):\n    return [99.0]\n\ndef solve(item):\n    return numbers(item['question'])[0]\n"
+    program = "def numbers_in(text):\n    return [99.0]\n\ndef solve(item):\n    return numbers_in(item['question'])[0]\n"
     assert [o.value for o in run_solver(program, _dated_views(), pool)] == [99.0]
 
 
