@@ -36,7 +36,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from itemsmith.items.schema import Item, RederivationReport, RederivedItem, RunStatus
-from itemsmith.sandbox import SandboxPool
+from itemsmith.sandbox import SandboxLimits, SandboxPool
 from itemsmith.verification.audit.features import option_value, plain_number
 from itemsmith.verification.settings import RederivationConfig
 
@@ -254,7 +254,7 @@ def driver_source(program: str, views: Sequence[SolverView], driver: str = _DRIV
     return f"{SOLVER_HELPERS}\n{program}\n\nSOLVER_VIEWS = {literal}\n{driver}"
 
 
-def _limits(pool: SandboxPool, wall_s: float) -> Any:
+def _limits(pool: SandboxPool, wall_s: float) -> SandboxLimits:
     return pool.limits.model_copy(update={"wall_s": wall_s, "cpu_s": int(wall_s) + 1})
 
 
