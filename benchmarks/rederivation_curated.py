@@ -48,20 +48,20 @@ def main() -> None:
     spec = args.solver or settings.solver or settings.default_generator()
     solver = build_solver(spec, settings=settings)
     files = [Path(name) for name in args.templates if name.endswith(".py")]
-    curated = [(t.id, t.source, t.handler or "synthetic") for k, t in load_curated().items()
-               if not args.templates or k in args.templates]
-    curated += [(path.stem, path.read_text(), args.handler) for path in files]
-    curated = curated[:args.limit] if args.limit else curated
-    curated = [(f"{name} #{run + 1}" if args.repeat > 1 else name, source, handler)
-               for name, source, handler in curated for run in range(args.repeat)]
-    print(f"solver {spec}; load average {os.getloadavg()[0]:.2f} at start; {len(curated)} templates", file=sys.stderr)
+    templates = [(t.id, t.source, t.handler or "synthetic") for k, t in load_curated().items()
+                 if not args.templates or k in args.templates]
+    templates += [(path.stem, path.read_text(), args.handler) for path in files]
+    templates = templates[:args.limit] if args.limit else templates
+    runs = [(f"{name} #{run + 1}" if args.repeat > 1 else name, source, handler)
+            for name, source, handler in templates for run in range(args.repeat)]
+    print(f"solver {spec}; load average {os.getloadavg()[0]:.2f} at start; {len(runs)} runs", file=sys.stderr)
     print("| template | verdict | agree / answered (items) | tries | wall s |")
     print("|---|---|---|---|---|")
     pools: dict[str, SandboxPool] = {}
     reports = {}
     started = time.monotonic()
     try:
-        for template_id, source, handler in curated:
+        for template_id, source, handler in runs:
             pool = pools.get(handler) or pools.setdefault(handler, SandboxPool(handler, workers=2))
             stage = RederivationVerifier(solver, str(spec), pool, retry=retry_policy(settings))
             start = time.monotonic()

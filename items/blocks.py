@@ -507,9 +507,12 @@ def _ask_once(rng: np.random.Generator) -> Callable[..., dict[str, Any] | None]:
     asked: set[tuple[Any, ...]] = set()
 
     def ask_once(result: BlockResult | None, *, metadata: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
-        if result is None or _asked(result) in asked:
+        if result is None:
             return None
-        asked.add(_asked(result))
+        key = _asked(result)
+        if key in asked:
+            return None
+        asked.add(key)
         return ask(result, rng=rng, metadata=metadata)
 
     ask_once.__name__ = "ask"
