@@ -383,6 +383,26 @@ def test_asking_one_result_until_an_item_comes_gets_no_other_options_in_a_run() 
     assert [d.items for d in asked_again] == [d.items for d in once]
 
 
+def test_a_result_rebuilt_on_the_same_rows_or_a_nudged_threshold_is_asked_again() -> None:
+    """The cheap ways round the rule: the same rows taken again as a new window, or the same count
+    under a threshold nudged so that its question reads differently. Both have a first result's key
+    and rows, so both get None, while each window's first result still gets its item or not."""
+    handler = SeasonalHandler(1)
+    rng = np.random.default_rng(1)
+    run_ask = bind_blocks(rng)["ask"]
+    firsts = []
+    for start in range(0, 19):
+        win = take_window(handler, "2021-03", "temp", rng=rng, start=start, length=12)
+        firsts.append(run_ask(channel_stat(win, "mean")))
+        again = take_window(handler, "2021-03", "temp", rng=rng, start=start, length=12)
+        assert run_ask(channel_stat(again, "mean")) is None
+        count = count_beyond(win, above=10.0)
+        firsts.append(run_ask(count))
+        nudged = count_beyond(win, above=10.000001)
+        assert nudged.question != count.question and nudged.value == count.value and run_ask(nudged) is None
+    assert sum(item is not None for item in firsts) >= 19  # the means of other rows read apart
+
+
 def test_a_drawn_threshold_is_a_value_of_the_record_and_a_written_t_stands_for_it() -> None:
     handler = RandomHandler(4, n_records=1, length=60)
     handler.frames["r0"].iloc[5:9, 0] = np.nan
