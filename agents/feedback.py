@@ -427,11 +427,10 @@ def build_feedback(error: str, source: str | None, profile: HandlerProfile | Non
 
 
 def audit_feedback(report: AuditReport) -> str:
-    """The item audit's rejection as feedback: what a solver that never sees the series exploits,
-    and how to build the options instead."""
-    lines = ["It runs, but its items can be answered without looking at the series:" if report.shortcuts else
-             "It runs, but the item audit found items whose data, keys or options are wrong:"]
-    lines.append(report.feedback or report.error or "the item audit failed")
+    """The item audit's rejection as feedback: the wrong items and the shortcuts a solver that never
+    sees the series exploits, each under its kind, and how to build the options instead."""
+    lines = ["It runs, but the item audit found problems (each says which kind it is, with an item):",
+             report.feedback or report.error or "the item audit failed"]
     if {"numeric_rank", "centre", "odd_format", "length_rank"} & set(report.shortcuts):
         lines.append("Build numeric options like this (the key lands at a random rank, all options rounded alike):\n"
                      "    key, wrong = numeric_options(answer, spread=typical_gap, decimals=1, unit=\"mm\")\n"

@@ -310,18 +310,69 @@ class AuditSolverResult(BaseModel):
     tested: bool
     shortcut: bool  # significant after correction and a gain of at least the configured excess
     detail: str = ""  # what the solver learned, e.g. "the key is rank 2 of 4 (from the smallest)"
+    # items it answered are never those it learned from: "content" (no item it was fitted on) or
+    # "record" (no record named by an item it was fitted on: what it knows of a record's data is no cue)
+    held_out: Literal["content", "record"] = "content"
+    example: str = ""  # one held-out item it answered right without the series, for the feedback
     # the static audit states what its items could detect: the accuracy a solver needs to be
     # significant (before Holm) and the test's power against a cue worth `power_effect` over chance
     detectable_accuracy: float | None = None
     power: float | None = None
 
 
+# What a finding of the audit says about a template, and what it does to the verdict:
+# - "wrong": an item's key, data, dates or options disagree with its question (rejects);
+# - "without_data": items can be answered from their texts alone, on records never seen (rejects);
+# - "pool": how many different items the template makes (reported, never a rejection: a small
+#   dataset makes a small pool, and that is no error in the items).
+FindingKind = Literal["wrong", "without_data", "pool"]
+FINDING_KINDS: dict[str, str] = {
+    "wrong": "items whose key, data, dates or options disagree with the question on the data shown",
+    "without_data": "items a solver that never sees the series answers from their texts alone",
+    "pool": "the item pool (how many different items the template makes)",
+}
+
+
 class AuditFinding(BaseModel):
-    """One item check of the audit (duplicates, distinct series, option count, ...)."""
+    """One item check of the audit (fidelity, keys, options, duplicates, ...) and its kind."""
 
     check: str
     passed: bool
     message: str
+    kind: FindingKind = "wrong"
+
+
+class ItemPool(BaseModel):
+    """How many different items a template makes, read off the audit's draws: a property of the
+    template (and of the data behind it) that the report, the review page and releases show, and
+    that fresh-instance evaluation reads to warn before it repeats items; never a rejection."""
+
+    items: int = Field(description="items drawn")
+    distinct: int = Field(description="distinct items (question, options and series)")
+    distinct_series: int = Field(description="distinct series shown")
+    records: int | None = Field(None, description="distinct records the items name (None: they name none)")
+    repeats_in_draw: float = Field(0.0, description="share of items repeating an earlier item of their own draw")
+    recurring_keys: float = Field(0.0, description="share of items whose question came back from an earlier seed "
+                                                   "with the same key")
+    estimated_size: int | None = Field(None, description="estimated number of different items (Chao1 over the "
+                                                         "draws); None when every item drawn was new")
+    small: bool = Field(False, description="fewer different items than an evaluation of a few hundred would draw "
+                                           "without repeats")
+
+    def summary(self) -> str:
+        size = (f"about {self.estimated_size} different items" if self.estimated_size is not None
+                else "no repeats seen")
+        records = f" from {self.records} record(s)" if self.records is not None else ""
+        return (f"{self.distinct} distinct of {self.items} drawn{records}; {size}; "
+                f"{self.recurring_keys:.0%} of questions came back with their key")
+
+    def repeats_expected(self, n: int) -> float:
+        """The share of `n` fresh items expected to repeat an earlier one (0 when the pool looks unbounded)."""
+        if self.estimated_size is None or n <= 0:
+            return 0.0
+        size = float(self.estimated_size)
+        distinct = size * (1.0 - math.exp(-n / size))
+        return max(0.0, 1.0 - distinct / n)
 
 
 class AuditReport(BaseModel):
@@ -343,9 +394,15 @@ class AuditReport(BaseModel):
     thresholds_lowered: list[str] = Field(default_factory=list)  # `name=value (default d)`
     elapsed_ms: float = 0.0
     error: str | None = None  # a run of the template failed during the audit
+    pool: ItemPool | None = None  # the item pool: reported, never a rejection
 
     def solver(self, name: str) -> AuditSolverResult:
         return next(s for s in self.solvers if s.solver == name)
+
+    def failed(self, kind: FindingKind) -> list[str]:
+        """The failed checks (and, for "without_data", the blind solvers that won) of one kind."""
+        checks = [f.check for f in self.findings if not f.passed and f.kind == kind]
+        return [*self.shortcuts, *checks] if kind == "without_data" else checks
 
     @property
     def shortcuts(self) -> list[str]:
@@ -356,11 +413,13 @@ class AuditReport(BaseModel):
         return [f.check for f in self.findings if not f.passed]
 
     def summary(self) -> str:
-        """One line: passed, or the shortcuts and failed checks."""
+        """One line: passed, or the failed checks by kind (wrong, answerable without the data)."""
         if self.passed:
-            return f"audit passed ({self.n_items} items, {self.n_distinct} distinct, no shortcut)"
-        problems = [f"shortcut {s}" for s in self.shortcuts] + self.failed_checks
-        return "audit failed: " + (", ".join(problems) if problems else (self.error or "see feedback"))
+            pool = f"; pool: {self.pool.summary()}" if self.pool is not None else ""
+            return f"audit passed ({self.n_items} items, {self.n_distinct} distinct, no shortcut){pool}"
+        parts = [f"{kind.replace('_', ' ')}: {', '.join(failed)}" for kind in ("wrong", "without_data")
+                 if (failed := self.failed(kind))]
+        return "audit failed: " + ("; ".join(parts) if parts else (self.error or "see feedback"))
 
 
 class RederivedItem(BaseModel):

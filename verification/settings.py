@@ -21,10 +21,8 @@ _LAXER_WHEN: dict[str, Literal["higher", "lower"]] = {
     "alpha": "lower",  # a smaller alpha needs stronger evidence to fail a solver
     "min_excess": "higher",
     "min_items": "lower",
-    "min_distinct_items": "lower",
     "seeds": "lower",
     "items": "lower",
-    "max_duplicate_share": "higher",
     "min_distinct_series_share": "lower",
     "min_options": "lower",
     "min_mismatched_keys": "higher",
@@ -46,12 +44,13 @@ class AuditConfig(BaseModel):
     items: int = Field(240, ge=20, le=5000, description="items the audit draws from the template")
     seeds: int = Field(8, ge=2, le=64, description="fresh seeds the items are drawn over")
     min_items: int = Field(60, ge=10, description="fewer valid items than this and the audit cannot judge")
-    min_distinct_items: int = Field(40, ge=2, description="fewer distinct items than this fails the template")
     min_applicable: int = Field(30, ge=5, description="a solver is tested only on at least this many items")
-    max_duplicate_share: float = Field(0.05, ge=0, le=1,
-                                       description="largest share of items that repeat an earlier item of their draw")
     min_distinct_series_share: float = Field(
         0.5, ge=0, le=1, description="distinct series (channel data) per item, over all drawn items")
+    pool_evaluation_items: int = Field(
+        200, ge=1, description="the item pool is reported small when an evaluation of this many fresh items would "
+                               "repeat more than pool_max_repeats of them (a property, never a rejection)")
+    pool_max_repeats: float = Field(0.05, ge=0, le=1, description="see pool_evaluation_items")
     min_options: int = Field(4, ge=2, le=6, description="fewest options a multiple-choice item may offer")
     min_mismatched_keys: int = Field(
         10, ge=1, description="items keyed with another statistic of a series shown than the question asks for "

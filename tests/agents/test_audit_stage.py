@@ -35,7 +35,7 @@ def test_a_shortcut_is_rejected_by_the_audit_and_its_fix_fed_back(pool, handler_
     assert rejected.audit is not None and "numeric_rank" in rejected.audit.shortcuts
     assert len(set(rejected.audit.seeds)) >= 8 and 0 not in rejected.audit.seeds  # fresh, recorded seeds
     prompt = model.prompts[1]
-    assert "can be answered without looking at the series" in prompt and "numeric_options(" in prompt
+    assert "Answerable without the data" in prompt and "numeric_options(" in prompt
     accepted = slot.attempts[1].verification
     assert accepted[0].decision.stage == "audit" and accepted[0].audit.passed
     assert slot.decision is not None and any(r.startswith("audit: audit passed") for r in slot.decision.reasons)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
-from itemsmith.items.schema import AuditFinding, AuditReport, AuditSolverResult
+from itemsmith.items.schema import AuditFinding, AuditReport, AuditSolverResult, ItemPool
 from itemsmith.templates_bank.storage import list_verdicts, open_session, record_verdict
 
 from .test_review_page import _login
@@ -24,7 +24,8 @@ def _failed_audit() -> AuditReport:
                        findings=[AuditFinding(check="option_count", passed=False, message="120 items have 3 options"),
                                  AuditFinding(check="duplicate_items", passed=True, message="none")],
                        feedback="shortcut 'numeric_rank' ...", thresholds_lowered=["alpha=0.001 (default 0.01)"],
-                       elapsed_ms=812.0)
+                       elapsed_ms=812.0, pool=ItemPool(items=240, distinct=236, distinct_series=230, records=12,
+                                                        estimated_size=310, recurring_keys=0.4, small=True))
 
 
 def test_template_page_shows_the_audit_verdict(client: TestClient, engine: Engine, api_key: str, seeded) -> None:
@@ -36,7 +37,9 @@ def test_template_page_shows_the_audit_verdict(client: TestClient, engine: Engin
     text = client.get(f"/review/templates/{seeded.declined.id}").text
     assert "<td>audit</td>" in text and "failed</strong>" in text and "240 items (236 distinct)" in text
     assert "shortcut <strong>numeric_rank</strong>: 100% right blind vs 25% chance" in text
-    assert "rank 2 of 4" in text and "option_count: 120 items have 3 options" in text
+    assert "rank 2 of 4" in text and "wrong · option_count: 120 items have 3 options" in text
+    assert "item pool: 236 distinct of 240 drawn from 12 record(s); about 310 different items" in text
+    assert "small: fresh-instance evaluation repeats items" in text
     assert "thresholds lowered: alpha=0.001 (default 0.01)" in text
     assert "a blind solver's win re-tested with 2 fresh seeds added" in text
     assert "shortcut <strong>position</strong>" not in text and "duplicate_items" not in text

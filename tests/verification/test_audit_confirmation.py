@@ -13,13 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from itemsmith.items.schema import Item
 from itemsmith.sandbox import SandboxPool
-from itemsmith.verification.audit import ItemDraw, audit_items, audit_template, confirm_shortcuts
+from itemsmith.verification.audit import audit_items, audit_template, confirm_shortcuts
 
 from ..agents.conftest import GOOD as LOOP_GOOD
 from ..agents.conftest import HANDLER_SOURCE
-from .test_audit import _made, draws, good_numeric, symmetric_offsets
+from .test_audit import draws, good_numeric, symmetric_offsets
 
 # (seed, num_samples) of the first 8 runs of that audit; the audit adds the first seed's other sizes
 FALSE_REJECTION_PLAN = [(4137180936270669683, 21), (4500964972837802361, 39), (4163027418600867783, 27),
@@ -70,13 +69,16 @@ def test_only_a_solver_that_won_at_first_can_fail_the_template() -> None:
 
 
 def test_a_failed_item_check_is_not_confirmed_away() -> None:
-    def repeated_with_a_lean(rng: np.random.Generator, i: int) -> dict:
-        return leaning_on_option_2(np.random.default_rng(i % 5), i)  # five items, over and over
+    def three_options_with_a_lean(rng: np.random.Generator, i: int) -> dict:
+        item = leaning_on_option_2(rng, i)
+        dropped = next(j for j in range(len(item["options"])) if j != item["answer_index"])
+        item["options"].pop(dropped)
+        item["answer_index"] -= item["answer_index"] > dropped
+        return item  # three options where four are expected: an item check, not a shortcut
 
-    first = [ItemDraw(seed=s, num_samples=35, items=[Item.model_validate(_made(repeated_with_a_lean, None, i))
-                                                     for i in range(35)]) for s in range(8)]
+    first = draws(three_options_with_a_lean)
     report = audit_items(first)
-    assert report.failed_checks
+    assert report.failed_checks == ["option_count"]
     confirmed = confirm_shortcuts(report, first, draws(good_numeric, seeds=range(100, 108)))
     assert not confirmed.passed and confirmed.failed_checks == report.failed_checks
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from itemsmith.items.schema import Item
-from itemsmith.verification.audit.fidelity import check_fidelity
-from itemsmith.verification.audit.item_checks import Drawn, check_items
+from itemsmith.verification.audit.fidelity import check_fidelity, named_record_ids
+from itemsmith.verification.audit.item_checks import Drawn, check_items, short
 from itemsmith.verification.audit.models import AuditReport, Finding, ItemDraw, SolverResult
+from itemsmith.verification.audit.pool import item_pool
 from itemsmith.verification.audit.record_data import RecordData
 from itemsmith.verification.audit.solvers import SOLVERS, Solver
 from itemsmith.verification.audit.stats import holm, poisson_binomial_sf
@@ -18,16 +20,16 @@ from itemsmith.verification.settings import AuditConfig, VerificationSettings
 __all__ = ["audit_items", "confirm_shortcuts"]
 
 
-def _folds(drawn: Drawn) -> list[list[Item]]:
-    """Items grouped by seed, in the order the seeds were drawn; one seed is split in two.
+def _folds(drawn: Drawn) -> list[list[tuple[str, Item]]]:
+    """(content key, item) grouped by seed, in the order the seeds were drawn; one seed is split in two.
 
     An item repeated under one seed (a seed run at several sizes repeats its items) counts
     once: the test assumes independent items.
     """
-    groups: dict[int, dict[tuple[str, str], Item]] = defaultdict(dict)
+    groups: dict[int, dict[tuple[str, str], tuple[str, Item]]] = defaultdict(dict)
     for draw, keys in zip(drawn.draws, drawn.keys, strict=True):
         for item, key in zip(draw.items, keys, strict=True):
-            groups[draw.seed].setdefault((key, item.answer), item)
+            groups[draw.seed].setdefault((key, item.answer), (key, item))
     folds = [list(g.values()) for g in groups.values() if g]
     if len(folds) == 1:
         only = folds[0]
@@ -35,8 +37,37 @@ def _folds(drawn: Drawn) -> list[list[Item]]:
     return [f for f in folds if f]
 
 
-def _held_out(solver: Solver, folds: list[list[Item]]) -> tuple[list[bool], list[float], str]:
-    """Each fold answered by the solver fitted on the folds before it (the first fold only trains).
+def _about(item: Item, content: str, held_out: str) -> frozenset[str]:
+    """What a solver must not have learned from to answer an item: the item itself ("content"), or
+    the records it names ("record"; the item itself when it names none)."""
+    named = named_record_ids(item) if held_out == "record" else []
+    return frozenset(f"record {r}" for r in named) if named else frozenset({f"item {content}"})
+
+
+@dataclass
+class _Answered:
+    outcomes: list[bool] = field(default_factory=list)
+    chances: list[float] = field(default_factory=list)
+    note: str = ""
+    example: str = ""
+    held_out: int = 0  # the items it was asked (it abstains where its cue does not exist)
+
+    def add(self, item: Item, choice: int | None) -> None:
+        self.held_out += 1
+        if choice is None:
+            return
+        self.outcomes.append(choice == item.answer_index)
+        self.chances.append(1.0 / len(item.options))
+        if choice == item.answer_index and not self.example:
+            self.example = f"{short(item.question)!r}, options {item.options}: it picked {item.options[choice]!r}"
+
+
+def _held_out(solver: Solver, folds: list[list[tuple[str, Item]]]) -> _Answered:
+    """Each fold answered by the solver fitted on the folds before it (the first fold only trains),
+    leaving out the items it learned from: the same items (a small pool repeats items across seeds)
+    or, for a solver held out by record, items of the records it learned from. What a solver
+    remembers of a record (its values, its usual keys) is knowledge of that record's data, not a
+    cue in the text; on records it never saw, only a cue that holds whatever the data wins.
 
     Fitting on earlier folds only keeps the exact test valid: given what came before, a fold's
     outcomes are independent draws at chance when the template has no shortcut. Fitting each fold
@@ -44,32 +75,30 @@ def _held_out(solver: Solver, folds: list[list[Item]]) -> tuple[list[bool], list
     teach the other's solver their lean, so the correct count varies about twice as much as the
     binomial test assumes and a template without a shortcut fails far more often than alpha says.
     """
-    outcomes: list[bool] = []
-    chances: list[float] = []
-    note = ""
+    answered = _Answered()
+    seen: set[str] = set()
     for k in range(1, len(folds)):
-        predict, learned = solver.fit([item for fold in folds[:k] for item in fold])
-        note = learned
-        for item in folds[k]:
-            choice = predict(item)
-            if choice is not None:
-                outcomes.append(choice == item.answer_index)
-                chances.append(1.0 / len(item.options))
-    return outcomes, chances, note
+        seen |= {a for key, item in folds[k - 1] for a in _about(item, key, solver.held_out)}
+        predict, answered.note = solver.fit([item for fold in folds[:k] for _, item in fold])
+        for key, item in folds[k]:
+            if not _about(item, key, solver.held_out) & seen:
+                answered.add(item, predict(item))
+    return answered
 
 
-def _test_solvers(folds: list[list[Item]], config: AuditConfig) -> list[SolverResult]:
-    total = sum(len(f) for f in folds[1:])  # the items answered (the first fold only trains)
+def _test_solvers(folds: list[list[tuple[str, Item]]], config: AuditConfig) -> list[SolverResult]:
     rows: list[dict] = []
     for solver in SOLVERS:
-        outcomes, chances, note = _held_out(solver, folds)
-        n, correct = len(outcomes), sum(outcomes)
+        answered = _held_out(solver, folds)
+        chances = answered.chances
+        n, correct, total = len(answered.outcomes), sum(answered.outcomes), answered.held_out
         tested = n >= config.min_applicable
         rows.append({
             "solver": solver.name, "applicable": n, "correct": correct,
             "accuracy": correct / n if n else None, "chance": sum(chances) / n if n else None,
             "p_value": poisson_binomial_sf(correct, chances) if tested else None,
-            "gain": (correct - sum(chances)) / total if total else None, "tested": tested, "detail": note,
+            "gain": (correct - sum(chances)) / total if total else None, "tested": tested, "detail": answered.note,
+            "held_out": solver.held_out, "example": answered.example,
         })
     tested_rows = [r for r in rows if r["tested"]]
     for row, adjusted in zip(tested_rows, holm([r["p_value"] for r in tested_rows]), strict=True):
@@ -83,23 +112,33 @@ def _test_solvers(folds: list[list[Item]], config: AuditConfig) -> list[SolverRe
     return results
 
 
+_HEADINGS = {
+    "wrong": "Wrong: items whose key, data, dates or options disagree with the question on the data shown",
+    "without_data": "Answerable without the data: a solver that never sees the series answers items of records "
+                    "it never learned from",
+}
+
+
 def _feedback(solvers: list[SolverResult], findings: list[Finding]) -> str | None:
+    """Each failed check and winning solver under the kind of finding it is, with an item."""
     by_name = {s.name: s for s in SOLVERS}
-    lines = []
+    sections: dict[str, list[str]] = {kind: [] for kind in _HEADINGS}
+    for finding in findings:
+        if not finding.passed and finding.kind in sections:
+            sections[finding.kind].append(f"- {finding.check}: {finding.message}")
     for result in solvers:
         if result.shortcut:
             solver = by_name[result.solver]
-            lines.append(f"- shortcut '{result.solver}': {solver.shortcut} (a blind solver that never sees the series "
-                         f"answers {result.correct} of {result.applicable} items right, {result.accuracy:.0%} where "
-                         f"chance is {result.chance:.0%}; {result.detail}). Fix: {solver.fix}.")
-    for finding in findings:
-        if not finding.passed:
-            lines.append(f"- {finding.check}: {finding.message}")
-    if not lines:
-        return None
-    if any(result.shortcut for result in solvers):
-        return "The item audit found answers that do not need the data:\n" + "\n".join(lines)
-    return "The item audit found items whose data, keys or options are wrong:\n" + "\n".join(lines)
+            sections["without_data"].append(
+                f"- shortcut '{result.solver}': {solver.shortcut} (without the series it answers {result.correct} of "
+                f"{result.applicable} held-out items right, {result.accuracy:.0%} where chance is {result.chance:.0%}; "
+                f"{result.detail}; e.g. {result.example}). Fix: {solver.fix}.")
+    parts = [f"{_HEADINGS[kind]}:\n" + "\n".join(lines) for kind, lines in sections.items() if lines]
+    return "\n".join(parts) if parts else None
+
+
+def _passed(solvers: list[SolverResult], findings: list[Finding]) -> bool:
+    return not any(s.shortcut for s in solvers) and all(f.passed for f in findings if f.kind != "pool")
 
 
 def audit_items(draws: Sequence[ItemDraw], config: AuditConfig | None = None,
@@ -126,10 +165,10 @@ def audit_items(draws: Sequence[ItemDraw], config: AuditConfig | None = None,
     if records is not None:
         findings.append(check_fidelity(items, records))
     solvers = _test_solvers(_folds(drawn), config)
-    n_distinct = len(set(drawn.all_keys))
-    passed = not any(s.shortcut for s in solvers) and all(f.passed for f in findings)
-    return AuditReport(passed=passed, solvers=solvers, findings=findings, feedback=_feedback(solvers, findings),
-                       n_distinct=n_distinct, elapsed_ms=(time.monotonic() - started) * 1000, **common)
+    return AuditReport(passed=_passed(solvers, findings), solvers=solvers, findings=findings,
+                       feedback=_feedback(solvers, findings), n_distinct=len(set(drawn.all_keys)),
+                       pool=item_pool(drawn, config),
+                       elapsed_ms=(time.monotonic() - started) * 1000, **common)
 
 
 def confirm_shortcuts(report: AuditReport, draws: Sequence[ItemDraw], confirmation: Sequence[ItemDraw],
@@ -151,8 +190,7 @@ def confirm_shortcuts(report: AuditReport, draws: Sequence[ItemDraw], confirmati
     first = set(report.shortcuts)
     solvers = [result.model_copy(update={"shortcut": result.shortcut and result.solver in first})
                for result in _test_solvers(_folds(Drawn.of([*draws, *confirmation])), config)]
-    passed = not any(s.shortcut for s in solvers) and all(f.passed for f in report.findings)
     return report.model_copy(update={
-        "solvers": solvers, "passed": passed, "feedback": _feedback(solvers, report.findings),
+        "solvers": solvers, "passed": _passed(solvers, report.findings), "feedback": _feedback(solvers, report.findings),
         "confirmation_seeds": [d.seed for d in confirmation], "confirmation_sizes": [d.num_samples for d in confirmation],
     })

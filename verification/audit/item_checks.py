@@ -1,10 +1,10 @@
-"""Checks on the drawn items themselves: enough distinct items, no repeats, distinct series,
-the declared number of distinct options, keys that agree across runs, no option the question's
-own wording rules out, keys that are another statistic of the series than the question asks for."""
+"""Checks on the drawn items themselves: every item shows its data, the declared number of
+distinct options, keys that agree across runs, no option the question's own wording rules out, keys
+that are another statistic of the series than the question asks for. How many different items a
+template makes is a property, not a check (`pool`)."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -19,10 +19,10 @@ from itemsmith.verification.audit.quantities import STATISTICS, agree, normal_te
 from itemsmith.verification.audit.recompute import recompute
 from itemsmith.verification.settings import AuditConfig
 
-__all__ = ["ITEM_CHECKS", "STATIC_ITEM_CHECKS", "Drawn", "check_items"]
+__all__ = ["ITEM_CHECKS", "STATIC_ITEM_CHECKS", "Drawn", "check_items", "short"]
 
 
-def _short(text: str, limit: int = 120) -> str:
+def short(text: str, limit: int = 120) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -47,50 +47,13 @@ class Drawn:
         return [k for keys in self.keys for k in keys]
 
 
-def _distinct_items(drawn: Drawn, config: AuditConfig) -> Finding:
-    items = drawn.items
-    distinct = len(set(drawn.all_keys))
-    ok = distinct >= config.min_distinct_items
-    return Finding(check="distinct_items", passed=ok,
-                   message=f"{distinct} distinct items in {len(items)} drawn" + (
-                       "" if ok else f"; at least {config.min_distinct_items} are needed: draw the record, window, "
-                                     "parameters and question wording from rng so different seeds give different items"))
-
-
-def _duplicates(drawn: Drawn, config: AuditConfig) -> Finding:
-    """Items that repeat an earlier item of their own draw, as a share of all items drawn.
-
-    Counted over every seed's largest draw (a seed's smaller draws repeat its first items) and
-    pooled: a template drawing from a large finite pool repeats an item now and then (birthday
-    odds), and one repeat among the 5 items of a small draw says nothing about its rate.
-    """
-    largest: dict[int, list[str]] = {}
-    for draw, keys in zip(drawn.draws, drawn.keys, strict=True):
-        if len(keys) > len(largest.get(draw.seed, [])):
-            largest[draw.seed] = keys
-    repeats = sum(len(keys) - len(set(keys)) for keys in largest.values())
-    n = sum(len(keys) for keys in largest.values())
-    share = repeats / n if n else 0.0
-    ok = share <= config.max_duplicate_share
-    return Finding(check="duplicate_items", passed=ok,
-                   message=(f"{repeats} of {n} items repeat an earlier item of their draw" if ok else
-                            f"{repeats} of {n} items repeat an earlier item of their draw ({share:.0%}); "
-                            "draw without replacement from a large enough pool, or cap num_samples by the pool size"))
-
-
-def _distinct_series(drawn: Drawn, config: AuditConfig) -> Finding:
-    items = drawn.items
-    keys = {json.dumps([s.values for s in i.series]) for i in items if i.series}
-    missing = sum(1 for i in items if not i.series)
-    share = len(keys) / len(items) if items else 0.0
-    ok = share >= config.min_distinct_series_share and not missing
-    message = f"{len(keys)} distinct series among {len(items)} items ({share:.0%})"
-    if missing:
-        message += f"; {missing} items carry no series at all: every item must show the data it asks about"
-    elif not ok:
-        message += (f", below {config.min_distinct_series_share:.0%}: many items show the same data; draw other "
-                    "records or windows, or generate a new series per item")
-    return Finding(check="distinct_series", passed=ok, message=message)
+def _shows_series(drawn: Drawn, config: AuditConfig) -> Finding:
+    missing = [item for item in drawn.items if not item.series]
+    if not missing:
+        return Finding(check="shows_series", passed=True, message="every item shows its data")
+    return Finding(check="shows_series", passed=False,
+                   message=f"{len(missing)} of {len(drawn.items)} items show no series, e.g. "
+                           f"{short(missing[0].question)!r}: every item must show the data it asks about")
 
 
 def _option_count(drawn: Drawn, config: AuditConfig) -> Finding:
@@ -134,7 +97,7 @@ def _key_consistency(drawn: Drawn, config: AuditConfig) -> Finding:
     item = example[clashes[0]]
     return Finding(check="key_consistency", passed=False,
                    message=f"{len(clashes)} items appear with different keys in different runs (seeds or "
-                           f"num_samples), e.g. {_short(item.question)!r} keyed {sorted(keys[clashes[0]])}; "
+                           f"num_samples), e.g. {short(item.question)!r} keyed {sorted(keys[clashes[0]])}; "
                            "the key must depend only on the item's data, never on num_samples or the run")
 
 
@@ -198,7 +161,7 @@ def _contradictions(drawn: Drawn, config: AuditConfig) -> Finding:
                 hit = next((o for o in item.options if rule.option(o)), None)
                 if hit is not None:
                     return Finding(check="contradicted_option", passed=False,
-                                   message=f"an item {rule.why}: option {hit!r} in {_short(item.question)!r}; "
+                                   message=f"an item {rule.why}: option {hit!r} in {short(item.question)!r}; "
                                            "drop options the question itself excludes (a solver eliminates them)")
     return Finding(check="contradicted_option", passed=True, message="no option contradicts its question")
 
@@ -248,7 +211,7 @@ def _key_answers_the_question(drawn: Drawn, config: AuditConfig) -> Finding:
     item, asked, statistics = example
     return Finding(check="key_statistic", passed=False,
                    message=f"{wrong} of {told} items whose key can be recomputed are keyed with another statistic "
-                           f"of a series shown than the question asks for, e.g. {_short(item.question)!r} keyed "
+                           f"of a series shown than the question asks for, e.g. {short(item.question)!r} keyed "
                            f"{item.answer!r}, the {'/'.join(sorted(statistics))} where it asks for the "
                            f"{'/'.join(sorted(asked & STATISTICS.keys()))}; compute what the question asks for (or "
                            "ask for what the answer is)")
@@ -290,13 +253,13 @@ def _key_is_the_statistic(drawn: Drawn, config: AuditConfig) -> Finding:
     return Finding(check="key_is_statistic", passed=False,
                    message=f"{unmatched} of {told} items whose key can be recomputed{where} are keyed with a {what} "
                            f"that is not the {'/'.join(sorted(found.asked))} of any series shown, e.g. "
-                           f"{_short(item.question)!r} keyed {item.answer!r} where the series shown give "
+                           f"{short(item.question)!r} keyed {item.answer!r} where the series shown give "
                            f"{', '.join(f'{v:g}' for v in near)}; compute the key from exactly the values shown "
                            "(the same window, column and records as series=[...]), for every num_samples")
 
 
 ITEM_CHECKS: tuple[Callable[[Drawn, AuditConfig], Finding], ...] = (
-    _distinct_items, _duplicates, _distinct_series, _option_count, _distinct_options, _key_consistency,
+    _shows_series, _option_count, _distinct_options, _key_consistency,
     _contradictions, _key_answers_the_question, _key_is_the_statistic,
 )
 

@@ -12,6 +12,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from itemsmith.items.schema import Item, ItemKind
 from itemsmith.verification.audit.features import (
@@ -32,12 +33,19 @@ Predict = Callable[[Item], "int | None"]
 @dataclass(frozen=True)
 class Solver:
     """`fit(train)` returns a predictor (an option index, or None to abstain) and a short note
-    of what it learned; `shortcut` and `fix` become the author's feedback when it wins."""
+    of what it learned; `shortcut` and `fix` become the author's feedback when it wins.
+
+    `held_out`: which items it is tested on. "content": items it was not fitted on (the next seed's,
+    repeats of training items left out). "record": items of records no training item named. A
+    solver that remembers texts (keys, question wordings, statement words) would otherwise answer
+    a small pool's recurring items from what it learned of their records' data, which is reading the
+    data, not a cue; on records it never saw only a cue that holds whatever the data wins."""
 
     name: str
     fit: Callable[[Sequence[Item]], tuple[Predict, str]]
     shortcut: str
     fix: str
+    held_out: Literal["content", "record"] = "content"
 
 
 def _dense_ranks(keys: Sequence[float]) -> list[int]:
@@ -247,25 +255,26 @@ SOLVERS: tuple[Solver, ...] = (
            "the key repeats words of the question",
            "word distractors like the key: reuse the question's terms in every option, or in none"),
     Solver("memorization", _fit_memorization,
-           "the same answer texts keep coming back as keys across seeds (a small record pool or a fixed answer set)",
-           "draw from a larger pool (more records, windows or dates), or declare the pool and cap num_samples by it; "
-           "when the data moves in fixed steps (whole counts, converted units), keys lie on those steps: put the "
-           "distractors there too, numeric_options(..., step=the data's step)"),
+           "answer texts that were keys on other records come back as keys (a fixed set of answers, or keys on a "
+           "grid the distractors are not on)",
+           "compute the key from the data shown each time and draw the distractors from the key's own "
+           "distribution: the same statistic of other windows, or numeric_options(..., step=the data's step) when "
+           "the data moves in fixed steps (whole counts, converted units)", held_out="record"),
     Solver("odd_format", _fit_odd_format,
            "the key is the one option formatted differently (e.g. an unrounded key among rounded distractors)",
            "format the key and the distractors identically: numeric_options(correct, decimals=...) rounds all of them"),
     Solver("tf_wording", _fit_tf_wording,
            "true/false statements with the same wording are almost always keyed the same way",
-           "for each statement wording, make it true about half the time (draw the claim, then build the series)"),
+           "for each statement wording, make it true about half the time (draw the claim, then build the series)",
+           held_out="record"),
     Solver("stated_in_text", _fit_stated,
            "the key's text or number is written in the question or the context",
            "never state the answer (or a paraphrase of it) in the question or context; if the text must quote "
            "numbers, quote the distractors' as often as the key's"),
     Solver("question_memory", _fit_question_memory,
-           "the same question text comes back with the same key across seeds (a key fixed per record or "
-           "per question)",
-           "draw what the question is about (record, window, threshold) so that a question text rarely repeats, "
-           "and compute the key from the data shown each time"),
+           "a question text asked of other records comes back with the same key (the key does not follow the data)",
+           "compute the key from the data shown each time, and let the question name what it is about (record, "
+           "window, threshold)", held_out="record"),
     Solver("learned", fit_learned,
            "a model fitted on earlier seeds' items answers later seeds' from the option and question texts alone "
            "(cues such as the key nearest a round number, the only odd last digit, distractors that are "
@@ -273,7 +282,7 @@ SOLVERS: tuple[Solver, ...] = (
            "true/false item's truth)",
            "make the key indistinguishable from the distractors by everything but the data: numeric_options / "
            "date_options (or other records' answers) for the options, statements made true or false 50/50 per "
-           "wording and threshold, and no answer words in the question"),
+           "wording and threshold, and no answer words in the question", held_out="record"),
 )
 
 
