@@ -41,7 +41,7 @@ DEFAULT_LOCAL_STUDENTS = tuple(StudentSpec(spec=ModelSpec(provider="local", mode
                                (("smollm2-135m", 1), ("qwen2.5-coder-0.5b", 2), ("qwen2.5-coder-1.5b", 3)))
 
 # hidden reasoning tokens per role on top of the reply budget: a normal reply still fits after "low" reasoning
-DEFAULT_REASONING_BUDGETS = {"planner": 8000, "generator": 16000, "judge": 4000, "student": 4000}
+DEFAULT_REASONING_BUDGETS = {"planner": 8000, "generator": 16000, "judge": 4000, "student": 4000, "solver": 8000}
 REASONING_ROLES = ("planner", "generator", "judge", "student", "solver")  # the solver: the re-derivation's
 ReasoningTokens = Annotated[int, Field(ge=0, le=128000)]
 

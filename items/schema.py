@@ -438,16 +438,30 @@ class RederivedItem(BaseModel):
 
 
 class RederivationReport(BaseModel):
-    """The re-derivation stage's verdict: a solver model that never saw the template's source nor
-    its keys wrote `solve(item)` from one drawn item; run in the sandbox over fresh draws, does it
-    pick the keyed option? `status` is ``agrees``, ``disagrees``, ``ambiguous`` or
-    ``not_rederivable`` (no program that runs after the allowed tries: never counted as agreement)."""
+    """The re-derivation stage's verdict: does an independent computation, that never saw the
+    template's source nor its keys, pick the keyed option? A solver model writes `solve(item)` from
+    a few drawn items, run in the sandbox over fresh draws; items made by the building blocks are
+    instead re-computed by trusted code from the block call they record (`replayed`).
 
-    status: Literal["agrees", "disagrees", "ambiguous", "not_rederivable"]
-    solver: str  # the solver model's identity
+    `status`:
+    - ``agrees``: the keys are re-derived;
+    - ``disagrees`` / ``ambiguous``: the key is not what the question asks on the data shown (or
+      several options are), confirmed by more than one independent program that agree with each
+      other (or by the trusted replay);
+    - ``unconfirmed``: a program disagreed but the other programs did not confirm it (a solver's own
+      mistake is no verdict on the template): flagged, not rejected;
+    - ``reads_text``: a program that agrees gives the key even when each item shows another item's
+      series: the answer can be read from the text, not the data;
+    - ``not_rederivable``: no program that runs after the allowed tries (never counted as agreement).
+    """
+
+    status: Literal["agrees", "disagrees", "ambiguous", "unconfirmed", "reads_text", "not_rederivable"]
+    solver: str  # the solver model's identity ("trusted block replay" for replayed items)
     program: str | None = None  # the solve(item) program that was run (stored per template version, reused)
     reused: bool = False  # the program was a stored one, not written now
-    tries: int = 0  # programs the solver wrote (0 when reused)
+    replayed: bool = False  # every item was re-computed from its recorded block call, by trusted code
+    tries: int = 0  # programs the solver wrote, tries included (0 when reused or replayed)
+    programs: int = 0  # independent programs (new conversations) whose verdicts were weighed
     n_items: int = 0
     agree: int = 0
     disagree: int = 0
@@ -457,9 +471,13 @@ class RederivationReport(BaseModel):
     sizes: list[int] = Field(default_factory=list)
     examples: list[RederivedItem] = Field(default_factory=list)  # items that did not agree (a few)
     error: str | None = None  # why the solver could not re-derive the key, or a draw that failed
-    # after a disagreement: what a second program, written from other items, found (it confirms the
-    # disagreement, or agrees with the keys and outvotes the first program)
+    # after a disagreement: what the other programs, each written from other items in a new
+    # conversation, found (they confirm it, agree with the keys, or disagree among themselves)
     second_opinion: str | None = None
+    # the agreeing program run again with each item showing another item's series: of `data_checked`
+    # items it answered, how many still got the key (all of them: it reads the answer from the text)
+    data_checked: int = 0
+    data_kept_key: int = 0
     elapsed_ms: float = 0.0
 
     @property
@@ -470,6 +488,11 @@ class RederivationReport(BaseModel):
     def agreement(self) -> float | None:
         return self.agree / self.answered if self.answered else None
 
+    @property
+    def rejects(self) -> bool:
+        """A verdict that the keys are wrong or need no data (not a solver's failure to compute them)."""
+        return self.status in ("disagrees", "ambiguous", "reads_text")
+
     def summary(self) -> str:
         """One line for reasons and reports."""
         if self.status == "not_rederivable":
@@ -479,9 +502,13 @@ class RederivationReport(BaseModel):
         parts += [f"{n} {what}" for n, what in ((self.disagree, "disagree"), (self.ambiguous, "ambiguous"),
                                                (self.failed, "unsolved")) if n]
         verb = {"agrees": "re-derived the key", "disagrees": "disagrees with the key",
-                "ambiguous": "finds several options right"}[self.status]
+                "ambiguous": "finds several options right",
+                "unconfirmed": "disagreed, unconfirmed by the other programs",
+                "reads_text": "reads the key from the text"}[self.status]
         second = f"; {self.second_opinion}" if self.second_opinion else ""
-        return f"{self.solver} {verb}: {', '.join(parts)} over {self.n_items} items{second}"
+        data = (f"; with other items' series it kept the key on {self.data_kept_key} of {self.data_checked}"
+                if self.data_checked else "")
+        return f"{self.solver} {verb}: {', '.join(parts)} over {self.n_items} items{second}{data}"
 
 
 class JudgeScore(BaseModel):

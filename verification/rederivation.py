@@ -40,8 +40,8 @@ from itemsmith.sandbox import SandboxLimits, SandboxPool
 from itemsmith.verification.audit.features import option_value, plain_number
 from itemsmith.verification.settings import RederivationConfig
 
-__all__ = ["SOLVER_HELPERS", "SolverOutcome", "SolverView", "assess", "fits", "moved_with_order", "rotated",
-           "run_solver", "solver_view", "usable"]
+__all__ = ["SOLVER_HELPERS", "SolverOutcome", "SolverView", "assess", "concurrence", "fits", "judge_items", "kept_key",
+           "moved_with_order", "rotated", "run_solver", "solver_view", "usable", "verdict_of", "with_other_series"]
 
 MAX_EXAMPLES = 3
 # each sandbox run of a solver holds at most this much item data in its source (the source cap is 256 KiB)
@@ -352,11 +352,9 @@ def _outcome(item: Item, order: list[int], result: SolverOutcome, seed: int, ind
     return RederivedItem(**common, value=result.value, fits=fitted, outcome=outcome)
 
 
-def assess(draws: Sequence[tuple[int, Item, list[int], SolverOutcome]], *, solver: str, program: str | None,
-           config: RederivationConfig, seeds: Sequence[int] = (), sizes: Sequence[int] = (), tries: int = 0,
-           reused: bool = False, elapsed_ms: float = 0.0,
-           rotated_outcomes: Sequence[SolverOutcome] | None = None) -> RederivationReport:
-    """The verdict over (seed, item, view order, outcome) per item (see the module docstring);
+def judge_items(draws: Sequence[tuple[int, Item, list[int], SolverOutcome]],
+                rotated_outcomes: Sequence[SolverOutcome] | None = None) -> list[RederivedItem]:
+    """Each item's outcome (agree, disagree, ambiguous, failed) from (seed, item, view order, outcome);
     `rotated_outcomes`: the program's answers to the same views with their options `rotated`, an
     item whose answer moved with them fails (a position, not a value)."""
     per_draw: dict[int, int] = {}
@@ -366,6 +364,23 @@ def assess(draws: Sequence[tuple[int, Item, list[int], SolverOutcome]], *, solve
         index = per_draw.get(seed, 0)
         per_draw[seed] = index + 1
         judged.append(_outcome(item, order, result, seed, index, again))
+    return judged
+
+
+def assess(draws: Sequence[tuple[int, Item, list[int], SolverOutcome]], *, solver: str, program: str | None,
+           config: RederivationConfig, seeds: Sequence[int] = (), sizes: Sequence[int] = (), tries: int = 0,
+           reused: bool = False, elapsed_ms: float = 0.0,
+           rotated_outcomes: Sequence[SolverOutcome] | None = None) -> RederivationReport:
+    """The verdict over (seed, item, view order, outcome) per item (see the module docstring and
+    `judge_items`)."""
+    return verdict_of(judge_items(draws, rotated_outcomes), solver=solver, program=program, config=config, seeds=seeds,
+                   sizes=sizes, tries=tries, reused=reused, elapsed_ms=elapsed_ms)
+
+
+def verdict_of(judged: Sequence[RederivedItem], *, solver: str, program: str | None, config: RederivationConfig,
+            seeds: Sequence[int] = (), sizes: Sequence[int] = (), tries: int = 0, reused: bool = False,
+            replayed: bool = False, elapsed_ms: float = 0.0) -> RederivationReport:
+    """One program's (or the trusted replay's) verdict over its judged items."""
     counts = {name: sum(r.outcome == name for r in judged) for name in ("agree", "disagree", "ambiguous", "failed")}
     answered = counts["agree"] + counts["disagree"] + counts["ambiguous"]
     error = None
@@ -383,7 +398,71 @@ def assess(draws: Sequence[tuple[int, Item, list[int], SolverOutcome]], *, solve
         status = "agrees"
     wanted = {"disagrees": "disagree", "ambiguous": "ambiguous", "not_rederivable": "failed"}.get(status, "disagree")
     examples = [r for r in judged if r.outcome == wanted][:MAX_EXAMPLES]
-    return RederivationReport(status=status, solver=solver, program=program, reused=reused, tries=tries,
-                              n_items=len(judged), agree=counts["agree"], disagree=counts["disagree"],
-                              ambiguous=counts["ambiguous"], failed=counts["failed"], seeds=list(seeds),
-                              sizes=list(sizes), examples=examples, error=error, elapsed_ms=elapsed_ms)
+    return RederivationReport(status=status, solver=solver, program=program, reused=reused, replayed=replayed,
+                              tries=tries, programs=0 if replayed or reused else 1, n_items=len(judged),
+                              agree=counts["agree"], disagree=counts["disagree"], ambiguous=counts["ambiguous"],
+                              failed=counts["failed"], seeds=list(seeds), sizes=list(sizes), examples=examples,
+                              error=error, elapsed_ms=elapsed_ms)
+
+
+def concurrence(a: Sequence[RederivedItem], b: Sequence[RederivedItem]) -> float | None:
+    """The share of the items two programs both answered on which they pick the same options (the
+    same value, when it fits none): two independent programs that concur in disagreeing with a key
+    confirm each other; a solver's own mistakes seldom repeat item by item. None: no item in common."""
+    both = [(x, y) for x, y in zip(a, b, strict=True) if x.outcome != "failed" and y.outcome != "failed"]
+    if not both:
+        return None
+    same = sum(x.fits == y.fits and (bool(x.fits) or _same_value(x.value, y.value)) for x, y in both)
+    return same / len(both)
+
+
+def _same_value(a: str | float | bool | None, b: str | float | bool | None) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
+    return a == b
+
+
+# --- does the program read the data? --------------------------------------------------------
+
+
+def _fitted(values: Sequence[float], length: int) -> list[float]:
+    """`values` cut or repeated to `length`."""
+    return [values[i % len(values)] for i in range(length)] if values else []
+
+
+def with_other_series(views: Sequence[SolverView], rng: random.Random) -> list[SolverView | None]:
+    """Each view with every series' values taken from another view that shows other values under
+    the same series names (cut or repeated to its own length; its question, options and timestamps
+    kept); None where no view does. A program that computes the answer from the series answers these
+    otherwise; one that reads the answer from the text (a key written in the question, a code with
+    an instruction to solvers) gives the same key."""
+    names = [tuple(str(s.get("name")) for s in view.series) for view in views]
+    values = [[list(s.get("values") or []) for s in view.series] for view in views]
+    swapped: list[SolverView | None] = []
+    for i, view in enumerate(views):
+        others = [j for j in range(len(views)) if names[j] == names[i] and values[j] != values[i]
+                  and all(values[j])]
+        if not view.series or not others:
+            swapped.append(None)
+            continue
+        j = others[rng.randrange(len(others))]
+        series = [{**own, "values": _fitted(other, len(own.get("values") or []))}
+                  for own, other in zip(view.series, values[j], strict=True)]
+        swapped.append(view.model_copy(update={"series": series}))
+    return swapped
+
+
+def kept_key(judged: Sequence[RederivedItem], orders: Sequence[list[int]], swapped: Sequence[SolverView | None],
+             outcomes: Sequence[SolverOutcome | None]) -> tuple[int, int]:
+    """(items checked, items still answered with their key) over the items the program agreed on
+    whose view with other series (`swapped`) it answered with a usable value (`outcomes`)."""
+    checked = kept = 0
+    for item, order, view, outcome in zip(judged, orders, swapped, outcomes, strict=True):
+        if item.outcome != "agree" or view is None or outcome is None:
+            continue
+        fitted, why = _picked(item.options, order, outcome)
+        if fitted is None:
+            continue
+        checked += 1
+        kept += fitted == [item.key]
+    return checked, kept

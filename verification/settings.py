@@ -101,6 +101,18 @@ class RederivationConfig(BaseModel):
         "flag", description="flag: the stage passes and its reasons say 'not re-derivable' (the report shows it); "
                             "reject: the template is rejected")
     solver_wall_s: float = Field(20.0, gt=0, le=600, description="wall-clock limit of one sandbox run of a solver")
+    examples: int = Field(3, ge=1, le=8, description="items shown to the solver per program, each from another "
+                                                   "draw, so it sees what varies between items")
+    programs: int = Field(3, ge=2, le=8, description="independent programs (new conversations, other items) written "
+                                                   "before a disagreement rejects; it rejects only when none agrees "
+                                                   "with the keys and two of them agree with each other")
+    concurrence: float = Field(0.8, gt=0, le=1, description="two programs confirm each other when they pick the "
+                                                           "same options on at least this share of the items both "
+                                                           "answered")
+    min_data_checked: int = Field(10, ge=1, description="items the agreeing program must answer with other items' "
+                                                        "series before it can be said to read the text")
+    max_kept_key: float = Field(0.9, gt=0, le=1, description="a larger share of those still answered with the key "
+                                                            "means the answer is read from the text, not the data")
 
 
 class VerificationSettings(LayerSettings):

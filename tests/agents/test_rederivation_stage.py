@@ -60,7 +60,7 @@ def test_scripted_solver_never_sees_the_key_the_rationale_or_the_source(pool) ->
     assert "the mean of the level column" not in prompt  # the item's rationale
     assert "answer_index" not in prompt and "record_ids" not in prompt  # neither the key nor metadata
     assert "What is the mean water level" in prompt and 'unit "m"' in prompt
-    assert "Item 1:" in prompt and "Item 2:" in prompt  # two items of different draws
+    assert "Item 1:" in prompt and "Item 3:" in prompt  # three items of different draws
 
 
 def test_scripted_solver_catches_a_shifted_window_and_quotes_an_item(pool) -> None:
@@ -73,7 +73,7 @@ def test_scripted_solver_catches_a_shifted_window_and_quotes_an_item(pool) -> No
     example = verdict.examples[0]
     assert example.question in feedback and repr(example.options[example.key]) in feedback
     assert f"computed {example.value!r}" in feedback
-    assert "a second program from other items" in (verdict.second_opinion or "")  # confirmed by a second program
+    assert "confirmed by another program" in (verdict.second_opinion or "") and verdict.programs == 3
 
 
 MAX_SOLVER = fenced("def solve(item):\n    return max(item['series'][0]['values'])\n")
@@ -86,7 +86,7 @@ def test_a_first_program_outvoted_by_a_second_from_other_items_agrees(pool) -> N
     result = asyncio.run(stage(GOOD, _report(GOOD, pool)))
     verdict = result.rederivation
     assert result.decision.accepted and verdict is not None and verdict.status == "agrees"
-    assert "a first program disagreed" in (verdict.second_opinion or "") and model.calls == 2
+    assert "program 2, written from other items, agrees" in (verdict.second_opinion or "") and model.calls == 2
     first, second = model.prompts
     assert first != second and "return max" not in second  # other items, and not the first conversation
 
@@ -99,14 +99,58 @@ def test_a_second_opinion_without_a_usable_reply_errors_the_stage_instead_of_rej
     assert model.calls == 2 and "no usable reply" in result.decision.reasons[0]
 
 
-def test_a_disagreement_whose_second_program_does_not_run_stands_and_says_so(pool) -> None:
+def test_a_disagreement_no_other_program_confirms_is_flagged_not_rejected(pool) -> None:
+    """One program's disagreement is no verdict: the other programs did not run."""
     broken = fenced("def solve(item):\n    return item['no_such_field']\n")
     stage, model = _stage(pool, [MAX_SOLVER, broken, broken])
     result = asyncio.run(stage(GOOD, _report(GOOD, pool)))
     verdict = result.rederivation
-    assert not result.decision.accepted and verdict is not None and verdict.status == "disagrees"
-    assert "rests on one program" in (verdict.second_opinion or "") and model.calls == 3  # a repeat ends it
-    assert "rests on one program" in result.decision.reasons[0]
+    assert result.decision.accepted and verdict is not None and verdict.status == "unconfirmed"
+    assert "no other program ran" in (verdict.second_opinion or "")
+    assert any("flagged, not rejected" in r for r in result.decision.reasons)
+    assert model.calls == 5  # programs 2 and 3: each a broken try and its repeat
+
+
+MIN_SOLVER = fenced("def solve(item):\n    return min(item['series'][0]['values'])\n")
+
+
+def test_disagreeing_programs_that_disagree_with_each_other_confirm_nothing(pool) -> None:
+    """A solver's mistakes seldom repeat item by item: the maximum and the minimum for a mean both
+    disagree with the key, but not with each other's picks."""
+    stage, _ = _stage(pool, [MAX_SOLVER, MIN_SOLVER, fenced("def solve(item):\n    return 0.0\n")])
+    result = asyncio.run(stage(GOOD, _report(GOOD, pool)))
+    verdict = result.rederivation
+    assert result.decision.accepted and verdict is not None and verdict.status == "unconfirmed"
+    assert "do not agree with each other" in (verdict.second_opinion or "") and verdict.programs == 3
+
+
+def test_two_programs_making_the_same_mistake_confirm_it(pool) -> None:
+    """The residual risk, stated: a mistake two independent programs share item by item rejects."""
+    stage, _ = _stage(pool, [MAX_SOLVER])
+    result = asyncio.run(stage(GOOD, _report(GOOD, pool)))
+    assert not result.decision.accepted and result.rederivation is not None
+    assert result.rederivation.status == "disagrees"
+
+
+# the key written into the question; a solver that takes it from there "re-derives" every item
+IN_TEXT = GOOD.replace('f"What is the mean water level (m)', 'f"(the answer is {key}) What is the mean water level (m)')
+TEXT_READER = fenced("def solve(item):\n    return numbers_in(item['question'])[0]\n")
+
+
+def test_a_program_that_reads_the_key_from_the_text_is_caught_by_other_items_series(pool) -> None:
+    stage, _ = _stage(pool, [TEXT_READER])
+    result = asyncio.run(stage(IN_TEXT, _report(IN_TEXT, pool)))
+    verdict = result.rederivation
+    assert not result.decision.accepted and verdict is not None and verdict.status == "reads_text"
+    assert verdict.data_checked >= 10 and verdict.data_kept_key == verdict.data_checked
+    assert "can be read from the text" in (result.feedback or "")
+
+
+def test_a_program_that_computes_from_the_series_moves_with_them(pool) -> None:
+    stage, _ = _stage(pool, [MEAN_SOLVER])
+    verdict = asyncio.run(stage(IN_TEXT, _report(IN_TEXT, pool))).rederivation
+    assert verdict is not None and verdict.status == "agrees"
+    assert verdict.data_checked >= 10 and verdict.data_kept_key < verdict.data_checked / 2
 
 
 def test_scripted_solver_without_a_running_program_is_not_rederivable_and_flagged(pool) -> None:
