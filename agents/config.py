@@ -77,9 +77,6 @@ class AuthorConfig(AuthoringRequest):
     allow_fallback_briefs: bool = True
     generator_max_tokens: int | None = None
     planner_max_tokens: int | None = None
-    advisory_judges: list[ModelSpecField] | None = Field(
-        None, description="judge specs whose scores are advisory (a panel of only these never accepts a template "
-                          "alone); None: the settings' (ITEMSMITH_ADVISORY_JUDGES)")
     judge_samples: int = Field(1, ge=1, le=20, description="sampled scores per judge and criterion")
     judge_retries: int = Field(2, ge=0, le=5, description="re-asks after a judge reply without a parseable score")
     panel: PanelConfig = Field(default_factory=PanelConfig, description="criteria, thresholds, item rendering")

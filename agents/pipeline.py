@@ -20,6 +20,7 @@ from itemsmith.agents import llamacpp
 from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.errors import LocalModelUnavailable, ProviderConfigError
 from itemsmith.agents.generator import restarts_broken
+from itemsmith.agents.judge_validation import advisory
 from itemsmith.agents.local_models import get_local_model, installed
 from itemsmith.agents.models import StageInfo
 from itemsmith.agents.settings import AgentSettings
@@ -44,7 +45,7 @@ class Pipeline(BaseModel):
     students: list[StudentSpec]
     stages: list[StageInfo]
     solver: ModelSpecField | None = None  # the re-derivation solver's spec (None: the stage is off)
-    advisory_judges: list[ModelSpecField] = []  # the panel's judges whose scores are advisory
+    advisory_judges: list[ModelSpecField] = []  # the panel's judges not validated: their scores decide nothing
 
 
 def missing_local_model(spec: ModelSpec) -> str | None:
@@ -91,20 +92,15 @@ def _judge_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[list[Mo
                              reason=_off_reason("judge", "judges", "ITEMSMITH_DEFAULT_JUDGES", given, left_out))
     forms = {"local judges read their score distribution in one pass" if s.provider == "local"
              else "chat judges reason, then score" for s in specs}
-    advisory = advisory_specs(specs, config, settings)
-    if advisory:
-        whole = len(advisory) == len(specs)
-        named = ", ".join(map(str, advisory))
-        forms.add(("advisory panel" if whole else f"advisory: {named}") + " (separation of good and "
-                  "flawed templates below AUC 0.7)" + (": its scores never accept a template alone" if whole else ""))
+    unvalidated = advisory(specs, settings)
+    if unvalidated:
+        whole = len(unvalidated) == len(specs)
+        named = ", ".join(map(str, unvalidated))
+        forms.add(("advisory panel" if whole else f"advisory: {named}") + f" (not validated at AUC >= "
+                  f"{settings.min_judge_auc:g}: itemsmith judges validate)" + (": its scores decide nothing" if whole
+                                                                                 else ""))
     return specs, StageInfo(name="judges", status="on", models=[str(s) for s in specs], left_out=left_out,
                             reason=("" if given else "default panel; ") + "; ".join(sorted(forms)))
-
-
-def advisory_specs(specs: Sequence[ModelSpec], config: AuthorConfig, settings: AgentSettings) -> list[ModelSpec]:
-    """The judges of `specs` whose scores are advisory (`config.advisory_judges`, else the settings')."""
-    marked = config.advisory_judges if config.advisory_judges is not None else settings.advisory_judges
-    return [spec for spec in specs if spec in marked]
 
 
 def _student_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[list[StudentSpec], StageInfo]:
@@ -184,7 +180,7 @@ def resolve_pipeline(config: AuthorConfig, settings: AgentSettings, *, custom: S
     judges, judge_stage = _judge_stage(config, settings)
     students, student_stage = _student_stage(config, settings)
     return Pipeline(judges=judges, students=students, solver=solver,
-                    advisory_judges=advisory_specs(judges, config, settings),
+                    advisory_judges=advisory(judges, settings),
                     stages=[*stages, rederivation_stage, judge_stage, student_stage,
                             _capability_stage(config, students)])
 

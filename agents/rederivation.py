@@ -247,12 +247,22 @@ class RederivationVerifier:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     executor: Executor | None = None
     programs: Mapping[str, str] = field(default_factory=dict)
+    # replays a verdict: the draws' seeds and sizes, the options' order and the series swapped all
+    # follow from it (None: from the OS, so a template cannot predict them)
+    seed: int | None = None
+
+    def _random(self, purpose: str) -> random.Random:
+        return random.Random(secrets.randbits(64) if self.seed is None else f"{self.seed}:{purpose}")
 
     def _plan(self) -> list[tuple[int, int]]:
         """(seed, num_samples) of each draw: fresh seeds at small sizes, then one large draw."""
         low, high = self.config.small_size
-        return [*((fresh_seed(), fresh_size(low, high)) for _ in range(self.config.seeds)),
-                (fresh_seed(), self.config.large_size)]
+        if self.seed is None:
+            return [*((fresh_seed(), fresh_size(low, high)) for _ in range(self.config.seeds)),
+                    (fresh_seed(), self.config.large_size)]
+        rng = self._random("plan")
+        return [*((rng.randrange(2**31), rng.randint(low, high)) for _ in range(self.config.seeds)),
+                (rng.randrange(2**31), self.config.large_size)]
 
     def _run_draws(self, source: str, plan: list[tuple[int, int]]) -> tuple[list[tuple[int, Item]], str | None]:
         drawn: list[tuple[int, Item]] = []
@@ -315,6 +325,21 @@ class RederivationVerifier:
                 "```python block.")]
         return None, self.config.tries, f"no program that runs after {self.config.tries} tries (last: {error})"
 
+    def _views(self, drawn: Sequence[tuple[int, Item]]) -> list[tuple[SolverView, list[int]]]:
+        shuffle = self._random("options")
+        return [solver_view(item, shuffle) for _, item in drawn]
+
+    def first_prompts(self, source: str) -> list[list[BaseMessage]]:
+        """The first prompt of each program the stage may ask the solver for on `source` (the draws as
+        `seed` makes them): what a solver model is shown, to read or to answer offline (a replayed
+        hosted solver, `benchmarks/solver_replay.py`). Raises ValueError when a draw fails."""
+        drawn, error = self._run_draws(source, self._plan())
+        if error is not None:
+            raise ValueError(error)
+        views = self._views(drawn)
+        return [solver_messages(_examples(drawn, views, program=number, count=self.config.examples))
+                for number in range(self.config.programs)]
+
     async def __call__(self, source: str, report: StructureReport) -> VerificationResult:
         started = time.monotonic()
         loop = asyncio.get_running_loop()
@@ -325,8 +350,7 @@ class RederivationVerifier:
             return VerificationResult(decision=Decision(accepted=False, stage="rederivation", reasons=[error]),
                                       feedback=f"The template failed on a fresh seed: {error}",
                                       elapsed_s=time.monotonic() - started)
-        shuffle = random.Random(secrets.randbits(64))
-        views = [solver_view(item, shuffle) for _, item in drawn]
+        views = self._views(drawn)
         stored = self.programs.get(content_hash(source))
         try:
             verdict = await self._verdict(stored, plan, drawn, views, log)
@@ -414,7 +438,7 @@ class RederivationVerifier:
     async def _reads_data(self, agreed: _Judged, judging: _Judging) -> RederivationReport:
         """An agreeing program run again with each item showing another item's series: a program that
         still gives the key reads it from the text (`reads_text`), whatever the solver meant to do."""
-        swapped = with_other_series([v for v, _ in judging.views], random.Random(secrets.randbits(64)))
+        swapped = with_other_series([v for v, _ in judging.views], self._random("series"))
         shown = [view for view in swapped if view is not None]
         results = await asyncio.get_running_loop().run_in_executor(
             self.executor, functools.partial(run_solver, agreed.program, shown, self.pool,

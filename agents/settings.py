@@ -125,10 +125,13 @@ class AgentSettings(LayerSettings):
     solver: ModelSpecField | None = Field(None, description="default re-derivation solver spec; else the run's "
                                                             "generator (the local model offline, the hosted one when "
                                                             "configured)")
-    advisory_judges: list[ModelSpecField] = Field(
-        default_factory=lambda: list(DEFAULT_LOCAL_JUDGES),
-        description="judge specs whose scores are advisory (measured AUC < 0.7 on the semantic corpus, "
-                    "benchmarks/judge_discrimination.py): an advisory panel's scores never accept a template alone")
+    judge_validations: Path | None = Field(
+        None, description="the judge validations file (`itemsmith judges validate` writes it); default: "
+                          "judge_validations.json in the data folder")
+    min_judge_auc: float = Field(
+        0.7, gt=0.5, le=1, description="a judge's scores decide only when its measured separation of good and "
+                                       "flawed templates (AUC of its mean score, `itemsmith judges validate`) reaches "
+                                       "this; any other judge is advisory")
     default_judges: list[ModelSpecField] = Field(
         default_factory=lambda: list(DEFAULT_LOCAL_JUDGES),
         description="the judge panel of a run that names none (JSON list of specs; []: no panel by default); a "

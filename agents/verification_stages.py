@@ -153,10 +153,9 @@ def judge_feedback(judgement: TemplateJudgement) -> str:
 @dataclass(frozen=True)
 class JudgePanelVerifier:
     """The judge panel as a stage of the authoring loop. The judges read the earlier stages'
-    evidence (the re-derivation's finding) in their prompt. An `advisory` panel (every judge
-    advisory: ``ITEMSMITH_ADVISORY_JUDGES``) decides nothing by its scores (`advisory_decision`):
-    it accepts only when the re-derivation agreed or `corroborated_later` names a stage that
-    decides after it (the capability filter)."""
+    evidence (the re-derivation's finding) in their prompt. An `advisory` panel (no judge
+    validated: `agents.judge_validation`) decides nothing by its scores (`advisory_decision`): they
+    are kept as a note and the later stages decide."""
 
     label: ClassVar[str] = "judging"  # the run's live progress while the stage runs
     reads_evidence: ClassVar[bool] = True
@@ -167,7 +166,6 @@ class JudgePanelVerifier:
     dataset: str
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     advisory: bool = False
-    corroborated_later: tuple[str, ...] = ()
 
     async def __call__(self, source: str, report: StructureReport, *,
                        evidence: Sequence[Evidence] = ()) -> VerificationResult:
@@ -184,8 +182,7 @@ class JudgePanelVerifier:
                 f"{len(judgement.failed_calls)} judge call(s) gave no usable reply: no verdict "
                 f"({judgement.failed_calls[0].error})"])
         elif self.advisory:
-            confirmed = [f"the {e.stage} (it agreed with the keys)" for e in evidence if e.corroborates]
-            decision = advisory_decision(judgement, corroborated_by=[*confirmed, *self.corroborated_later])
+            decision = advisory_decision(judgement)
         return VerificationResult(decision=decision,
                                   feedback=(None if decision.accepted or errored else
                                             judge_feedback(judgement) if not judgement.passed else
@@ -296,11 +293,9 @@ def rederivation_stage(models: ReviewModels, pool: SandboxPool, *, retry: RetryP
 def content_stages(models: ReviewModels, config: AuthorConfig, *, dataset: str, retry: RetryPolicy) -> list[Verifier]:
     """The judge panel and the student pool as stages, in that order (none configured: none)."""
     stages: list[Verifier] = []
-    capability_follows = len({student.config.rank for student in models.students}) >= 2
     if models.judges:
         stages.append(JudgePanelVerifier(models.judges, config.panel, task=config.task, dataset=dataset, retry=retry,
-                                         advisory=models.advisory_panel,
-                                         corroborated_later=("the capability filter",) if capability_follows else ()))
+                                         advisory=models.advisory_panel))
     if models.students:
         stages.append(StudentPoolVerifier(models.students, config.pool, config.capability, task=config.task,
                                           dataset=dataset, retry=retry))

@@ -9,6 +9,7 @@
     itemsmith handlers list                  dataset handlers (cli.handlers)
     itemsmith db upgrade|downgrade|current   the schema (cli.db)
     itemsmith keys create|list|revoke        API keys (cli.keys)
+    itemsmith judges validate|list           which judge models may decide (cli.judges)
     itemsmith serve | worker                 the service (cli.server)
     itemsmith settings                       every environment variable (cli.settings)
 
@@ -26,7 +27,7 @@ import typer
 from typer._click.core import Context as ClickContext  # Typer's own Click: its groups take this
 from typer.core import TyperGroup
 
-from itemsmith.cli import bank, curated, db, handlers, keys, release
+from itemsmith.cli import bank, curated, db, handlers, judges, keys, release
 from itemsmith.cli._common import fail
 from itemsmith.cli.author import author
 from itemsmith.cli.server import serve, worker
@@ -63,6 +64,7 @@ app.command("verify")(verify)
 app.add_typer(handlers.app, name="handlers")
 app.add_typer(db.app, name="db")
 app.add_typer(keys.app, name="keys")
+app.add_typer(judges.app, name="judges")
 app.command("serve")(serve)
 app.command("worker")(worker)
 app.command("settings")(settings)

@@ -286,6 +286,9 @@ def release_reverify(
 
 def _print_reverification(report: ReverificationReport) -> None:
     typer.echo(f"{report.release} re-verified by {', '.join(report.judges)} (run {report.run_id})")
+    if report.advisory:
+        typer.echo("advisory panel: no judge is validated (itemsmith judges validate), so its decisions below are "
+                   "notes and change no template's status")
     for t in report.templates:
         old = "-" if t.old_decision is None else ("accepted" if t.old_decision.accepted else "rejected")
         new = "accepted" if t.new_decision.accepted else "rejected"

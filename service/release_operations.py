@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from sqlalchemy.orm import Session
 
+from itemsmith.agents.judge_validation import advisory
 from itemsmith.agents.model_factory import CallLog, build_judges, build_respondent, build_students, retry_policy
 from itemsmith.agents.providers import SpecPolicy
 from itemsmith.agents.settings import AgentSettings, get_settings
@@ -27,13 +28,14 @@ def reverify(session: Session, release: Release, *, judges: Sequence[ModelSpec],
              run_id: str | None = None, workers: int = 1, settings: AgentSettings | None = None,
              policy: SpecPolicy | None = None, limits: SandboxLimits | None = None) -> ReverificationReport:
     """Judge `release` again with the `judges` panel (and `students`); committed after each
-    template, so answers already paid for survive a failure and are reused by a rerun."""
+    template, so answers already paid for survive a failure and are reused by a rerun. A panel with
+    no validated judge is advisory: its scores are stored, its decisions change nothing."""
     settings = settings or get_settings()
     log, retry = CallLog(), retry_policy(settings)
     panel = [judge.bind(log, retry) for judge in build_judges(judges, settings=settings, policy=policy)]
     pool = [student.bind(log, retry) for student in build_students(students, settings=settings, policy=policy)]
     report = reverify_release(session, release, panel, students=pool, run_id=run_id, workers=workers,
-                              limits=limits, commit=True)
+                              limits=limits, commit=True, advisory=len(advisory(judges, settings)) == len(judges))
     return report.model_copy(update={"usage": log.ledger.totals().counts()})
 
 

@@ -146,6 +146,8 @@ class ReverificationReport(BaseModel):
                                                 "per-template per-criterion mean scores")
     judge_calls: CallCounts
     student_calls: CallCounts | None
+    advisory: bool = Field(False, description="no judge of the new panel is validated: its decisions are reported "
+                                              "and recorded as notes, and change no version's status")
     usage: dict[str, float | int | None] = Field(
         default_factory=dict, description="the calls by outcome (answered, cut, failed), their tokens (cached and "
                                           "cache writes apart) and cost, from the caller that metered them")
@@ -159,12 +161,12 @@ class ReverificationReport(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def now_rejected(self) -> list[str]:
-        return [t.template_id for t in self.templates if t.change == "now_rejected"]
+        return [] if self.advisory else [t.template_id for t in self.templates if t.change == "now_rejected"]
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def now_accepted(self) -> list[str]:
-        return [t.template_id for t in self.templates if t.change == "now_accepted"]
+        return [] if self.advisory else [t.template_id for t in self.templates if t.change == "now_accepted"]
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -359,9 +361,12 @@ def _versions(session: Session, release: Release) -> dict[str, int]:
 async def areverify_release(session: Session, release: Release, judges: Sequence[Judge], *,
                             panel_config: PanelConfig | None = None, students: Sequence[Student] = (),
                             pool_config: PoolConfig | None = None, run_id: str | None = None, workers: int = 1,
-                            limits: SandboxLimits | None = None, commit: bool = False) -> ReverificationReport:
+                            limits: SandboxLimits | None = None, commit: bool = False,
+                            advisory: bool = False) -> ReverificationReport:
     """Judge every template of ``release`` with ``judges`` (and have ``students`` answer its items),
     reusing cached answers, store the new verdicts and report the difference to the old panel.
+    An `advisory` panel (no judge validated) stores its scores but no decision: it changes no
+    version's status.
 
     Templates are done one after the other. With ``commit=True`` the session is committed after
     each template, so answers already paid for survive a later failure (the session must then not
@@ -391,7 +396,8 @@ async def areverify_release(session: Session, release: Release, judges: Sequence
         version_id = versions[template_id]
         new = await ajudge_template(sample, judges, config, cache=judge_cache)
         errored = not new.passed and bool(new.failed_calls)  # no verdict: nothing recorded as a rejection
-        if not errored and not any(v.run_id == run_id for v in list_verdicts(session, version_id, "decision")):
+        if not errored and not advisory and not any(v.run_id == run_id
+                                                    for v in list_verdicts(session, version_id, "decision")):
             record_verdict(session, version_id, new.decision, run_id=run_id)  # once per run, also when resumed
         old = _old_judgement(session, version_id, template_id, manifest.created_at, config)
         old_means, new_means = _means(old), _means(new)
@@ -415,8 +421,9 @@ async def areverify_release(session: Session, release: Release, judges: Sequence
 def reverify_release(session: Session, release: Release, judges: Sequence[Judge], *,
                      panel_config: PanelConfig | None = None, students: Sequence[Student] = (),
                      pool_config: PoolConfig | None = None, run_id: str | None = None, workers: int = 1,
-                     limits: SandboxLimits | None = None, commit: bool = False) -> ReverificationReport:
+                     limits: SandboxLimits | None = None, commit: bool = False,
+                     advisory: bool = False) -> ReverificationReport:
     """Synchronous `areverify_release` (not from inside a running event loop)."""
     return asyncio.run(areverify_release(session, release, judges, panel_config=panel_config, students=students,
                                          pool_config=pool_config, run_id=run_id, workers=workers, limits=limits,
-                                         commit=commit))
+                                         commit=commit, advisory=advisory))

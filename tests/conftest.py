@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -22,6 +23,10 @@ os.environ.setdefault("ITEMSMITH_DIVERSITY_EMBEDDER", "off")
 os.environ.setdefault("ITEMSMITH_DEFAULT_JUDGES", "[]")
 os.environ.setdefault("ITEMSMITH_DEFAULT_STUDENTS", "[]")
 os.environ.setdefault("ITEMSMITH_REDERIVATION_ENABLED", "false")  # tests that re-derive turn it on themselves
+# Judge validations of this test session only (none: every judge advisory), never the developer's own file;
+# tests whose judges must decide record a validation for them (`validate_judges`).
+os.environ.setdefault("ITEMSMITH_JUDGE_VALIDATIONS",
+                      str(Path(tempfile.mkdtemp(prefix="itemsmith-judges-")) / "judge_validations.json"))
 
 
 @contextmanager
@@ -77,3 +82,29 @@ def engine(database_url: str) -> Iterator[Engine]:
     engine = get_engine(database_url)
     yield engine
     engine.dispose()
+
+
+@pytest.fixture
+def validate_judge() -> Iterator[Callable[[str], None]]:
+    """Record a judge spec as validated (AUC 0.9 on a corpus) for this test, as `itemsmith judges
+    validate` would after measuring it: a scripted judge's scores then decide. Removed afterwards."""
+    from datetime import UTC, datetime
+
+    from itemsmith.agents.judge_validation import JudgeValidation, load_validations, record_validation
+    from itemsmith.agents.settings import get_settings
+
+    recorded: list[str] = []
+
+    def validate(spec: str) -> None:
+        record_validation(JudgeValidation(judge=spec, auc=0.9, criteria={}, corpus="tests", corpus_hash="0" * 64,
+                                          good=10, flawed=10, measured_at=datetime.now(UTC)), get_settings())
+        recorded.append(spec)
+
+    yield validate
+    settings = get_settings()
+    kept = {k: v for k, v in load_validations(settings).items() if k not in recorded}
+    path = settings.judge_validations
+    if path is not None and path.exists():
+        path.unlink()
+        for validation in kept.values():
+            record_validation(validation, settings)

@@ -51,7 +51,7 @@ from itemsmith.verification.calls import ModelCallFailed
 from itemsmith.verification.samples import TemplateSample
 
 __all__ = [
-    "CRITERIA", "CRITERION_MARKER", "advisory_decision", "ChatScoreReader", "Criterion", "CriterionAggregate", "CriterionThreshold", "Judge", "JudgeCall", "JudgeConfig",
+    "CRITERIA", "CRITERION_MARKER", "advisory_decision", "separation_auc", "ChatScoreReader", "Criterion", "CriterionAggregate", "CriterionThreshold", "Judge", "JudgeCall", "JudgeConfig",
     "PanelConfig", "ScoreCache", "TemplateJudgement", "ajudge_template", "ajudge_templates", "judge_template",
     "judge_templates", "judge_prompt", "judgement_from_scores", "krippendorff_alpha_interval", "panel_agreement",
     "parse_score", "ScoreReader", "score_distribution_text", "weighted_score",
@@ -548,19 +548,23 @@ def judge_templates(samples: Sequence[TemplateSample], judges: Sequence[Judge], 
     return asyncio.run(ajudge_templates(samples, judges, config, cache=cache))
 
 
-def advisory_decision(judgement: TemplateJudgement, *, corroborated_by: Sequence[str]) -> Decision:
-    """The decision of an advisory panel (judges whose measured separation of good and flawed
-    templates is too weak to trust, `benchmarks/judge_discrimination.py`): its scores neither accept
-    nor reject. The stage accepts only when an independent check confirms the keys
-    (`corroborated_by`: the re-derivation agreed, or a capability filter decides after it), with the
-    panel's own verdict kept as a note; with none it rejects, because the panel alone cannot accept."""
+def advisory_decision(judgement: TemplateJudgement) -> Decision:
+    """The decision of an advisory panel (no judge validated on a corpus of known templates,
+    `agents.judge_validation`): its scores neither accept nor reject; they are kept as a note and
+    the later stages decide."""
     verdict = "passed" if judgement.passed else "failed"
-    note = f"advisory panel {verdict} (its scores decide nothing): " + "; ".join(judgement.decision.reasons)
-    if corroborated_by:
-        return Decision(accepted=True, stage="judges", reasons=[note, f"decided by {', '.join(corroborated_by)}"])
-    return Decision(accepted=False, stage="judges", reasons=[
-        "an advisory judge panel cannot accept a template alone and no independent check confirmed the keys "
-        "(the re-derivation did not agree; no capability filter follows)", note])
+    return Decision(accepted=True, stage="judges", reasons=[
+        f"advisory panel {verdict} (no validated judge: its scores decide nothing): "
+        + "; ".join(judgement.decision.reasons)])
+
+
+def separation_auc(good: Sequence[float], flawed: Sequence[float]) -> float | None:
+    """P(a good template's score > a flawed one's), ties half (Mann-Whitney U / n m); None when a
+    side is empty. What a judge must reach on a corpus of known templates before it may decide."""
+    if not good or not flawed:
+        return None
+    wins = sum((g > f) + 0.5 * (g == f) for g in good for f in flawed)
+    return wins / (len(good) * len(flawed))
 
 
 def panel_agreement(judgements: Sequence[TemplateJudgement]) -> float | None:

@@ -16,9 +16,11 @@ from .conftest import GOOD, fenced, plan_reply
 
 
 def test_scripted_default_judge_runs_and_report_records_the_stages(monkeypatch: pytest.MonkeyPatch,
-                                                                   handler_file: Path, tmp_path: Path) -> None:
+                                                                   handler_file: Path, tmp_path: Path,
+                                                                   validate_judge) -> None:
     judge = tmp_path / "judge.json"
     judge.write_text(json.dumps({"replies": ["Clear and answerable from the series.\nScore: 9"]}))
+    validate_judge(f"scripted:{judge}")  # measured: its scores decide
     monkeypatch.setenv("ITEMSMITH_DEFAULT_JUDGES", json.dumps([f"scripted:{judge}"]))
     gen = tmp_path / "gen.json"
     gen.write_text(json.dumps({"replies": [fenced(GOOD)]}))

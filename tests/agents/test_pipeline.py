@@ -55,9 +55,9 @@ def test_default_pipeline_with_every_local_model_installed(monkeypatch, defaults
                         "round restarts without the curated example")
     assert run_header(config(generator="openai:gpt-4o"), defaults, resolved)[0] == "generator: openai:gpt-4o"
     assert run_header(config(restart_broken=False), defaults, resolved)[0] == "generator: local:qwen2.5-coder-1.5b"
-    assert "  judge panel       on: local:qwen2.5-coder-1.5b; default panel; advisory panel (separation of good " \
-           "and flawed templates below AUC 0.7): its scores never accept a template alone; local judges read " \
-           "their score distribution in one pass" in lines
+    assert "  judge panel       on: local:qwen2.5-coder-1.5b; default panel; advisory panel (not validated at AUC " \
+           ">= 0.7: itemsmith judges validate): its scores decide nothing; local judges read their score " \
+           "distribution in one pass" in lines
     assert any(line.startswith(f"  student pool      on: {', '.join(LADDER)}; default ladder; answer by letter "
                                "log-likelihood, with and without the series (blind condition)") for line in lines)
     assert "  capability filter on: accuracy against rank 1 < 2 < 3; drops expertise reversals and " \
@@ -105,7 +105,9 @@ def test_empty_lists_turn_stages_off_and_named_models_are_never_left_out(monkeyp
     assert not stage(off, "judges").left_out
     named = resolve_pipeline(config(judges=["local:smollm2-135m"], students=["local:smollm2-135m@1"]), defaults)
     assert list(map(str, named.judges)) == ["local:smollm2-135m"] and [s.rank for s in named.students] == [1]
-    assert stage(named, "judges").reason == "local judges read their score distribution in one pass"
+    assert stage(named, "judges").reason == ("advisory panel (not validated at AUC >= 0.7: itemsmith judges validate): "
+                                             "its scores decide nothing; local judges read their score distribution "
+                                             "in one pass")
 
 
 def test_defaults_come_from_the_settings(monkeypatch, defaults) -> None:

@@ -24,16 +24,13 @@ def test_skeleton_for_the_handler_passes_the_structure_check(pool, handler_file)
     assert "(-6.0, -3.0, 3.0)" not in code
 
 
-@pytest.mark.parametrize(("answer_from", "rejected_by"), [
-    ("count_beyond(win, 12) of level", None), ("change_between(win, 0, -1) of level", None),
-    # the max of a window of these 40 short records is mostly the record's own max, but its
-    # distractors are the maxima of the record's other windows, so remembering a record's keys does
-    # not pick it; the first hour above a fixed level is one fixed hour per record: a block
-    # computes, it does not certify, and the audit still rejects what a blind solver answers from
-    # earlier items
-    ('channel_stat(win, "max") of level', None), ("first_day(win, above=12)", "memorization")])
-def test_a_briefs_own_skeleton_runs_and_the_audit_judges_it(pool, handler_file, answer_from: str,
-                                                              rejected_by: str | None) -> None:
+@pytest.mark.parametrize("answer_from", [
+    "count_beyond(win, 12) of level", "change_between(win, 0, -1) of level", 'channel_stat(win, "max") of level',
+    # the first hour above a fixed level is one fixed hour per record of these 40 short records: its
+    # questions come back with their keys (the pool says so), but a blind solver that remembers a
+    # record's keys knows that record's data; on records it never saw it answers at chance
+    "first_day(win, above=12)"])
+def test_a_briefs_own_skeleton_runs_and_the_audit_passes_it(pool, handler_file, answer_from: str) -> None:
     from itemsmith.agents.prompts import brief_block
 
     block = brief_block({"answer_from": answer_from})
@@ -43,10 +40,8 @@ def test_a_briefs_own_skeleton_runs_and_the_audit_judges_it(pool, handler_file, 
     assert report.passed, report.error
     assert all(item.question.endswith("?") and item.rationale for item in report.items)
     audit = audit_template(code, str(handler_file), pool=pool, plan=[(100 + i, 30) for i in range(8)])
-    if rejected_by is None:
-        assert audit.passed, audit.feedback
-    else:
-        assert not audit.passed and rejected_by in audit.feedback
+    assert audit.passed, audit.feedback
+    assert audit.pool is not None and audit.pool.records is not None
 
 
 def test_a_brief_names_a_block_only_with_literal_arguments_or_the_drawn_threshold() -> None:

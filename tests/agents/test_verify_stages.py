@@ -38,10 +38,12 @@ def judge_script(path: Path, low: int, high: int) -> str:
     return f"scripted:{path}"
 
 
-def test_scripted_judge_rejection_feeds_rationale_back_and_next_round_is_accepted(pool, handler_file,
-                                                                                  tmp_path) -> None:
+def test_scripted_judge_rejection_feeds_rationale_back_and_next_round_is_accepted(pool, handler_file, tmp_path,
+                                                                                  validate_judge) -> None:
     generator = scripted([fenced(GOOD), fenced(LOWEST)])
     judges = [judge_script(tmp_path / "strict.json", 2, 9), judge_script(tmp_path / "lenient.json", 3, 8)]
+    for judge in judges:
+        validate_judge(str(judge))  # measured: its scores decide
     config = AuthorConfig(handler=str(handler_file), task="Questions about water levels", templates=1, slots=1,
                           out_dir=tmp_path / "out", checkpoint="memory", run_id="judged", judges=judges)
     report = asyncio.run(author(config, generator_model=generator, planner_model=scripted([plan_reply(["Level"])]),

@@ -61,7 +61,7 @@ def test_verify_json_contract_of_an_accepted_template(tmp_path: Path) -> None:
 def test_verify_rejects_at_the_audit_with_exit_1(tmp_path: Path) -> None:
     code, out = _verify(str(_file(tmp_path, SHORTCUT)))
     assert code == 1 and out["accepted"] is False and out["stage"] == "audit"
-    assert out["stages"]["audit"]["accepted"] is False and "shortcut" in out["reasons"][0]
+    assert out["stages"]["audit"]["accepted"] is False and "without data" in out["reasons"][0]
     assert out["stages"]["rederivation"]["ran"] is False
 
 
