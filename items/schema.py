@@ -386,8 +386,8 @@ class AuditReport(BaseModel):
     n_distinct: int = 0
     seeds: list[int] = Field(default_factory=list)  # the seed of each run (drawn from the OS per audit)
     sizes: list[int] = Field(default_factory=list)  # the num_samples of each run, aligned with seeds
-    # a blind solver won on those runs: these fresh ones were drawn and the solvers tested again
-    # on all of them (`audit.core.confirm_shortcuts`); empty when nothing needed confirming
+    # the audit of those runs failed: these fresh ones were drawn and the solvers and item checks
+    # tested again on all of them (`audit.core.confirm_rejection`); empty when nothing needed confirming
     confirmation_seeds: list[int] = Field(default_factory=list)
     confirmation_sizes: list[int] = Field(default_factory=list)
     alpha: float = 0.01

@@ -9,7 +9,7 @@ Public API
 - ``audit_template(source, handler, *, config=None, pool=None, limits=None) -> AuditReport``:
   draws a few hundred items over fresh OS-random seeds and sizes through the sandbox, checks
   determinism across two sandbox processes, then calls ``audit_items``; a blind solver that wins
-  must win again with fresh seeds added (``confirm_shortcuts``).
+  must win again with fresh seeds added (``confirm_rejection``).
 
 Blind solvers (``solvers``) answer from the question and option texts only, are fitted on
 the seeds drawn before and scored on the next one; each one's accuracy is tested against
@@ -23,11 +23,11 @@ shown to the named records' columns, read in the sandbox (``record_data``), with
 shortcut or failed check and its fix, for the template's author (docs/audit.md).
 """
 
-from itemsmith.verification.audit.core import audit_items, confirm_shortcuts
+from itemsmith.verification.audit.core import audit_items, confirm_rejection
 from itemsmith.verification.audit.models import AuditReport, Finding, ItemDraw, SolverResult
 from itemsmith.verification.audit.sandboxed import audit_template
 from itemsmith.verification.seeds import fresh_seed
 from itemsmith.verification.settings import AuditConfig
 
 __all__ = ["AuditConfig", "AuditReport", "Finding", "ItemDraw", "SolverResult", "audit_items", "audit_template",
-           "confirm_shortcuts", "fresh_seed"]
+           "confirm_rejection", "fresh_seed"]

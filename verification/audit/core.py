@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from itemsmith.items.schema import Item
 from itemsmith.verification.audit.fidelity import check_fidelity, named_record_ids
-from itemsmith.verification.audit.item_checks import Drawn, check_items, short
+from itemsmith.verification.audit.item_checks import STATISTICAL_CHECKS, Drawn, check_items, short
 from itemsmith.verification.audit.models import AuditReport, Finding, ItemDraw, SolverResult
 from itemsmith.verification.audit.pool import item_pool
 from itemsmith.verification.audit.record_data import RecordData
@@ -17,7 +17,7 @@ from itemsmith.verification.audit.solvers import SOLVERS, Solver
 from itemsmith.verification.audit.stats import holm, poisson_binomial_sf
 from itemsmith.verification.settings import AuditConfig, VerificationSettings
 
-__all__ = ["audit_items", "confirm_shortcuts"]
+__all__ = ["audit_items", "confirm_rejection"]
 
 
 def _folds(drawn: Drawn) -> list[list[tuple[str, Item]]]:
@@ -171,26 +171,38 @@ def audit_items(draws: Sequence[ItemDraw], config: AuditConfig | None = None,
                        elapsed_ms=(time.monotonic() - started) * 1000, **common)
 
 
-def confirm_shortcuts(report: AuditReport, draws: Sequence[ItemDraw], confirmation: Sequence[ItemDraw],
+def confirm_rejection(report: AuditReport, draws: Sequence[ItemDraw], confirmation: Sequence[ItemDraw],
                       config: AuditConfig | None = None) -> AuditReport:
-    """`report` (the audit of `draws`) with its shortcuts tested again on `draws` plus `confirmation`
-    (fresh seeds drawn because a blind solver won on `draws`): a shortcut stands only where the
-    pooled test finds it too.
+    """`report` (the audit of `draws`, failed) with its rejection tested again on `draws` plus
+    `confirmation` (fresh seeds drawn because it failed): a shortcut, or a failed item check, stands
+    only where the pooled test finds it too.
 
     Each solver's test is exact at alpha, yet a sound template loses one of them now and then:
     with a few hundred items, one lucky seed order lets `position` or `numeric_rank` gain the 10 %
     `min_excess` asks (measured: 2 in 691 audits of a sound template). Pooling keeps every earlier
     outcome and adds as many new ones, so a chance win must be matched by a second one (the pooled
-    gain halves otherwise), while a real cue gains on the new seeds as it did on the first. Under no
-    shortcut this rejects no more often than `report` alone did: both tests must find it.
+    gain halves otherwise), while a real cue gains on the new seeds as it did on the first. An item
+    check that counts a share of items (`STATISTICAL_CHECKS`: keys that are no reading of the asked
+    statistic) must fail again on the fresh seeds alone, so a verdict near a threshold does not flip
+    from one run to the next; a check that failed on an item showing its flaw stands (that item
+    proves it). Under no flaw this rejects no more often than `report` alone did: both must find it.
     """
-    if not report.shortcuts or not confirmation:
+    if report.passed or not confirmation:
         return report
     config = config or VerificationSettings().audit
     first = set(report.shortcuts)
+    drawn = Drawn.of([*draws, *confirmation])
     solvers = [result.model_copy(update={"shortcut": result.shortcut and result.solver in first})
-               for result in _test_solvers(_folds(Drawn.of([*draws, *confirmation])), config)]
+               for result in _test_solvers(_folds(drawn), config)]
+    again = {finding.check: finding for finding in check_items(Drawn.of(confirmation), config)
+             if finding.check in STATISTICAL_CHECKS}
+    findings = [finding.model_copy(update={
+        "passed": True, "message": f"not confirmed on fresh seeds: {again[finding.check].message} (first: "
+                                   f"{finding.message})"})
+                if not finding.passed and finding.check in again and again[finding.check].passed else finding
+                for finding in report.findings]
     return report.model_copy(update={
-        "solvers": solvers, "passed": _passed(solvers, report.findings), "feedback": _feedback(solvers, report.findings),
+        "solvers": solvers, "findings": findings, "passed": _passed(solvers, findings),
+        "feedback": _feedback(solvers, findings),
         "confirmation_seeds": [d.seed for d in confirmation], "confirmation_sizes": [d.num_samples for d in confirmation],
     })

@@ -19,7 +19,7 @@ from itemsmith.verification.audit.quantities import STATISTICS, agree, normal_te
 from itemsmith.verification.audit.recompute import recompute
 from itemsmith.verification.settings import AuditConfig
 
-__all__ = ["ITEM_CHECKS", "STATIC_ITEM_CHECKS", "Drawn", "check_items", "short"]
+__all__ = ["ITEM_CHECKS", "STATIC_ITEM_CHECKS", "STATISTICAL_CHECKS", "Drawn", "check_items", "short"]
 
 
 def short(text: str, limit: int = 120) -> str:
@@ -269,6 +269,11 @@ ITEM_CHECKS: tuple[Callable[[Drawn, AuditConfig], Finding], ...] = (
 STATIC_ITEM_CHECKS: tuple[Callable[[Drawn, AuditConfig], Finding], ...] = (
     _option_count, _distinct_options, _key_consistency, _contradictions, _key_answers_the_question,
 )
+
+
+# Checks that fail on a share of the items rather than on one item that shows the flaw: a failure must
+# replicate on fresh seeds (`core.confirm_rejection`) before it rejects.
+STATISTICAL_CHECKS = frozenset({"key_statistic", "key_is_statistic"})
 
 
 def check_items(drawn: Drawn, config: AuditConfig) -> list[Finding]:

@@ -5,7 +5,7 @@ recorded in the report (pass them back as `plan` to reproduce an audit). The fir
 run at two smaller sizes (5, the size checks used to run, and half its size) and at twice its
 size where the output limit allows, so an item drawn under several sizes must keep its key; the half-size run is repeated in another sandbox process
 and must give identical items (determinism across processes). A blind solver that wins is tested
-again with as many fresh seeds added (`confirm_shortcuts`): a sound template's chance win seldom
+again with as many fresh seeds added (`confirm_rejection`): a sound template's chance win seldom
 repeats, a real cue does. A `SandboxPool` of several workers runs the draws at once. Template code
 only ever runs in the sandbox.
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 from itemsmith.items.schema import Item, RunStatus
 from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool, SandboxSettings, run_template
-from itemsmith.verification.audit.core import audit_items, confirm_shortcuts
+from itemsmith.verification.audit.core import audit_items, confirm_rejection
 from itemsmith.verification.audit.fidelity import named_record_ids
 from itemsmith.verification.audit.models import AuditReport, Finding, ItemDraw
 from itemsmith.verification.audit.record_data import fetch_record_data
@@ -111,14 +111,14 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
                                       "anything else that differs between processes")
 
     report = audit_items(draws, config, records)
-    if report.shortcuts:  # a blind solver won on these seeds: it must win again with fresh ones added
+    if not report.passed and report.error is None:  # it must fail again with fresh seeds added
         confirm = list(confirmation_plan) if confirmation_plan is not None else plan_draws(config)
         more: list[ItemDraw] = []
         for (seed, size), result in zip(confirm, run_all(confirm), strict=True):
             if (error := _run_error(seed, size, result)) is not None:
                 return _failed(config, plan, started, error)
             more.append(_draw(seed, size, result))
-        report = confirm_shortcuts(report, draws, more, config)
+        report = confirm_rejection(report, draws, more, config)
     findings = [*report.findings, determinism]
     feedback = report.feedback
     if not determinism.passed:
