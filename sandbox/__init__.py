@@ -100,7 +100,8 @@ PR_SET_PDEATHSIG, every other fd closed, rlimits, a pivot into its filesystem vi
 Landlock, no capabilities in any set (bounding and ambient included, securebits locked), a uid
 of the run's own (``uid_base`` + its host pid), not dumpable, and a seccomp deny-list (processes,
 exec, sockets, ptrace, signals, namespaces/mounts, keyrings, bpf, io_uring, SysV IPC, message
-queues, and what Landlock does not cover: xattrs, chmod/chown/utime, links/readlink, O_PATH). The layers and what each one stops
+queues, sysinfo, memfd_secret, PR_SET_DUMPABLE, F_SETOWN, and what Landlock does not cover:
+xattrs, chmod/chown/utime, links/readlink, O_PATH). The layers and what each one stops
 on its own are listed in ``sandbox.layers`` and docs/operator.md ("Sandbox layers"). The zygote
 SIGKILLs a child at the wall-clock limit or past the output cap and reports how it ended; the
 child's result is one frame sealed with a per-run key (``sandbox.protocol``), anything else is a
