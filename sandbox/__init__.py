@@ -92,7 +92,8 @@ namespaces (and each child an IPC namespace of its own), a private mount namespa
 read-only filesystem views (a tmpfs holding binds of the allowed paths only), preloads
 numpy/pandas/RestrictedPython/the helpers and the handler's data (a user's handler file is run in
 a hardened child of its own whose view holds a copy of the handler's folder - so the file must
-sit in a folder of its own, not /, /tmp, /root, ... - and comes back as a pickle-free snapshot),
+sit in a folder of its own, not /, /tmp, /root, ... - and comes back as a pickle-free snapshot,
+every byte of it decoded once, under that child's memory limit),
 compiles the seccomp filter to BPF once, and keeps two *spare* children forked and hardened
 ahead of requests; a spare runs a trusted warm-up at SCHED_IDLE while it waits (SIGUSR1 from the
 worker cuts it short when the request arrives). Each child, before reading its template:

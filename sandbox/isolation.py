@@ -41,6 +41,8 @@ import errno
 import os
 import resource
 import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -165,11 +167,41 @@ def seccomp_available() -> bool:
     return _seccomp is not None
 
 
+_own_statm: tuple[int, int] | None = None  # (pid, fd) of a /proc/self/statm opened by `keep_own_statm`
+
+
+def keep_own_statm() -> None:
+    """Open this process's /proc/self/statm now, for `address_space_in_use` once a PID
+    namespace's /proc, in which this process has no entry, is mounted over /proc (the worker)."""
+    global _own_statm
+    _own_statm = (os.getpid(), os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC))
+
+
 def address_space_in_use() -> int:
     """Current virtual memory size of this process in bytes."""
-    with open("/proc/self/statm", "rb") as fh:
-        pages = int(fh.read().split()[0])
-    return pages * os.sysconf("SC_PAGE_SIZE")
+    if _own_statm is not None and _own_statm[0] == os.getpid():
+        raw = os.pread(_own_statm[1], 256, 0)
+    else:  # a forked child reads its own
+        with open("/proc/self/statm", "rb") as fh:
+            raw = fh.read()
+    return int(raw.split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@contextmanager
+def address_space_limit(memory_bytes: int) -> Iterator[None]:
+    """Within the block, this process may use `memory_bytes` of address space beyond what it uses
+    now (a child's RLIMIT_AS, `_set_rlimits`): an allocation past it raises `MemoryError`. Only the
+    soft limit is lowered, so it is raised back at the end; the caller's other threads are bound
+    by it too while it holds."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = address_space_in_use() + memory_bytes
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
 def _close_fds(keep: tuple[int, ...]) -> None:
