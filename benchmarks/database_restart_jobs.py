@@ -13,8 +13,8 @@ an evaluate job's once ``4 + 12 i`` of its 64 answers are in; a calibrate job's 
 runs (a fit takes about a second: where the restart lands is recorded). Recorded per run: the job's status and claims, how its run was
 interrupted (its status events), and what it stored, against an uninterrupted reference run:
 
-- author (scripted planner and generator, the models the tests use, one second a generator
-  call): the bank's versions and each version's verdicts (stage names), which must equal the
+- author (scripted planner and generator, the models the tests use: three curated templates,
+  one second a generator call): the bank's versions and each version's verdicts (stage names), which must equal the
   reference's, each template and verdict once; template events once each;
 - evaluate (a scripted respondent, 0.3 s a call, on a release of 4 curated templates x 4 seeds x
   4 items): the job's stored answers, one per item, no key twice;
@@ -49,7 +49,6 @@ os.environ.setdefault("ITEMSMITH_REDERIVATION_ENABLED", "false")
 from itemsmith.service.jobs import CeleryRunner, execute_job, get_job, list_events, submit_job, upgrade_database
 from itemsmith.service.jobs._store import create_job
 from itemsmith.service.settings import ServiceSettings
-from itemsmith.templates_bank.curated import get_curated
 from itemsmith.templates_bank.releases import ReleaseCreate, create_release
 from itemsmith.templates_bank.storage import (
     BankCreate,
@@ -61,32 +60,12 @@ from itemsmith.templates_bank.storage import (
     list_versions,
     open_session,
 )
-from tests.api.conftest import AUTHOR_TEMPLATES, FAILING_SOURCE
-from tests.service.conftest import PrivatePostgres, PrivateRedis
+from tests.service.conftest import AUTHOR_TITLES, PrivatePostgres, PrivateRedis, write_author_scripts
 
 OWNER = "alice"
-TITLES = ("First", "Second", "Third")
 RELEASE_TEMPLATES = ["exam_trend_direction", "feat_seasonality_classify", "exam_granger_direction",
                      "feat_trend_classify"]
 LEASE_S = 10.0
-
-
-def _author_scripts(folder: Path, latency_s: float) -> dict[str, str]:
-    """A scripted planner and generator (the tests' authoring scripts): three briefs, each
-    answered by a curated template; "Second" first sends code that fails the structure check."""
-    plan = [{"title": t, "category": "arithmetic", "concept": "arithmetic", "kind": "mc",
-             "question": f"{t}: what is asked about <record>?", "answer_from": "the series", "columns": []}
-            for t in TITLES]
-    rules = []
-    for title in TITLES:
-        replies = [f"```python\n{get_curated(AUTHOR_TEMPLATES[title]).source}```\n"]
-        if title == "Second":
-            replies.insert(0, f"```python\n{FAILING_SOURCE}```\n")
-        rules.append({"match": f"Title: {title}\\b", "replies": replies})
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "planner.json").write_text(json.dumps({"replies": [json.dumps(plan)]}))
-    (folder / "generator.json").write_text(json.dumps({"latency_s": latency_s, "rules": rules}))
-    return {"planner": f"scripted:{folder / 'planner.json'}", "generator": f"scripted:{folder / 'generator.json'}"}
 
 
 def _respondent(folder: Path, name: str, letter: str, latency_s: float) -> str:
@@ -219,9 +198,11 @@ class Bench:
 
     def author(self, index: int | None) -> dict[str, Any]:
         bank = self.bank("author")
-        scripts = _author_scripts(self.scripts / f"author-{self.banks}", self.args.generator_latency_s)
+        folder = self.scripts / f"author-{self.banks}"
+        folder.mkdir()
+        scripts = write_author_scripts(folder, latency_s=self.args.generator_latency_s)
         request = {"bank_id": bank.id, "handler": "synthetic", "task": "questions about synthetic series",
-                   "templates": len(TITLES), **scripts, "slots": 1, "sandbox_workers": 1, "num_samples": 3}
+                   "templates": len(AUTHOR_TITLES), **scripts, "slots": 1, "sandbox_workers": 1, "num_samples": 3}
         accepted = 0 if index is None else index % 3
         out = self.run_job("author", request, bank.id, lambda j: j.status == "running" and bool(j.progress)
                            and j.progress.get("accepted", 0) >= accepted, index is not None)

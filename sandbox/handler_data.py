@@ -279,6 +279,11 @@ def encode_snapshot(handler: Any, *, max_bytes: int, max_records: int) -> bytes:
     return _MAGIC + struct.pack("<Q", len(header)) + header + b"".join(writer.chunks)
 
 
+def _dtype(spec: ArraySpec) -> np.dtype:
+    """How a bool, int, float, datetime or timedelta array is stored (datetimes as int64 ns)."""
+    return _DTYPES["int" if spec.kind in ("datetime", "timedelta") else spec.kind]
+
+
 def _strings(spec: ArraySpec) -> list[str | None]:
     strings = spec.strings
     if type(strings) is not list or len(strings) != spec.count:
@@ -300,7 +305,7 @@ def _check_layout(manifest: SnapshotManifest, blob_size: int) -> None:
             if spec.offset != position:
                 raise SnapshotError(f"an array starts at byte {spec.offset} of the snapshot's data, not at {position} "
                                     "where the previous one ended (arrays may not share or skip bytes)")
-            position += spec.count * _DTYPES["int" if spec.kind in ("datetime", "timedelta") else spec.kind].itemsize
+            position += spec.count * _dtype(spec).itemsize
             if position > blob_size:
                 raise SnapshotError("array runs past the end of the snapshot")
     if position != blob_size:
@@ -310,11 +315,8 @@ def _check_layout(manifest: SnapshotManifest, blob_size: int) -> None:
 def _decode_array(spec: ArraySpec, blob: memoryview) -> pd.Index:
     if spec.kind == "str":
         return pd.Index(np.array(_strings(spec), dtype=object), dtype=object)
-    dtype = _DTYPES["int" if spec.kind in ("datetime", "timedelta") else spec.kind]
-    end = spec.offset + spec.count * dtype.itemsize
-    if end > len(blob):
-        raise SnapshotError("array runs past the end of the snapshot")
-    array = np.frombuffer(blob, dtype=dtype, count=spec.count, offset=spec.offset).copy()
+    # within the buffer: `_check_layout`
+    array = np.frombuffer(blob, dtype=_dtype(spec), count=spec.count, offset=spec.offset).copy()
     if spec.kind == "datetime":
         index = pd.DatetimeIndex(array.view("datetime64[ns]"))
         return index.tz_localize("UTC").tz_convert(spec.tz) if spec.tz else index
@@ -339,7 +341,7 @@ def _decode_frame(spec: FrameSpec, blob: memoryview) -> pd.DataFrame:
     return frame
 
 
-_SHARED_STRINGS = 65_536  # distinct short strings a manifest's columns share one object of
+_SHARED_STRINGS = 65_536  # how many distinct short strings are kept as one object each
 
 
 def _parse_manifest(header: bytes) -> Any:

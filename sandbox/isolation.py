@@ -94,10 +94,10 @@ DENIED_SYSCALLS = (
     "clock_adjtime", "adjtimex", "sethostname", "setdomainname", "iopl", "ioperm", "vhangup",
     "fanotify_init", "open_by_handle_at", "name_to_handle_at", "personality", "uselib",
     "modify_ldt", "lookup_dcookie", "nfsservctl",
-    # what the host is and holds: uptime, load, memory and process count (sysinfo); the mounts
-    # (listmount, statmount); memory hidden from the kernel's own accounting views (memfd_secret)
+    "open_tree_attr",
+    # what the host is and holds: uptime, load, memory and process count (sysinfo), its mounts
+    # (listmount, statmount); memory taken out of the kernel's own mappings (memfd_secret)
     "sysinfo", "listmount", "statmount", "memfd_secret",
-    "open_tree_attr", "file_setattr",
     # what Landlock does not cover: metadata and links
     "getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr",
     "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
@@ -105,7 +105,7 @@ DENIED_SYSCALLS = (
     "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
     "utime", "utimes", "utimensat", "futimesat",
     "link", "linkat", "symlink", "symlinkat", "readlink", "readlinkat", "mknod", "mknodat",
-    "quotactl_fd", "fanotify_mark", "inotify_init", "inotify_init1",
+    "file_setattr", "quotactl_fd", "fanotify_mark", "inotify_init", "inotify_init1",
     # SysV IPC and POSIX message queues: objects that outlive the process, outside every
     # rlimit (the per-child IPC namespace frees them too; this holds without it)
     "shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",

@@ -12,7 +12,6 @@ the database goes away; every write it makes is the service's real one."""
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -40,6 +39,8 @@ from itemsmith.templates_bank.storage import (
     list_versions,
     open_session,
 )
+
+from .conftest import AUTHOR_TITLES, write_author_scripts
 
 KIND = "calibrate"
 
@@ -209,22 +210,6 @@ def test_raw_psycopg_errors_of_a_restart_are_transient_and_real_errors_are_not()
         assert not is_transient(error)
 
 
-TITLES = {"First": "feat_trend_classify", "Second": "feat_extreme_date", "Third": "exam_base_pattern"}
-
-
-def _author_scripts(folder: Path) -> dict[str, str]:
-    """A scripted planner (three briefs) and generator (a curated template for each, one second a
-    call, so that the restart lands while slots run)."""
-    plan = [{"title": t, "category": "arithmetic", "concept": "arithmetic", "kind": "mc",
-             "question": f"{t}: what is asked about <record>?", "answer_from": "the series", "columns": []}
-            for t in TITLES]
-    rules = [{"match": f"Title: {title}\\b", "replies": [f"```python\n{get_curated(key).source}```\n"]}
-             for title, key in TITLES.items()]
-    (folder / "planner.json").write_text(json.dumps({"replies": [json.dumps(plan)]}))
-    (folder / "generator.json").write_text(json.dumps({"latency_s": 1.0, "rules": rules}))
-    return {"planner": f"scripted:{folder / 'planner.json'}", "generator": f"scripted:{folder / 'generator.json'}"}
-
-
 def _polled(read: Callable[[], Any], until: Callable[[Any], bool], what: str, timeout_s: float = 300.0) -> Any:
     """`read()` until `until` holds on its value (a read while the server is away is read again)."""
     deadline = time.monotonic() + timeout_s
@@ -249,8 +234,8 @@ def test_a_postgresql_restart_mid_authoring_requeues_the_job_and_it_resumes_stor
     with open_session(engine) as session:
         bank = create_bank(session, BankCreate(name="restart", handler="synthetic", owner="alice"))
     request = {"bank_id": bank.id, "handler": "synthetic", "task": "questions about synthetic series",
-               "templates": len(TITLES), **_author_scripts(tmp_path), "slots": 1, "sandbox_workers": 1,
-               "num_samples": 3}
+               "templates": len(AUTHOR_TITLES), **write_author_scripts(tmp_path, latency_s=1.0), "slots": 1,
+               "sandbox_workers": 1, "num_samples": 3}
     settings = ServiceSettings(database_url=private_postgres.url, uploads_dir=tmp_path / "uploads", job_lease_s=60,
                                job_db_retry_s=120)
     runner = InProcessRunner(engine, settings, max_jobs=1)  # not started: no sweep, the runner alone re-dispatches
@@ -278,7 +263,7 @@ def test_a_postgresql_restart_mid_authoring_requeues_the_job_and_it_resumes_stor
     requeued = [s["reason"] for s in statuses if s["status"] == "queued" and "reason" in s]
     assert requeued in (["database error: OperationalError"], ["database error: AdminShutdown"]), requeued
     assert [s["status"] for s in statuses].count("succeeded") == 1
-    assert sorted(v.source for v in versions) == sorted(get_curated(key).source for key in TITLES.values())
+    assert sorted(v.source for v in versions) == sorted(get_curated(key).source for key in AUTHOR_TITLES.values())
     assert stages == [["audit", "decision", "structure"]] * 3  # each template's verdicts once
     assert sum(e.kind == "template" for e in events) == 3  # each template stored once
     engine.dispose()
