@@ -92,7 +92,8 @@ namespaces (and each child an IPC namespace of its own), a private mount namespa
 read-only filesystem views (a tmpfs holding binds of the allowed paths only), preloads
 numpy/pandas/RestrictedPython/the helpers and the handler's data (a user's handler file is run in
 a hardened child of its own whose view holds a copy of the handler's folder - so the file must
-sit in a folder of its own, not /, /tmp, /root, ... - and comes back as a pickle-free snapshot),
+sit in a folder of its own, not /, /tmp, /root, ... - and comes back as a pickle-free snapshot,
+every byte of it decoded once, under that child's memory limit),
 compiles the seccomp filter to BPF once, and keeps two *spare* children forked and hardened
 ahead of requests; a spare runs a trusted warm-up at SCHED_IDLE while it waits (SIGUSR1 from the
 worker cuts it short when the request arrives). Each child, before reading its template:
@@ -100,7 +101,8 @@ PR_SET_PDEATHSIG, every other fd closed, rlimits, a pivot into its filesystem vi
 Landlock, no capabilities in any set (bounding and ambient included, securebits locked), a uid
 of the run's own (``uid_base`` + its host pid), not dumpable, and a seccomp deny-list (processes,
 exec, sockets, ptrace, signals, namespaces/mounts, keyrings, bpf, io_uring, SysV IPC, message
-queues, and what Landlock does not cover: xattrs, chmod/chown/utime, links/readlink, O_PATH). The layers and what each one stops
+queues, sysinfo, memfd_secret, PR_SET_DUMPABLE, F_SETOWN, and what Landlock does not cover:
+xattrs, chmod/chown/utime, links/readlink, O_PATH). The layers and what each one stops
 on its own are listed in ``sandbox.layers`` and docs/operator.md ("Sandbox layers"). The zygote
 SIGKILLs a child at the wall-clock limit or past the output cap and reports how it ended; the
 child's result is one frame sealed with a per-run key (``sandbox.protocol``), anything else is a

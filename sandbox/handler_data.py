@@ -4,6 +4,14 @@ A built-in handler is trusted code: the worker imports it and warms its cache be
 A user's handler file is untrusted: a hardened child loads it and writes a *snapshot* (records
 and every record's series) in a pickle-free format: a JSON manifest plus raw little-endian
 bool/int64/float64 buffers, decoded with `np.frombuffer` after bounds checks.
+
+The snapshot comes from a child that may run hostile code, so its bytes bound what it decodes to
+only as far as the format makes them: the arrays must lie in the buffer one after another, in
+the manifest's order, each byte used once (what `encode_snapshot` writes). Arrays that shared a
+region would decode to a copy each (a thousand records naming one 2 MiB region: 2 GB). What the
+manifest and its strings decode to is bounded by the memory limit the worker decodes under
+(`sandbox.zygote`: the loader child's own). The manifest is parsed by `json` (which raises
+`MemoryError` at that limit) and validated without copying its string lists.
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SkipValidation
 
 JsonKey = str | int | float | bool | None
 
@@ -136,7 +144,8 @@ class ArraySpec(BaseModel):
     offset: int = Field(ge=0)
     count: int = Field(ge=0)
     tz: str | None = None
-    strings: list[str | None] | None = None
+    # checked where it is decoded (`_strings`): validating would copy a list as long as the column
+    strings: SkipValidation[list[str | None] | None] = None
 
 
 class ColumnSpec(BaseModel):
@@ -270,16 +279,44 @@ def encode_snapshot(handler: Any, *, max_bytes: int, max_records: int) -> bytes:
     return _MAGIC + struct.pack("<Q", len(header)) + header + b"".join(writer.chunks)
 
 
+def _dtype(spec: ArraySpec) -> np.dtype:
+    """How a bool, int, float, datetime or timedelta array is stored (datetimes as int64 ns)."""
+    return _DTYPES["int" if spec.kind in ("datetime", "timedelta") else spec.kind]
+
+
+def _strings(spec: ArraySpec) -> list[str | None]:
+    strings = spec.strings
+    if type(strings) is not list or len(strings) != spec.count:
+        raise SnapshotError("string column does not match its count")
+    if not all(value is None or type(value) is str for value in strings):
+        raise SnapshotError("a string column holds something other than strings and nulls")
+    return strings
+
+
+def _check_layout(manifest: SnapshotManifest, blob_size: int) -> None:
+    """The arrays lie in the buffer one after another in the manifest's order, every byte used
+    once: no array shares, overlaps or skips bytes, and nothing follows the last one."""
+    frames = [manifest.records, *(entry.frame for entry in manifest.series)]
+    position = 0
+    for frame in frames:
+        for spec in [*(column.values for column in frame.columns), frame.index]:
+            if spec.kind == "str":
+                continue
+            if spec.offset != position:
+                raise SnapshotError(f"an array starts at byte {spec.offset} of the snapshot's data, not at {position} "
+                                    "where the previous one ended (arrays may not share or skip bytes)")
+            position += spec.count * _dtype(spec).itemsize
+            if position > blob_size:
+                raise SnapshotError("array runs past the end of the snapshot")
+    if position != blob_size:
+        raise SnapshotError(f"the snapshot's data has {blob_size - position} bytes no array uses")
+
+
 def _decode_array(spec: ArraySpec, blob: memoryview) -> pd.Index:
     if spec.kind == "str":
-        if spec.strings is None or len(spec.strings) != spec.count:
-            raise SnapshotError("string column does not match its count")
-        return pd.Index(np.array(spec.strings, dtype=object), dtype=object)
-    dtype = _DTYPES["int" if spec.kind in ("datetime", "timedelta") else spec.kind]
-    end = spec.offset + spec.count * dtype.itemsize
-    if end > len(blob):
-        raise SnapshotError("array runs past the end of the snapshot")
-    array = np.frombuffer(blob, dtype=dtype, count=spec.count, offset=spec.offset).copy()
+        return pd.Index(np.array(_strings(spec), dtype=object), dtype=object)
+    # within the buffer: `_check_layout`
+    array = np.frombuffer(blob, dtype=_dtype(spec), count=spec.count, offset=spec.offset).copy()
     if spec.kind == "datetime":
         index = pd.DatetimeIndex(array.view("datetime64[ns]"))
         return index.tz_localize("UTC").tz_convert(spec.tz) if spec.tz else index
@@ -304,8 +341,30 @@ def _decode_frame(spec: FrameSpec, blob: memoryview) -> pd.DataFrame:
     return frame
 
 
+_SHARED_STRINGS = 65_536  # how many distinct short strings are kept as one object each
+
+
+def _parse_manifest(header: bytes) -> Any:
+    """The manifest's JSON, by `json` (it raises MemoryError at a memory limit; pydantic's parser
+    would abort the process), each short string of a string column one object however often it
+    repeats (a label or a category on every row), as pydantic's parser would keep it."""
+    shared: dict[str, str] = {}
+
+    def share(obj: dict[str, Any]) -> dict[str, Any]:
+        strings = obj.get("strings")
+        if type(strings) is list:
+            obj["strings"] = [
+                (shared.setdefault(value, value) if len(shared) < _SHARED_STRINGS else shared.get(value, value))
+                if type(value) is str and len(value) <= 64 else value
+                for value in strings]
+        return obj
+
+    return json.loads(header, object_hook=share)
+
+
 def decode_snapshot(data: bytes) -> SnapshotHandler:
-    """Rebuild a SnapshotHandler from untrusted snapshot bytes (no pickle, bounds-checked)."""
+    """Rebuild a SnapshotHandler from untrusted snapshot bytes (no pickle, bounds-checked, every
+    byte decoded once). Raises `SnapshotError`; `MemoryError` at the caller's memory limit."""
     if not data.startswith(_MAGIC) or len(data) < len(_MAGIC) + 8:
         raise SnapshotError("not a handler snapshot")
     (header_len,) = struct.unpack_from("<Q", data, len(_MAGIC))
@@ -313,10 +372,11 @@ def decode_snapshot(data: bytes) -> SnapshotHandler:
     if header_len > len(data) - start:
         raise SnapshotError("snapshot header runs past the end")
     try:
-        manifest = SnapshotManifest.model_validate_json(data[start:start + header_len])
-    except ValueError as exc:
+        manifest = SnapshotManifest.model_validate(_parse_manifest(data[start:start + header_len]))
+    except (ValueError, RecursionError) as exc:
         raise SnapshotError(f"malformed snapshot manifest: {str(exc)[:200]}") from None
     blob = memoryview(data)[start + header_len:]
+    _check_layout(manifest, len(blob))
     records = _decode_frame(manifest.records, blob)
     series = {entry.record_id: _decode_frame(entry.frame, blob) for entry in manifest.series}
     return SnapshotHandler(manifest.name, manifest.description, records, series, manifest.units,

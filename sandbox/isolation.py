@@ -22,8 +22,11 @@ layers in `sandbox.layers` to apply:
    process creation (fork, vfork, clone without CLONE_THREAD, clone3 -> ENOSYS), execve(at),
    sockets, ptrace and process_vm_*, sending signals, namespaces and mounts, keyrings, bpf,
    perf, userfaultfd, io_uring, SysV IPC and POSIX message queues, module loading, reboot/swap/clock/hostname changes,
-   open_by_handle_at, and what Landlock does not cover: the xattr family, chmod/chown/utime
-   families, link/symlink/readlink(at), mknod, open/openat with O_PATH (openat2 -> ENOSYS).
+   open_by_handle_at, what the host is (sysinfo: uptime, load, memory; listmount/statmount),
+   memfd_secret, prctl PR_SET_DUMPABLE and PR_SET_PTRACER, an fd's owner (fcntl F_SETOWN(_EX),
+   ioctl FIOSETOWN/SIOCSPGRP: signals by SIGIO), and what Landlock does not cover: the xattr
+   family, chmod/chown/utime families, link/symlink/readlink(at), mknod, open/openat with O_PATH
+   (openat2 -> ENOSYS).
    Threads stay possible (they die with the process and count against RLIMIT_NPROC and
    RLIMIT_CPU); nothing in a template's namespace can start one.
 
@@ -38,6 +41,8 @@ import errno
 import os
 import resource
 import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,21 +94,46 @@ DENIED_SYSCALLS = (
     "clock_adjtime", "adjtimex", "sethostname", "setdomainname", "iopl", "ioperm", "vhangup",
     "fanotify_init", "open_by_handle_at", "name_to_handle_at", "personality", "uselib",
     "modify_ldt", "lookup_dcookie", "nfsservctl",
-    # what Landlock does not cover (issue 14): metadata and links
+    "open_tree_attr",
+    # what the host is and holds: uptime, load, memory and process count (sysinfo), its mounts
+    # (listmount, statmount); memory taken out of the kernel's own mappings (memfd_secret)
+    "sysinfo", "listmount", "statmount", "memfd_secret",
+    # what Landlock does not cover: metadata and links
     "getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr",
     "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
     "getxattrat", "setxattrat", "listxattrat", "removexattrat",
     "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
     "utime", "utimes", "utimensat", "futimesat",
     "link", "linkat", "symlink", "symlinkat", "readlink", "readlinkat", "mknod", "mknodat",
-    "quotactl_fd", "fanotify_mark", "inotify_init", "inotify_init1",
-    # SysV IPC and POSIX message queues (issue 26): objects that outlive the process, outside every
+    "file_setattr", "quotactl_fd", "fanotify_mark", "inotify_init", "inotify_init1",
+    # SysV IPC and POSIX message queues: objects that outlive the process, outside every
     # rlimit (the per-child IPC namespace frees them too; this holds without it)
     "shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",
     "semget", "semop", "semtimedop", "semctl", "ipc",
     "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
 )
+# Calls newer than some libseccomp releases, which then cannot name them (a name it cannot resolve
+# would leave the call allowed): their numbers, which are the same on x86_64 and aarch64 (and every
+# other architecture of the generic table) for calls from number 424 on.
+_NEWER_SYSCALLS = {"statmount": 457, "listmount": 458, "setxattrat": 463, "getxattrat": 464, "listxattrat": 465,
+                   "removexattrat": 466, "open_tree_attr": 467, "file_setattr": 469}
+_GENERIC_TABLE_MACHINES = ("x86_64", "aarch64")
 O_PATH = 0o10000000
+PR_SET_PTRACER = 0x59616D61
+F_SETOWN = 8
+F_SETOWN_EX = 15
+FIOSETOWN = 0x8901
+SIOCSPGRP = 0x8902
+# Calls refused (EPERM) for one value of one argument: (syscall, argument index, value). Dumpable
+# again or a named tracer would open the child to ptrace and /proc from its uid; an fd's owner
+# (F_SETOWN, and its ioctl forms) would make the kernel send SIGIO/SIGURG to a process of the
+# child's choice, a signal past the `kill` rules. The kernel reads these arguments as 32-bit
+# ints, so only their low 32 bits are compared (high bits set would otherwise slip past).
+DENIED_ARGUMENTS = (
+    ("prctl", 0, PR_SET_DUMPABLE), ("prctl", 0, PR_SET_PTRACER),
+    ("fcntl", 1, F_SETOWN), ("fcntl", 1, F_SETOWN_EX),
+    ("ioctl", 1, FIOSETOWN), ("ioctl", 1, SIOCSPGRP),
+)
 
 
 class IsolationError(RuntimeError):
@@ -137,11 +167,41 @@ def seccomp_available() -> bool:
     return _seccomp is not None
 
 
+_own_statm: tuple[int, int] | None = None  # (pid, fd) of a /proc/self/statm opened by `keep_own_statm`
+
+
+def keep_own_statm() -> None:
+    """Open this process's /proc/self/statm now, for `address_space_in_use` once a PID
+    namespace's /proc, in which this process has no entry, is mounted over /proc (the worker)."""
+    global _own_statm
+    _own_statm = (os.getpid(), os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC))
+
+
 def address_space_in_use() -> int:
     """Current virtual memory size of this process in bytes."""
-    with open("/proc/self/statm", "rb") as fh:
-        pages = int(fh.read().split()[0])
-    return pages * os.sysconf("SC_PAGE_SIZE")
+    if _own_statm is not None and _own_statm[0] == os.getpid():
+        raw = os.pread(_own_statm[1], 256, 0)
+    else:  # a forked child reads its own
+        with open("/proc/self/statm", "rb") as fh:
+            raw = fh.read()
+    return int(raw.split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@contextmanager
+def address_space_limit(memory_bytes: int) -> Iterator[None]:
+    """Within the block, this process may use `memory_bytes` of address space beyond what it uses
+    now (a child's RLIMIT_AS, `_set_rlimits`): an allocation past it raises `MemoryError`. Only the
+    soft limit is lowered, so it is raised back at the end; the caller's other threads are bound
+    by it too while it holds."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = address_space_in_use() + memory_bytes
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
 def _close_fds(keep: tuple[int, ...]) -> None:
@@ -264,6 +324,13 @@ def _drop_uid(uid: int, gid: int) -> None:
         raise IsolationError("could not drop to the run's uid")
 
 
+def _syscall_number(sc: Any, name: str) -> int | str:
+    """`name`'s number where libseccomp does not know a call this kernel may have, else the name."""
+    if sc.resolve_syscall(sc.Arch.NATIVE, name) < 0 and os.uname().machine in _GENERIC_TABLE_MACHINES:
+        return _NEWER_SYSCALLS.get(name, name)
+    return name
+
+
 def build_seccomp_filter() -> Any:
     """The deny-list filter (the same for every child: it names no pid)."""
     sc = _seccomp
@@ -273,11 +340,13 @@ def build_seccomp_filter() -> Any:
     filt = sc.SyscallFilter(sc.ALLOW)
     for name in DENIED_SYSCALLS:
         try:
-            filt.add_rule(deny, name)
+            filt.add_rule(deny, _syscall_number(sc, name))
         except (OSError, ValueError, RuntimeError):
             continue  # not a syscall on this architecture
     filt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
     filt.add_rule(sc.ERRNO(errno.ENOSYS), "openat2")  # its flags are in a struct the filter cannot see
+    for name, index, value in DENIED_ARGUMENTS:
+        filt.add_rule(deny, name, sc.Arg(index, sc.MASKED_EQ, 0xFFFFFFFF, value))
     filt.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, CLONE_THREAD, 0))
     filt.add_rule(deny, "open", sc.Arg(1, sc.MASKED_EQ, O_PATH, O_PATH))
     filt.add_rule(deny, "openat", sc.Arg(2, sc.MASKED_EQ, O_PATH, O_PATH))

@@ -19,7 +19,8 @@ LAYER_DESCRIPTIONS: dict[str, str] = {
                     "securebits locked",
     "landlock": "Landlock: read-only access beneath the allowed folders, no TCP, scoped signals",
     "seccomp": "seccomp deny-list: processes, exec, sockets, signals, ptrace, namespaces, mounts, SysV IPC, "
-               "message queues, xattrs, chmod/chown/utime, links, readlink, O_PATH opens",
+               "message queues, xattrs, chmod/chown/utime, links, readlink, O_PATH opens, host facts (sysinfo, "
+               "mounts), memfd_secret, dumpable again, fd owners (F_SETOWN)",
     "rlimits": "address space, CPU seconds, file size 0, open files, processes, no core dumps",
 }
 ALL_LAYERS: tuple[str, ...] = tuple(LAYER_DESCRIPTIONS)

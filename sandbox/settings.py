@@ -33,7 +33,9 @@ class SandboxLimits(BaseModel):
     max_samples: int = Field(1000, ge=1, le=100000, description="largest num_samples a run may ask for")
     # Loading a user's handler file: runs once per handler, in its own hardened child.
     handler_load_s: float = Field(120.0, gt=0, le=3600, description="how long loading a handler file may take")
-    handler_memory_mb: int = Field(4096, ge=256, le=262144, description="memory of the child that loads a handler")
+    handler_memory_mb: int = Field(4096, ge=256, le=262144,
+                                   description="memory of the child that loads a handler file, and of the worker "
+                                               "decoding the data it returns")
     handler_snapshot_bytes: int = Field(512 * MIB, ge=MIB, le=16 * 1024 * MIB,
                                         description="cap on the snapshot of a handler's data served to templates")
     handler_max_records: int = Field(100_000, ge=1, description="most records a handler may have")

@@ -223,6 +223,7 @@ class Zygote:
         required layer is missing (unless allow_degraded)."""
         active: dict[str, bool] = dict.fromkeys(ALL_LAYERS, False)
         self.host_netns = os.stat("/proc/self/ns/net").st_ino
+        isolation.keep_own_statm()  # the PID namespace's /proc has no entry for this process
 
         def require(condition: bool, why: str) -> None:
             if not condition:
@@ -387,11 +388,15 @@ class Zygote:
             raise RuntimeError(f"loading the handler file was killed by {signal.Signals(outcome['signal']).name}")
         if outcome["rejected"]:
             raise RuntimeError(f"the handler loader's result was refused: {outcome['rejected']}")
-        if payload[:1] == b"S":
+        if payload[:1] == b"S":  # decoded under the loader child's own memory limit
             try:
-                return decode_snapshot(payload[1:])
+                with isolation.address_space_limit(limits.handler_memory_mb * MIB):
+                    return decode_snapshot(payload[1:])
             except SnapshotError as exc:
                 raise RuntimeError(f"the handler snapshot is invalid: {exc}") from None
+            except MemoryError:
+                raise RuntimeError(f"the handler's data needs more than the {limits.handler_memory_mb} MiB a handler "
+                                   "may use (ITEMSMITH_SANDBOX_HANDLER_MEMORY_MB)") from None
         message = payload[1:].decode("utf-8", "replace") if payload[:1] == b"E" else "no output"
         raise RuntimeError(f"the handler file failed to load: {message}")
 

@@ -44,8 +44,11 @@ def _error_text(exc: BaseException, uploads_dir: Path) -> str:
 def execute_job(engine: Engine, job_id: str, *, worker: str, settings: ServiceSettings,
                 on_start: Callable[[JobContext], None] | None = None) -> JobStatus | None:
     """Run the job if it can be claimed; returns how this run left it (``queued`` when the runner
-    stopped and handed it back), or None when it was not claimed or its lease was lost."""
-    claim = claim_job(engine, job_id, worker=worker, lease_s=settings.job_lease_s)
+    stopped and handed it back, or a transient database error did: the runner dispatches it
+    again), or None when it was not claimed or its lease was lost. The claim waits out a
+    database that is away for a moment (a restart), as the job's writes do."""
+    claim = retry_transient(lambda: claim_job(engine, job_id, worker=worker, lease_s=settings.job_lease_s),
+                            within_s=settings.job_db_retry_s, what=f"job {job_id}: claim")
     if claim is None:
         return None
     context = JobContext(engine, claim, settings)

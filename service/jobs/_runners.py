@@ -62,14 +62,18 @@ class InProcessRunner:
             context.interrupt("shutdown")
 
     def _execute(self, job_id: str) -> None:
+        outcome = None
         try:
-            execute_job(self.engine, job_id, worker=self.worker, settings=self.settings, on_start=self._started)
+            outcome = execute_job(self.engine, job_id, worker=self.worker, settings=self.settings,
+                                  on_start=self._started)
         except Exception:  # e.g. the database went away; the sweep dispatches it again
             log.exception("job %s: the runner could not run it", job_id)
         finally:
             with self._lock:
                 self._pending.discard(job_id)
                 self._running.pop(job_id, None)
+        if outcome == "queued":  # handed back after a transient database error (when stopping: refused)
+            self.dispatch(job_id)
 
     def start(self) -> None:
         self._sweeper.start()

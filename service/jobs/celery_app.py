@@ -86,7 +86,7 @@ def make_celery(settings: ServiceSettings | None = None) -> Celery:
                                   settings=settings, on_start=_running.add)
         finally:
             _running.discard(job_id)
-        if outcome == "queued":  # handed back at shutdown: another worker takes it from here
+        if outcome == "queued":  # handed back (a shutdown, a transient database error): a worker takes it from here
             celery.send_task(RUN_JOB_TASK, args=[job_id])
         return outcome
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+from itemsmith.templates_bank.exporters._markdown import markdown_code, markdown_text
 from itemsmith.templates_bank.exporters._options import ExportOptions
 from itemsmith.templates_bank.exporters._parquet import write_parquet
 from itemsmith.templates_bank.exporters._registry import exporter
@@ -25,7 +26,9 @@ def _size_category(n: int) -> str:
 
 
 def dataset_card(manifest: ReleaseManifest, options: ExportOptions) -> str:
-    """README.md: YAML front matter for the Hub, then what the dataset is and its manifest."""
+    """README.md: YAML front matter for the Hub, then what the dataset is and its manifest. The
+    bank's text (task, names, categories) is written as text, never as Markdown or HTML
+    (`exporters._markdown`); the front matter is YAML that `yaml.safe_dump` quotes."""
     front = {
         "pretty_name": f"itemsmith {manifest.ref}",
         "license": options.license,
@@ -34,14 +37,15 @@ def dataset_card(manifest: ReleaseManifest, options: ExportOptions) -> str:
         "size_categories": [_size_category(manifest.counts.items)],
         "configs": [{"config_name": "default", "data_files": [{"split": "test", "path": "data/test-*.parquet"}]}],
     }
-    categories = "\n".join(f"| {name} | {c.templates} | {c.items} |"
+    categories = "\n".join(f"| {markdown_text(name)} | {c.templates} | {c.items} |"
                            for name, c in manifest.counts.by_category.items())
     templates = "\n".join(
-        f"| `{t.template_id}` | `{t.version[:12]}` | {t.category} | {t.items} | "
+        f"| {markdown_code(t.template_id, in_table=True)} | {markdown_code(t.version[:12], in_table=True)} | "
+        f"{markdown_text(t.category)} | {t.items} | "
         + (f"{t.irt.discrimination:.2f} / {t.irt.difficulty:.2f}" if t.irt else "-") + " |"
         for t in manifest.templates)
     plots = ("`image` holds a PNG plot of the series." if options.plots else "")
-    task = f"\n\nTask: {manifest.task}" if manifest.task else ""
+    task = f"\n\nTask: {markdown_text(manifest.task)}" if manifest.task.strip() else ""
     static = sum(1 for t in manifest.templates if t.kind == "static")
     origin = ("regenerated in the itemsmith sandbox from the template sources and seeds in the manifest" if not static
               else f"{'all' if static == len(manifest.templates) else static} of the groups stored items imported "
@@ -49,13 +53,13 @@ def dataset_card(manifest: ReleaseManifest, options: ExportOptions) -> str:
     return f"""---
 {yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1000)}---
 
-# itemsmith benchmark `{manifest.ref}`
+# itemsmith benchmark {markdown_code(manifest.ref)}
 
-Time-series reasoning items from bank `{manifest.bank}` (handler `{handler_label(manifest.handler)}`), release
+Time-series reasoning items from bank {markdown_code(manifest.bank)} (handler {markdown_code(handler_label(manifest.handler))}), release
 {manifest.release}: {manifest.counts.templates} templates, {manifest.counts.items} multiple-choice items,
 {origin}.{task}
 
-Content checksum: `{manifest.checksum}`
+Content checksum: {markdown_code(manifest.checksum)}
 
 ## Loading
 

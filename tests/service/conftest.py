@@ -1,9 +1,11 @@
 """Fixtures of the service tests: a PostgreSQL server and a Redis server of a test's own, on free
 loopback ports in a temporary folder, that the test may stop and start at will (the machine's
-shared servers are never restarted: other tests use them)."""
+shared servers are never restarted: other tests use them); scripted models of an authoring job.
+benchmarks/database_restart_jobs.py uses them too."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
@@ -13,6 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from itemsmith.templates_bank.curated import get_curated
 
 PG_BIN = next(iter(sorted(Path("/usr/lib/postgresql").glob("*/bin"))), None) if Path("/usr/lib/postgresql").exists() \
     else None
@@ -95,6 +99,23 @@ class PrivateRedis:
     def close(self) -> None:
         self.stop()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+AUTHOR_TITLES = {"First": "feat_trend_classify", "Second": "feat_extreme_date", "Third": "exam_base_pattern"}
+
+
+def write_author_scripts(folder: Path, *, latency_s: float) -> dict[str, str]:
+    """The planner and generator of an authoring job, scripted into `folder`: three briefs, a
+    curated template for each (`AUTHOR_TITLES`), every generator call `latency_s` long (so that
+    a restart lands while the slots run). Returns their model specs by role."""
+    plan = [{"title": t, "category": "arithmetic", "concept": "arithmetic", "kind": "mc",
+             "question": f"{t}: what is asked about <record>?", "answer_from": "the series", "columns": []}
+            for t in AUTHOR_TITLES]
+    rules = [{"match": f"Title: {title}\\b", "replies": [f"```python\n{get_curated(key).source}```\n"]}
+             for title, key in AUTHOR_TITLES.items()]
+    (folder / "planner.json").write_text(json.dumps({"replies": [json.dumps(plan)]}))
+    (folder / "generator.json").write_text(json.dumps({"latency_s": latency_s, "rules": rules}))
+    return {"planner": f"scripted:{folder / 'planner.json'}", "generator": f"scripted:{folder / 'generator.json'}"}
 
 
 @pytest.fixture

@@ -1,32 +1,46 @@
-"""Issue 26.3: a job survives its database going away. A PostgreSQL restart under a running job
-(a private server of this test, stopped and started again while the job writes progress) delays
-the job's writes, which are retried, and the job finishes once; a job whose own statement is
-killed by the server (``pg_terminate_backend``: the AdminShutdown-class error of a restart) goes
-back to the queue instead of failing, and the sweep runs it to the end.
+"""A job survives its database going away. A PostgreSQL restart under a running job (a private
+server of this test, stopped and started again while the job writes progress) delays the job's
+writes, which are retried, and the job finishes once; a job whose own statement is killed by the
+server (``pg_terminate_backend``: the AdminShutdown-class error of a restart) goes back to the
+queue instead of failing, and the sweep runs it to the end; a real authoring job (scripted
+models) whose LangGraph checkpointer loses its connection in a restart is queued again by its
+runner and resumes from its checkpoint, storing each template and verdict once.
 
-The job kind's function is replaced here by one that waits on the test's events (under the name of
-a real kind: job rows accept known kinds only), so the test decides when the database goes away;
-every write it makes is the service's real one."""
+Except in the authoring test, the job kind's function is replaced by one that waits on the test's
+events (under the name of a real kind: job rows accept known kinds only), so the test decides when
+the database goes away; every write it makes is the service's real one."""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from pydantic import BaseModel
 from sqlalchemy import Engine, text
 
-from itemsmith.service.jobs import execute_job, get_job, list_events, upgrade_database
+from itemsmith.service.jobs import InProcessRunner, execute_job, get_job, list_events, submit_job, upgrade_database
 from itemsmith.service.jobs._context import JobContext
 from itemsmith.service.jobs._kinds import JOB_KINDS, JobKindSpec
 from itemsmith.service.jobs._store import create_job, requeue_stale_jobs
 from itemsmith.service.jobs._transient import is_transient, retry_transient
 from itemsmith.service.settings import ServiceSettings
-from itemsmith.templates_bank.storage import get_engine, open_session
+from itemsmith.templates_bank.curated import get_curated
+from itemsmith.templates_bank.storage import (
+    BankCreate,
+    create_bank,
+    get_engine,
+    list_verdicts,
+    list_versions,
+    open_session,
+)
+
+from .conftest import AUTHOR_TITLES, write_author_scripts
 
 KIND = "calibrate"
 
@@ -170,3 +184,86 @@ def test_only_transient_errors_are_retried_and_only_within_the_time_given() -> N
         retry_transient(lambda: (_ for _ in ()).throw(OperationalError("SELECT 1", {}, Exception("refused"))),
                         within_s=0.3, what="test", first_wait_s=0.05)
     assert time.monotonic() - started < 5
+
+
+def test_raw_psycopg_errors_of_a_restart_are_transient_and_real_errors_are_not() -> None:
+    """What LangGraph's checkpointer raises (psycopg, no SQLAlchemy around it), also when another
+    error was raised from it or while handling it, or when it sits in an exception group."""
+    from sqlalchemy.exc import IntegrityError
+
+    restart = [psycopg.OperationalError("consuming input failed: server closed the connection unexpectedly"),
+               psycopg.errors.AdminShutdown("terminating connection due to administrator command"),
+               psycopg.OperationalError("connection failed: FATAL:  the database system is shutting down")]
+    for error in restart:
+        assert is_transient(error)
+        try:
+            try:
+                raise error
+            except psycopg.Error as inner:
+                raise RuntimeError("the slot's checkpoint write failed") from inner
+        except RuntimeError as outer:
+            assert is_transient(outer)
+        assert is_transient(ExceptionGroup("slots", [ValueError("x"), error]))
+    for error in (psycopg.errors.UndefinedTable("relation does not exist"), psycopg.errors.UniqueViolation("dup"),
+                  IntegrityError("INSERT", {}, Exception("duplicate key")), ValueError("a bug"),
+                  ExceptionGroup("slots", [ValueError("x"), KeyError("y")])):
+        assert not is_transient(error)
+
+
+def _polled(read: Callable[[], Any], until: Callable[[Any], bool], what: str, timeout_s: float = 300.0) -> Any:
+    """`read()` until `until` holds on its value (a read while the server is away is read again)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            value = read()
+            if until(value):
+                return value
+        except Exception:  # noqa: BLE001 - the server is restarting
+            pass
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+@pytest.mark.slow
+def test_a_postgresql_restart_mid_authoring_requeues_the_job_and_it_resumes_storing_once(
+        private_postgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ITEMSMITH_API_MODEL_PROVIDERS", '["scripted"]')
+    monkeypatch.setenv("ITEMSMITH_SCRIPTED_DIR", str(tmp_path))
+    upgrade_database(private_postgres.url)  # bank tables and the jobs' checkpoint tables
+    engine = get_engine(private_postgres.url)
+    with open_session(engine) as session:
+        bank = create_bank(session, BankCreate(name="restart", handler="synthetic", owner="alice"))
+    request = {"bank_id": bank.id, "handler": "synthetic", "task": "questions about synthetic series",
+               "templates": len(AUTHOR_TITLES), **write_author_scripts(tmp_path, latency_s=1.0), "slots": 1,
+               "sandbox_workers": 1, "num_samples": 3}
+    settings = ServiceSettings(database_url=private_postgres.url, uploads_dir=tmp_path / "uploads", job_lease_s=60,
+                               job_db_retry_s=120)
+    runner = InProcessRunner(engine, settings, max_jobs=1)  # not started: no sweep, the runner alone re-dispatches
+    try:
+        job = submit_job(engine, kind="author", owner="alice", request=request, bank_id=bank.id, runner=runner)
+
+        def read() -> Any:
+            with open_session(engine) as session:
+                return get_job(session, job.id)
+
+        under_way = _polled(read, lambda j: j.status == "running" and j.progress.get("slots"), "the slots to start")
+        assert under_way.progress.get("stored", 0) == 0
+        private_postgres.stop()  # every session, the checkpointer's included, is terminated
+        private_postgres.start()
+        finished = _polled(read, lambda j: j.status not in ("queued", "running"), "the job to end")
+    finally:
+        runner.stop()
+    assert finished.status == "succeeded", finished.error
+    assert finished.attempts == 2 and finished.progress["accepted"] == 3
+    with open_session(engine) as session:
+        events = list_events(session, job.id)
+        versions = list_versions(session, bank.id)
+        stages = [sorted(x.stage for x in list_verdicts(session, v.id)) for v in versions]
+    statuses = [e.payload for e in events if e.kind == "status"]
+    requeued = [s["reason"] for s in statuses if s["status"] == "queued" and "reason" in s]
+    assert requeued in (["database error: OperationalError"], ["database error: AdminShutdown"]), requeued
+    assert [s["status"] for s in statuses].count("succeeded") == 1
+    assert sorted(v.source for v in versions) == sorted(get_curated(key).source for key in AUTHOR_TITLES.values())
+    assert stages == [["audit", "decision", "structure"]] * 3  # each template's verdicts once
+    assert sum(e.kind == "template" for e in events) == 3  # each template stored once
+    engine.dispose()
