@@ -1,7 +1,8 @@
 """Which month of a stretch of 6 to 18 consecutive months carried the most airline passengers.
 
 Stretches start in any month of 1949-1960, so there are many of them (a year alone gives only 12
-questions, and three of those years peak in July and August alike)."""
+questions, and three of those years peak in July and August alike). The wrong options are the
+months with the next-highest values."""
 
 def question(num_samples):
     years = sorted(handler.records()["record_id"])
@@ -15,11 +16,11 @@ def question(num_samples):
         part = monthly.iloc[start:start + length]
         values = part.to_numpy(dtype=float)
         labels = [d.strftime("%B %Y") for d in part.index]
-        best = int(np.argmax(values))
-        if (values == values[best]).sum() > 1:
-            continue
-        others = [i for i in range(length) if i != best]
-        picked = rng.choice(others, size=3, replace=False)
+        ranked = np.argsort(-values, kind="stable")
+        if values[ranked[0]] == values[ranked[1]]:
+            continue  # two months share the peak
+        best = int(ranked[0])
+        picked = ranked[1:4]  # the runners-up
         items.append(mc_item(
             f"Monthly international airline passengers (thousands) from {labels[0]} to {labels[-1]}. "
             "Which month of this stretch had the most passengers?",
