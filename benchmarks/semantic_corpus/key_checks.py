@@ -350,6 +350,21 @@ def check_co2_seasonal_peak_month(item: Item, data: Data) -> list[str]:
             + same_meaning(item, month_of) + verdict(item, correct))
 
 
+@checker
+def check_co2_stretch_mean_difference(item: Item, data: Data) -> list[str]:
+    k, m, y1, a1, b1, y2, a2, b2 = grab(
+        r"in weeks (\d+) to (\d+) of (\d{4}) \(weeks ending (\S+) to (\S+)\) and of (\d{4}) \(weeks ending (\S+) to (\S+)\)",
+        item["question"])
+    later, earlier = grab(r"mean of these weeks in (\d{4}) exceed their mean in (\d{4})", item["question"])
+    weeks = {y: data.frame(y)["co2"].iloc[int(k) - 1:int(m)] for y in {y1, y2, later, earlier}}
+    problems = [f"weeks {k}-{m} of {y} end {w.index[0]:%Y-%m-%d} to {w.index[-1]:%Y-%m-%d}, not {a} to {b}"
+                for y, a, b in ((y1, a1, b1), (y2, a2, b2)) for w in [weeks[y]]
+                if (f"{w.index[0]:%Y-%m-%d}", f"{w.index[-1]:%Y-%m-%d}") != (a, b)]
+    truth = weeks[later].mean() - weeks[earlier].mean()
+    return (problems + shows(item, 0, weeks[y1], f"weeks {k}-{m} of {y1}") + shows(item, 1, weeks[y2], f"weeks {k}-{m} of {y2}")
+            + numeric_verdict(item, float(truth)))
+
+
 def block_window(item: Item, data: Data, channel: str) -> tuple[str, pd.Series, str, str]:
     """The record and stretch a block's question names ('... of record R from A to B')."""
     rid, first, last = grab(rf"of the {channel} \([^)]*\) of record (\S+) from (\S+) to ([^?\s]+?)(?: are|\?)",
@@ -379,6 +394,17 @@ def check_seattle_hour_of_daily_min(item: Item, data: Data) -> list[str]:
     by_clock = {t.strftime("%H:%M"): v for t, v in part.items()}
     correct = [by_clock.get(o.strip()) == low for o in item["options"]]
     return shows(item, 0, part, f"temp on {day}") + verdict(item, correct)
+
+
+@checker
+def check_seattle_hour_of_min_24h(item: Item, data: Data) -> list[str]:
+    first, last = grab(r"for the 24 hours from (\S+ \S+) to (\S+ \S+)\.", item["question"])
+    part = data.between("temp", pd.Timestamp(first), pd.Timestamp(last))
+    problems = [] if len(part) == 24 else [f"{first} to {last} holds {len(part)} hours, not 24"]
+    low = part.min()
+    by_label = {t.strftime("%Y-%m-%d %H:%M"): v for t, v in part.items()}
+    correct = [by_label.get(o.strip()) == low for o in item["options"]]
+    return problems + shows(item, 0, part, f"temp {first} to {last}") + verdict(item, correct)
 
 
 @checker
