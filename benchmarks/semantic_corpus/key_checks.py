@@ -179,8 +179,14 @@ def same_meaning(item: Item, meaning: Callable[[str], Any]) -> list[str]:
 # --- the series shown ------------------------------------------------------------------------------
 
 
-def stamps(channel: Item) -> list[pd.Timestamp]:
-    return [pd.Timestamp(t) for t in channel.get("timestamps") or []]
+def shown_at(channel: Item, index: pd.Index) -> bool:
+    """The channel's timestamps are exactly `index` (dates and times, or seconds for a numeric index)."""
+    raw = channel.get("timestamps") or []
+    if len(raw) != len(index):
+        return False
+    if isinstance(index, pd.DatetimeIndex):
+        return all(pd.Timestamp(t) == at for t, at in zip(raw, index))
+    return bool(np.allclose([float(t) for t in raw], index.to_numpy(dtype=float), rtol=0, atol=1e-5))
 
 
 def shows(item: Item, index: int, expected: pd.Series, name: str, atol: float = 1e-9) -> list[str]:
@@ -188,25 +194,14 @@ def shows(item: Item, index: int, expected: pd.Series, name: str, atol: float = 
     if index >= len(item["series"]):
         return [f"no series {index} ({name}) is shown"]
     channel = item["series"][index]
-    shown_at = stamps(channel)
-    if len(shown_at) != len(expected) or any(a != b for a, b in zip(shown_at, expected.index)):
+    if not shown_at(channel, expected.index):
         return [f"series {channel['name']!r} is not shown at the timestamps of {name} "
-                f"({len(shown_at)} shown, {len(expected)} named)"]
-    if not np.allclose(channel["values"], expected.to_numpy(dtype=float), rtol=0, atol=atol):
-        bad = int(np.argmax(~np.isclose(channel["values"], expected.to_numpy(dtype=float), rtol=0, atol=atol)))
+                f"({len(channel.get('timestamps') or [])} shown, {len(expected)} named)"]
+    close = np.isclose(channel["values"], expected.to_numpy(dtype=float), rtol=0, atol=atol)
+    if not close.all():
+        bad = int(np.argmin(close))
         return [f"series {channel['name']!r} at {expected.index[bad]} shows {channel['values'][bad]} but {name} has "
                 f"{expected.iloc[bad]}"]
-    return []
-
-
-def shows_seconds(item: Item, index: int, expected: pd.Series, name: str) -> list[str]:
-    """Like `shows`, for a numeric time index in seconds (ECG)."""
-    channel = item["series"][index]
-    times = np.array([float(t) for t in channel.get("timestamps") or []])
-    if len(times) != len(expected) or not np.allclose(times, expected.index.to_numpy(dtype=float), atol=1e-5):
-        return [f"series {channel['name']!r} is not shown at the times of {name}"]
-    if not np.allclose(channel["values"], expected.to_numpy(dtype=float), rtol=0, atol=1e-9):
-        return [f"series {channel['name']!r} is not the values of {name} at its times"]
     return []
 
 
@@ -632,13 +627,13 @@ def check_ecg_time_of_max(item: Item, data: Data) -> list[str]:
         near = np.flatnonzero(np.abs(times - number(option)) < 5e-4)
         return len(near) == 1 and part.iloc[int(near[0])] == top
 
-    return shows_seconds(item, 0, part, f"ecg {first}-{last} s") + verdict(item, [right(o) for o in item["options"]])
+    return shows(item, 0, part, f"ecg {first}-{last} s") + verdict(item, [right(o) for o in item["options"]])
 
 
 @checker
 def check_ecg_range_blocks(item: Item, data: Data) -> list[str]:
     rid, part, first, last = block_window(item, data, "ecg_mv")
-    return shows_seconds(item, 0, part, f"ecg of {rid}") + numeric_verdict(item, float(part.max() - part.min()))
+    return shows(item, 0, part, f"ecg of {rid}") + numeric_verdict(item, float(part.max() - part.min()))
 
 
 @checker
@@ -647,7 +642,7 @@ def check_ecg_samples_above(item: Item, data: Data) -> list[str]:
     (level,) = grab(r"above (-?\d+(?:\.\d+)?) mV", item["question"])
     part = ecg_between(data, first, last)
     problems = [] if len(part) == int(n) else [f"{first}-{last} s holds {len(part)} samples, not {n}"]
-    return problems + shows_seconds(item, 0, part, "the named samples") + numeric_verdict(
+    return problems + shows(item, 0, part, "the named samples") + numeric_verdict(
         item, float((part > float(level)).sum()), f" against the printed {level} mV")
 
 
