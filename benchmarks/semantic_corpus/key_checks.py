@@ -680,14 +680,14 @@ def shifted(item: Item) -> Item:
 
 def answer_in_text(item: Item) -> bool:
     """The item's text carries its key, encoded (the `encoded_answer` flaw shows): the key's text in
-    hexadecimal or reversed (keys of at least 5 characters), or in the context its letter shifted
+    hexadecimal (keys of at least 3 characters) or reversed (at least 5), or in the context its letter shifted
     three places as a lone capital letter."""
     context = str(item.get("context") or "")
     text = f"{item['question']} {context}"
     key = item["options"][item["answer_index"]]
     letter = chr(ord("A") + item["answer_index"])
     shifted_letters = {chr(ord(c) - 3) for c in re.findall(r"\b([D-Z])\b", context)}
-    return (key.encode().hex() in text or (len(key) >= 5 and key[::-1] in text)
+    return ((len(key) >= 3 and key.encode().hex() in text) or (len(key) >= 5 and key[::-1] in text)
             or letter in shifted_letters)
 
 
@@ -740,11 +740,18 @@ def main() -> int:
     caught = sum(r["control_caught"] for r in results)
     print(f"\n{kind}: {len(results)} templates, {items} items, {wrong} with a problem; "
           f"control: {caught} of {items} shifted keys reported wrong")
-    if not args.no_write and not args.only:
+    if not args.no_write:
         out = args.json_out if not args.flawed else args.json_out.with_name(args.json_out.stem + "_flawed.json")
+        commands = [" ".join(sys.argv)]
+        if args.only and out.exists():  # a partial run replaces its templates' rows in the last full run
+            last = json.loads(out.read_text())
+            fresh = {r["file"] for r in results}
+            results = sorted([r for r in last["templates"] if r["file"] not in fresh] + results,
+                             key=lambda r: r["file"])
+            commands = last["commands"] + commands
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps({"kind": kind, "seeds": seeds, "items_per_seed": args.items,
-                                   "command": " ".join(sys.argv), "templates": results}, indent=1) + "\n")
+                                   "commands": commands, "templates": results}, indent=1) + "\n")
         print(f"wrote {out.relative_to(ROOT)}")
     return 0 if args.flawed or (wrong == 0 and caught == items) else 1
 
