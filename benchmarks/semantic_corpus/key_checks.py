@@ -12,8 +12,9 @@ not the named data at its timestamps (a shifted, other-record or lying derived s
     python benchmarks/semantic_corpus/key_checks.py --only co2_week_of_max --seeds 2 --items 5
 
 Each run also feeds every checker its own items with the key moved to the next option (a control:
-every such item must be reported wrong), and writes the counts to
-benchmarks/results/semantic_corpus_key_checks.json (`--json-out` to change). Items come from
+on a correct template every such item must be reported wrong), and writes the counts to
+benchmarks/results/semantic_corpus_key_checks.json or ..._flawed.json (`--json-out` to change,
+`--no-write` to print only; a run with `--only` replaces those templates' rows). Items come from
 `itemsmith sample --json` (the template runs in the sandbox; nothing here verifies or audits).
 """
 
