@@ -1,0 +1,17 @@
+"""Total precipitation of one to three weeks of a Seattle month, with the building blocks."""
+
+
+def question(num_samples):
+    ids = list(handler.records()["record_id"])
+    items = []
+    for _ in range(60 * num_samples):
+        if len(items) >= num_samples:
+            break
+        rid = ids[int(rng.integers(len(ids)))]
+        win = take_window(handler, rid, "precipitation", min_length=7, max_length=21)
+        if win is None:
+            continue
+        item = ask(channel_stat(win, "sum"))
+        if item is not None:
+            items.append(item)
+    return items
