@@ -46,7 +46,11 @@ CORPUS = ROOT / "benchmarks" / "semantic_corpus"
 MANIFEST = CORPUS / "manifest.toml"
 
 FLAW_CLASSES = ("shifted_window", "wrong_channel", "whole_record", "two_correct", "answer_in_text",
-                "mislabelled_unit", "size_dependent", "precedence", "wrong_statistic", "mislabelled_series")
+                "mislabelled_unit", "size_dependent", "precedence", "wrong_statistic", "mislabelled_series",
+                # written later, as users write them, in `flawed_users/` (each an edit of a `good_users/` template)
+                "lying_derivation", "tie", "date_off_by_one", "shifted_timestamps", "equivalent_options",
+                "other_record", "encoded_answer", "approximate_close_options", "printed_threshold",
+                "other_channel", "wrong_statistic_derived")
 GAMING_CLASSES = ("round_number", "digit_pattern", "ratio_distractors", "paraphrase", "tf_giveaway",
                   "memorizable_key", "middle_value", "option_in_context")
 CLASSES_BY_KIND: dict[str, tuple[str, ...]] = {"good": ("good",), "flawed": FLAW_CLASSES, "gaming": GAMING_CLASSES}
@@ -74,6 +78,7 @@ class CorpusEntry(BaseModel):
     # flawed only: (old, new) source edits that remove the flaw and change nothing else, so the flawed
     # template and its fixed twin draw the same items on a seed and differ only where the flaw shows
     fix: list[tuple[str, str]] = Field(default_factory=list)
+    base: str | None = None  # flawed only: the correct template it is an edit of
 
     @model_validator(mode="after")
     def _consistent(self) -> CorpusEntry:
@@ -86,8 +91,8 @@ class CorpusEntry(BaseModel):
             raise ValueError(f"{self.file}: blind_rule {self.blind_rule!r} is not one of {sorted(BLIND_RULES)}")
         if self.kind != "gaming" and self.blind_rule is not None:
             raise ValueError(f"{self.file}: only gaming templates have a blind_rule")
-        if self.kind != "flawed" and self.fix:
-            raise ValueError(f"{self.file}: only flawed templates have a fix")
+        if self.kind != "flawed" and (self.fix or self.base):
+            raise ValueError(f"{self.file}: only flawed templates have a fix or a base")
         return self
 
     @property

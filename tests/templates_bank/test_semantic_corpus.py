@@ -53,9 +53,12 @@ def tf(statement: str, truth: bool) -> dict[str, Any]:
 
 
 def test_manifest_lists_every_template_file_once() -> None:
-    on_disk = {p.relative_to(runner.CORPUS).as_posix() for p in runner.CORPUS.rglob("*.py")}
+    folders = {f"{kind}{suffix}" for kind in ("good", "flawed", "gaming") for suffix in ("", "_users")}
+    on_disk = {p.relative_to(runner.CORPUS).as_posix() for p in runner.CORPUS.rglob("*.py")
+               if p.relative_to(runner.CORPUS).parts[0] in folders}
     assert on_disk == {e.file for e in ENTRIES}
-    assert all(e.file.startswith(f"{e.kind}/") for e in ENTRIES)
+    assert all(e.file.split("/")[0] in (e.kind, f"{e.kind}_users") for e in ENTRIES)
+    assert all((runner.CORPUS / e.base).is_file() for e in ENTRIES if e.base)  # an edit names its correct template
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.file)
@@ -94,6 +97,7 @@ def test_manifest_entries_are_validated() -> None:
         {**good, "kind": "gaming", "class": "middle_value", "flaw": "x", "blind_rule": "psychic"},
         {**good, "kind": "flawed", "class": "precedence", "flaw": "x", "blind_rule": "middle_value"},
         {**good, "fix": [["a", "b"]]},  # only flawed templates have a fixed twin
+        {**good, "base": "good/y.py"},  # ... and a base they edit
     ]
     for raw in bad_entries:
         with pytest.raises(ValueError):
