@@ -4,13 +4,24 @@ realistic export fixture."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from itemsmith.items.schema import Decision, Template
 from itemsmith.templates_bank.releases import Release, ReleaseCreate, create_release
-from itemsmith.templates_bank.storage import BankCreate, create_bank, downgrade, import_curated, open_session, upgrade
+from itemsmith.templates_bank.storage import (
+    BankCreate,
+    add_template_version,
+    create_bank,
+    downgrade,
+    import_curated,
+    open_session,
+    record_verdict,
+    upgrade,
+)
 
 # Five curated templates on the synthetic handler: one handler, one sandbox pool.
 RELEASE_TEMPLATES = ["exam_trend_direction", "exam_granger_direction", "feat_seasonality_classify",
@@ -61,3 +72,34 @@ def curated_release(tmp_path_factory: pytest.TempPathFactory) -> CuratedRelease:
         tiny = create_release(session, ReleaseCreate(bank="tiny", seeds=[7], num_samples=2, created_by="tests",
                                                      template_ids=["exam_trend_direction"]))
     return CuratedRelease(url=url, release=release, tiny=tiny)
+
+
+# The argmax of a short random walk; its metadata keys are not in sorted order (exports keep the
+# template's order, so stored items must too).
+ARGMAX = """
+def question(num_samples):
+    items = []
+    for _ in range(num_samples):
+        values = [round(float(v), 1) for v in rng.normal(size=8).cumsum()]
+        top = max(range(8), key=lambda i: values[i])
+        wrong = [i for i in range(8) if i != top][:3]
+        items.append(mc_item("At which index is the series highest?", str(top), [str(i) for i in wrong],
+                             series=[series(values, name="x")], rationale=f"argmax is {top}",
+                             metadata={"spike_index": top, "answer_kind": "index"}))
+    return items
+"""
+
+
+def _add_argmax_bank(url: str, name: str = "tiny") -> None:
+    with open_session(url) as session:
+        bank = create_bank(session, BankCreate(name=name, handler="synthetic", owner="tests"))
+        version = add_template_version(session, bank.id, Template(id="argmax", source=ARGMAX, title="argmax",
+                                                                 category="retrieval"), created_by="tests")
+        record_verdict(session, version.id, Decision(accepted=True, stage="capability"))
+
+
+@pytest.fixture
+def add_argmax_bank() -> Callable[..., None]:
+    """``add_argmax_bank(url, name="tiny")``: a bank on the synthetic handler with `ARGMAX` accepted,
+    ready to release."""
+    return _add_argmax_bank
