@@ -120,9 +120,8 @@ class ReleaseTemplate(BaseModel):
     items: int
     items_sha256: str = Field(description="sha256 of the items as canonical JSON lines, seed by seed")
     irt: IRTParameters | None = None
-    # Per-template properties go here. A new one is left out of the dump at its default (as
-    # `kind` is), so that manifests written before it keep their checksums.
-    # left out when "code", so manifests written before static groups keep their checksums
+    # Per-template properties of a release go here. Each new one is left out of the dump at its
+    # default, as `kind` is when "code", so that manifests written before it keep their checksums.
     kind: TemplateKind = Field("code", exclude_if=lambda kind: kind == "code",
                                description="code: regenerated from its source; static: stored items (imported)")
 
@@ -325,7 +324,10 @@ class ItemSpool:
             position, seed, index, body = line.rstrip("\n").split("\t", 3)
             yield int(position), int(seed), int(index), body
 
-    def close(self) -> None:
+    def __enter__(self) -> ItemSpool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
         self._file.close()
 
 
@@ -445,8 +447,7 @@ def create_release(session: Session, request: ReleaseCreate, *, workers: int = 1
     counts = [0] * len(draft)
     position = {run.template_id: i for i, run in enumerate(runs)}
     total_runs = sum(len(run.seeds) for run in runs)
-    spool = ItemSpool()
-    try:
+    with ItemSpool() as spool:
         for done, run_items in enumerate(regenerate(runs, workers=workers, limits=limits), start=1):
             i = position[run_items.run.template_id]
             items_digest(digests[i], run_items.items)
@@ -470,8 +471,6 @@ def create_release(session: Session, request: ReleaseCreate, *, workers: int = 1
                         for i, (v, t) in enumerate(zip(versions, templates, strict=True)))
         session.flush()
         stored = store_items(session, row.id, spool)
-    finally:
-        spool.close()
     return Release(manifest=manifest, sources=sources, handlers=handlers, bank_id=bank.id, release_id=row.id,
                    stored=stored)
 
@@ -493,9 +492,10 @@ def _manifest(bank: str, handler: HandlerRef, task: str, number: int, request: R
 def get_release(session: Session, bank: str, number: int | None = None, owner: str | None = None, *,
                 bank_id: int | None = None) -> Release:
     """A release of the bank (the latest when ``number`` is None) with its template sources, local
-    handlers and stored items (none for a release made before items were stored); with `owner`, the bank is that owner's (names are unique per owner). With
-    `bank_id` (what jobs and the service use), the bank is that one, and `NotFoundError` unless it
-    is named `bank` (and is `owner`'s): another owner's bank of the same name is never read."""
+    handlers and stored items (none for a release made before items were stored); with `owner`,
+    the bank is that owner's (names are unique per owner). With `bank_id` (what jobs and the
+    service use), the bank is that one, and `NotFoundError` unless it is named `bank` (and is
+    `owner`'s): another owner's bank of the same name is never read."""
     if bank_id is None:
         bank_row = get_bank(session, bank, owner)
     else:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from itertools import groupby
 from typing import Literal
 
@@ -24,7 +25,15 @@ from sqlalchemy.orm import Session
 
 from itemsmith.sandbox import SandboxLimits
 from itemsmith.templates_bank.regeneration import RunItems, items_digest, regenerate
-from itemsmith.templates_bank.releases import ItemSpool, Release, ReleaseRun, StoredItems, item_body, store_items
+from itemsmith.templates_bank.releases import (
+    ItemSpool,
+    Release,
+    ReleaseRun,
+    ReleaseTemplate,
+    StoredItems,
+    item_body,
+    store_items,
+)
 from itemsmith.templates_bank.storage import read_release_items
 
 __all__ = ["ReproductionReport", "TemplateReproduction", "reproduction_table", "verify_release"]
@@ -95,6 +104,30 @@ def _run_differences(seed: int, stored: list[str], regenerated: list[str]) -> li
     return out
 
 
+def _template(entry: ReleaseTemplate, position: int, runs: Iterable[RunItems], stored: _StoredRuns | None,
+              spool: ItemSpool) -> TemplateReproduction:
+    """One template's regenerated runs against its stored items (or, none stored, its manifest
+    hash; the items go to `spool` meanwhile)."""
+    digest, count, differences = hashlib.sha256(), 0, []
+    for run in runs:
+        stored_bodies = stored.take(position, run.seed) if stored is not None else []
+        if run.error is not None:
+            differences.append(f"seed {run.seed}: the run failed: {run.error}")
+            continue
+        items_digest(digest, run.items)
+        count += len(run.items)
+        if stored is not None:
+            differences += _run_differences(run.seed, stored_bodies, [item_body(item) for item in run.items])
+        else:
+            spool.add(position, ReleaseRun(run.seed, run.items))
+    if not differences and (digest.hexdigest() != entry.items_sha256 or count != entry.items):
+        differences.append(f"{count} items with sha256 {digest.hexdigest()[:12]}, the manifest recorded "
+                           f"{entry.items} with {entry.items_sha256[:12]}")
+    shown = differences[:SHOWN] + ([f"and {len(differences) - SHOWN} more"] if len(differences) > SHOWN else [])
+    return TemplateReproduction(template_id=entry.template_id, reproduced=not differences, items=count,
+                                differences=shown)
+
+
 def verify_release(session: Session, release: Release, *, workers: int = 1,
                    limits: SandboxLimits | None = None) -> ReproductionReport:
     """Regenerate the release and compare (see the module). The session is written to only to
@@ -102,46 +135,20 @@ def verify_release(session: Session, release: Release, *, workers: int = 1,
     manifest = release.manifest
     stored = _StoredRuns(release.stored) if release.stored is not None else None
     position = {t.template_id: i for i, t in enumerate(manifest.templates)}
-    spool = ItemSpool() if stored is None else None
-    templates: list[TemplateReproduction] = []
-    try:
-        by_template = groupby(regenerate(release.runs(), workers=workers, limits=limits, keep_going=True),
-                              key=lambda r: r.run.template_id)
-        for template_id, group in by_template:
-            i, digest, count, differences = position[template_id], hashlib.sha256(), 0, []
-            run: RunItems
-            for run in group:
-                if run.error is not None:
-                    differences.append(f"seed {run.seed}: the run failed: {run.error}")
-                    continue
-                items_digest(digest, run.items)
-                count += len(run.items)
-                if stored is not None:
-                    differences += _run_differences(run.seed, stored.take(i, run.seed),
-                                                    [item_body(item) for item in run.items])
-                elif spool is not None:
-                    spool.add(i, ReleaseRun(run.seed, run.items))
-            entry = manifest.templates[i]
-            if not differences and (digest.hexdigest() != entry.items_sha256 or count != entry.items):
-                differences.append(f"{count} items with sha256 {digest.hexdigest()[:12]}, the manifest recorded "
-                                   f"{entry.items} with {entry.items_sha256[:12]}")
-            shown = differences[:SHOWN] + ([f"and {len(differences) - SHOWN} more"] if len(differences) > SHOWN else [])
-            templates.append(TemplateReproduction(template_id=template_id, reproduced=not differences, items=count,
-                                                  differences=shown))
+    regenerated = regenerate(release.runs(), workers=workers, limits=limits, keep_going=True)
+    with ItemSpool() as spool:
+        templates = [_template(manifest.templates[position[template_id]], position[template_id], runs, stored, spool)
+                     for template_id, runs in groupby(regenerated, key=lambda r: r.run.template_id)]
         if stored is not None and stored.next is not None:
-            (left_position, left_seed), _ = stored.next
-            templates.append(TemplateReproduction(
-                template_id=manifest.templates[left_position].template_id, reproduced=False, items=0,
-                differences=[f"seed {left_seed}: the release stored items that no run gave"]))
+            (left, seed), _ = stored.next
+            templates.append(TemplateReproduction(template_id=manifest.templates[left].template_id, reproduced=False,
+                                                  items=0, differences=[f"seed {seed}: stored items no run gave"]))
         reproduced = all(t.reproduced for t in templates)
         stored_now = 0
-        if spool is not None and reproduced:
+        if stored is None and reproduced:
             assert release.release_id is not None, "a release read from a bank"
             store_items(session, release.release_id, spool)
             stored_now = manifest.counts.items
-    finally:
-        if spool is not None:
-            spool.close()
     return ReproductionReport(release=manifest.ref, checksum=manifest.checksum,
                               compared_with="manifest hashes" if stored is None else "stored items",
                               reproduced=reproduced, items=sum(t.items for t in templates), stored_now=stored_now,

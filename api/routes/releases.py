@@ -1,7 +1,8 @@
-"""Releases: freeze a bank and export a release (both jobs with progress: they regenerate every
-item in the sandbox; an export's zip is downloaded from its finished job), read releases,
-re-verify with a new judge panel, evaluate a model, calibrate and audit the release's items
-(jobs whose results are the diff, the accuracy report, the parameters and the static audit)."""
+"""Releases: freeze a bank and export a release (both jobs with progress: a release generates every
+item in the sandbox and stores it, an export streams the stored items; an export's zip is
+downloaded from its finished job), read releases, re-verify with a new judge panel, evaluate a
+model, calibrate and audit the release's items (jobs whose results are the diff, the accuracy
+report, the parameters and the static audit)."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ def _public(row: ReleaseRow) -> ReleasePublic:
 def create_release_route(bank_id: RecordId, body: ReleaseCreateRequest, request: Request, principal: PrincipalDep,
                          session: SessionDep) -> JobPublic:
     """Start a ``release`` job that freezes the bank's approved/accepted templates into its next
-    numbered release (every item is regenerated once in the sandbox to record its hash; progress
+    numbered release (every item is generated once in the sandbox and stored with it; progress
     events count the runs). The finished job's ``result`` names the release (``release_id``)."""
     bank = owned_bank(session, bank_id, principal.owner)
     try:
@@ -105,7 +106,7 @@ def export_route(release_id: RecordId, request: Request, principal: PrincipalDep
                  decimals: Annotated[int, Query(ge=0, le=10)] = 2,
                  plots: Annotated[bool, Query(description=_PLOTS)] = False) -> JobPublic:
     """Start an ``export`` job that writes the release in an export format as a zip (data files,
-    manifest.json, export.json, SHA256SUMS); items are regenerated in the sandbox and checked
+    manifest.json, export.json, SHA256SUMS); the release's stored items are read and checked
     against the release's hashes (progress events count the rows). Download the zip from the
     finished job: ``GET /exports/{job_id}``. The same release and options give the same bytes."""
     row, bank = owned_release(session, release_id, principal.owner)
@@ -214,7 +215,7 @@ def audit_route(release_id: RecordId, request: Request, principal: PrincipalDep,
     """Start a job that audits the release's items as a fixed set, what ``itemsmith release audit``
     prints: per group (blind solvers and item checks on the items the group holds, each test with
     its power), per category and overall (exact duplicates across groups). Generated templates'
-    items are regenerated in the sandbox; the result is the report."""
+    items are read as the release stored them; the result is the report."""
     row, bank = owned_release(session, release_id, principal.owner)
     return _start_job(request, principal, "audit", AuditJobRequest(bank=bank.name, release=row.number), bank)
 

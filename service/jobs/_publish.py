@@ -1,6 +1,6 @@
 """The ``release`` and ``export`` jobs: freezing a bank and writing a release in an export format
-both regenerate every item in the sandbox (minutes for a large bank), so they run as jobs with
-progress events instead of inside a request.
+can take long (a release runs every template in the sandbox: minutes for a large bank; an export
+streams every stored item), so they run as jobs with progress events instead of inside a request.
 
 A release is stored together with a ``release`` event in one transaction, so a job run again
 after a crash finds that event and creates no second release. An export is written to
@@ -51,7 +51,7 @@ def run_release_job(request: ReleaseJobRequest, context: JobContext) -> dict[str
                            template_ids=request.template_ids, note=request.note, created_by=request.created_by)
 
     # the release and its event commit together (progress events commit on their own meanwhile:
-    # this transaction writes nothing until the items are regenerated)
+    # this transaction writes nothing until the items are generated)
     with open_session(context.engine) as session:
         release = create_release(session, create, on_progress=context.progress("runs_done", "runs"))
         number = release.manifest.release

@@ -92,7 +92,7 @@ class ReverifyJobRequest(BaseModel):
 
 class ReleaseJobRequest(BaseModel):
     """Freeze the bank's releasable templates (or the named ones) into its next release: every
-    item is regenerated once in the sandbox to record its hash."""
+    item is generated once in the sandbox and stored with the release."""
 
     model_config = ConfigDict(extra="forbid")
 

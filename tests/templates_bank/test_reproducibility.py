@@ -85,13 +85,13 @@ def test_only_the_order_of_keys_is_a_difference_too(tiny: tuple[str, Release]) -
     assert report.templates[0].differences[0] == "seed 0 item 0 differs in metadata (the order of keys)"
 
 
-def _scripted(real: Callable[..., Iterator[RunItems]], change: Callable[[RunItems], RunItems]
+def _scripted(real: Callable[..., Iterator[RunItems]], change: Callable[[RunItems], RunItems], seed: int = 1
               ) -> Callable[..., Iterator[RunItems]]:
-    """A regeneration whose seed-1 run is changed by `change` (a scripted stand-in for a template
+    """A regeneration whose run of `seed` is changed by `change` (a scripted stand-in for a template
     that stopped reproducing in a way the sandbox would not show on its own)."""
     def regenerate(*args: Any, **kwargs: Any) -> Iterator[RunItems]:
         for run in real(*args, **kwargs):
-            yield change(run) if run.seed == 1 else run
+            yield change(run) if run.seed == seed else run
     return regenerate
 
 
@@ -108,6 +108,16 @@ def test_a_run_giving_another_number_of_items_is_a_difference(tiny: tuple[str, R
         reproducibility.regenerate, lambda run: dataclasses.replace(run, items=run.items[:2])))
     with open_session(url) as session:
         assert verify_release(session, release).templates[0].differences == ["seed 1: 2 items, the release stored 3"]
+
+
+def test_the_runs_after_a_failed_one_are_compared_with_their_own_items(tiny: tuple[str, Release],
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    url, release = tiny
+    monkeypatch.setattr(reproducibility, "regenerate", _scripted(
+        reproducibility.regenerate, lambda run: dataclasses.replace(run, items=[], error="timeout: scripted"), seed=0))
+    with open_session(url) as session:
+        (template,) = verify_release(session, release).templates
+    assert template.differences == ["seed 0: the run failed: timeout: scripted"] and template.items == 3
 
 
 def test_verify_command_exit_codes_and_messages(tiny: tuple[str, Release], monkeypatch: pytest.MonkeyPatch) -> None:
