@@ -10,8 +10,8 @@ start cold), against a cold `itemsmith --help` measured in the same run.
    ``--plots``, ``export -f jsonl --plots`` twice (the first draws the plots, the second reads
    them from the cache).
 3. ``synthetic``: a bank of ``--synthetic`` templates (variants of the curated templates on the
-   synthetic handler, each its own version): ``release create`` and ``release export`` in each
-   format, to show how the commands scale.
+   synthetic handler, each its own version drawing its own items): ``release create`` and
+   ``release export`` in each format, to show how the commands scale.
 4. ``baseline`` (with ``--baseline COMMIT``): the curated bank released and exported in every
    format by that commit's itemsmith (run from a ``git archive`` of it), then, on a copy of its
    database migrated by this itemsmith: exported again (a release made before items were stored:
@@ -53,7 +53,11 @@ with open_session() as session:
     bank = create_bank(session, BankCreate(name="synthetic", handler="synthetic", owner="bench"))
     for i in range(count):
         base = bases[i % len(bases)]
-        template = base.model_copy(update={"id": f"{base.id}_{i}", "source": f"{base.source}\\n# variant {i}\\n"})
+        # variant i draws other numbers: its generator first skips i // len(bases) of them
+        source = (base.source.replace("def question(", "def base_question(", 1)
+                  + f"\\n\\ndef question(num_samples):\\n    rng.random({i // len(bases)})\\n"
+                  + "    return base_question(num_samples)\\n")
+        template = base.model_copy(update={"id": f"{base.id}_{i}", "source": source})
         version = add_template_version(session, bank.id, template, created_by="bench")
         record_review(session, version.id, ReviewCreate(decision="approve", reviewer="bench"))
 """

@@ -178,7 +178,8 @@ def release_verify(
     frozen = load_release(release, db)
     try:
         with bank_session(db) as session:
-            report = verify_release(session, frozen, workers=workers, limits=local_sandbox())
+            report = verify_release(session, frozen, workers=workers, limits=local_sandbox(),
+                                    on_progress=None if as_json else progress_line("regenerated (template, seed) runs"))
     except ReleaseError as exc:
         raise fail(str(exc)) from None
     if as_json:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from itertools import groupby
 from typing import Literal
 
@@ -128,14 +128,25 @@ def _template(entry: ReleaseTemplate, position: int, runs: Iterable[RunItems], s
                                 differences=shown)
 
 
-def verify_release(session: Session, release: Release, *, workers: int = 1,
-                   limits: SandboxLimits | None = None) -> ReproductionReport:
-    """Regenerate the release and compare (see the module). The session is written to only to
-    store a release's items that were not stored (when they reproduce the manifest's hashes)."""
+def _counted(runs: Iterable[RunItems], total: int,
+             on_progress: Callable[[int, int], None] | None) -> Iterator[RunItems]:
+    for done, run in enumerate(runs, start=1):
+        if on_progress is not None:
+            on_progress(done, total)
+        yield run
+
+
+def verify_release(session: Session, release: Release, *, workers: int = 1, limits: SandboxLimits | None = None,
+                   on_progress: Callable[[int, int], None] | None = None) -> ReproductionReport:
+    """Regenerate the release and compare (see the module); ``on_progress(done, total)`` follows
+    the (template, seed) runs. The session is written to only to store a release's items that were
+    not stored (when they reproduce the manifest's hashes)."""
     manifest = release.manifest
     stored = _StoredRuns(release.stored) if release.stored is not None else None
     position = {t.template_id: i for i, t in enumerate(manifest.templates)}
-    regenerated = regenerate(release.runs(), workers=workers, limits=limits, keep_going=True)
+    runs = release.runs()
+    regenerated = _counted(regenerate(runs, workers=workers, limits=limits, keep_going=True),
+                           sum(len(run.seeds) for run in runs), on_progress)
     with ItemSpool() as spool:
         templates = [_template(manifest.templates[position[template_id]], position[template_id], runs, stored, spool)
                      for template_id, runs in groupby(regenerated, key=lambda r: r.run.template_id)]

@@ -1,8 +1,9 @@
 """Releases: freeze a bank and export a release (both jobs with progress: a release generates every
 item in the sandbox and stores it, an export streams the stored items; an export's zip is
-downloaded from its finished job), read releases, re-verify with a new judge panel, evaluate a
-model, calibrate and audit the release's items (jobs whose results are the diff, the accuracy
-report, the parameters and the static audit)."""
+downloaded from its finished job), read releases, verify that a release still reproduces,
+re-verify with a new judge panel, evaluate a model, calibrate and audit the release's items (jobs
+whose results are the reproduction report, the diff, the accuracy report, the parameters and the
+static audit)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ from itemsmith.service.jobs import (
     JobPublic,
     ReleaseJobRequest,
     ReverifyJobRequest,
+    VerifyJobRequest,
     export_file,
     get_job,
     jobs_on_bank,
@@ -132,6 +134,25 @@ def download_export_route(job_id: str, request: Request, principal: PrincipalDep
     if not path.is_file():
         raise HTTPException(status.HTTP_404_NOT_FOUND, "the export's file is gone; start the export again")
     return FileResponse(path, media_type="application/zip", filename=job.result["file"])
+
+
+@router.post("/releases/{release_id}/verifications", status_code=status.HTTP_202_ACCEPTED,
+             responses=_RELEASE_ERRORS)
+def verify_route(release_id: RecordId, request: Request, principal: PrincipalDep, session: SessionDep) -> JobPublic:
+    """Start a job that runs the release's templates again on its seeds and compares their items,
+    byte for byte, with the stored ones (what ``itemsmith release verify`` prints; progress events
+    count the runs). Its result says whether the release reproduces and, per template, what
+    differs. A release made before items were stored is checked against its manifest's hashes, and
+    its items are then stored."""
+    row, bank = owned_release(session, release_id, principal.owner)
+    return _start_job(request, principal, "verify", VerifyJobRequest(bank=bank.name, release=row.number), bank)
+
+
+@router.get("/releases/{release_id}/verifications", responses=_RELEASE_ERRORS)
+def list_verifications_route(release_id: RecordId, principal: PrincipalDep, session: SessionDep) -> list[JobPublic]:
+    """The release's verification jobs, oldest first; a finished job's ``result`` is its report."""
+    row, bank = owned_release(session, release_id, principal.owner)
+    return _release_jobs(session, "verify", bank, row.number, principal.owner)
 
 
 def _start_job(request: Request, principal: Principal, kind: JobKind, job_request: BaseModel,

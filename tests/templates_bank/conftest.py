@@ -1,6 +1,6 @@
 """Fixtures of the storage, release and export tests: bank databases on SQLite and on the
 local PostgreSQL (`postgres_url`, tests/conftest.py), and a release of curated templates as a
-realistic export fixture."""
+realistic export fixture; `add_argmax_bank` makes a bank of one small template."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ from itemsmith.templates_bank.storage import (
     record_verdict,
     upgrade,
 )
+
+from ..template_sources import ARGMAX
 
 # Five curated templates on the synthetic handler: one handler, one sandbox pool.
 RELEASE_TEMPLATES = ["exam_trend_direction", "exam_granger_direction", "feat_seasonality_classify",
@@ -72,22 +74,6 @@ def curated_release(tmp_path_factory: pytest.TempPathFactory) -> CuratedRelease:
         tiny = create_release(session, ReleaseCreate(bank="tiny", seeds=[7], num_samples=2, created_by="tests",
                                                      template_ids=["exam_trend_direction"]))
     return CuratedRelease(url=url, release=release, tiny=tiny)
-
-
-# The argmax of a short random walk; its metadata keys are not in sorted order (exports keep the
-# template's order, so stored items must too).
-ARGMAX = """
-def question(num_samples):
-    items = []
-    for _ in range(num_samples):
-        values = [round(float(v), 1) for v in rng.normal(size=8).cumsum()]
-        top = max(range(8), key=lambda i: values[i])
-        wrong = [i for i in range(8) if i != top][:3]
-        items.append(mc_item("At which index is the series highest?", str(top), [str(i) for i in wrong],
-                             series=[series(values, name="x")], rationale=f"argmax is {top}",
-                             metadata={"spike_index": top, "answer_kind": "index"}))
-    return items
-"""
 
 
 def _add_argmax_bank(url: str, name: str = "tiny") -> None:
