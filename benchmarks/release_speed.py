@@ -19,7 +19,11 @@ start cold), against a cold `itemsmith --help` measured in the same run.
    every export's bytes are compared with the baseline's.
 
 Each command records the 1-minute load average before it starts and its ratio to the median
-``--help``. Prints one JSON object (and writes it to ``--out``).
+``--help``. ``curated`` and ``synthetic`` also time, inside one process whose imports are done,
+reading the release and its items and writing each format (``in_process``): the commands' own
+work, apart from starting the interpreter. Prints one JSON object (and writes it to ``--out``).
+
+    python benchmarks/release_speed.py --in-process DATA_DIR BANK   # that part alone, on a kept bank
 """
 
 from __future__ import annotations
@@ -107,6 +111,7 @@ def curated(folder: Path, samples: int, workers: int, plots: bool, code: Path | 
     result["export"] = _exports(env, "curated@1", folder / "out", workers)
     result["items"] = sum(1 for _ in (folder / "out" / "jsonl" / "data.jsonl").open())
     if code is None:
+        result["in_process"] = _in_process(folder / "data", "curated")
         result["verify"] = _itemsmith(env, "release", "verify", "curated@1", "--workers", str(workers))
     if plots:
         result["export_jsonl_plots"] = [_itemsmith(env, "release", "export", "curated@1", "-f", "jsonl", "--plots",
@@ -121,7 +126,38 @@ def synthetic(folder: Path, templates: int, samples: int, workers: int) -> dict[
         env, "release", "create", "synthetic", "--by", "bench", "-n", str(samples), "--workers", str(workers))}
     result["export"] = _exports(env, "synthetic@1", folder / "out", workers)
     result["items"] = sum(1 for _ in (folder / "out" / "jsonl" / "data.jsonl").open())
+    result["in_process"] = _in_process(folder / "data", "synthetic")
     return result
+
+
+def in_process(data: Path, bank: str) -> dict[str, Any]:
+    """Seconds of `get_release`, reading and checking its stored items, and `export_release` in each
+    format, in a process that has imported them already."""
+    from itemsmith.templates_bank.exporters import export_release
+    from itemsmith.templates_bank.releases import get_release
+    from itemsmith.templates_bank.storage import open_session
+
+    url = f"sqlite:///{data / 'itemsmith.sqlite'}"
+    started = time.monotonic()
+    with open_session(url) as session:
+        release = get_release(session, bank, 1)
+    read = time.monotonic()
+    items = sum(len(run.items) for _, run in release.items())
+    result: dict[str, Any] = {"load_before": round(os.getloadavg()[0], 2), "items": items,
+                              "get_release_s": round(read - started, 2),
+                              "read_items_s": round(time.monotonic() - read, 2), "export_s": {}}
+    with tempfile.TemporaryDirectory() as out:
+        for fmt in FORMATS:
+            started = time.monotonic()
+            export_release(release, fmt, Path(out) / fmt)
+            result["export_s"][fmt] = round(time.monotonic() - started, 2)
+    return result
+
+
+def _in_process(data: Path, bank: str) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, __file__, "--in-process", str(data), bank], env=_env(data), check=True,
+                          capture_output=True, text=True)
+    return json.loads(done.stdout)
 
 
 def _code_tree(commit: str, folder: Path) -> Path:
@@ -196,7 +232,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5, help="fresh processes for each startup measurement")
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON report to this file")
     parser.add_argument("--keep", type=Path, default=None, help="keep the data folders here")
+    parser.add_argument("--in-process", nargs=2, metavar=("DATA_DIR", "BANK"), default=None,
+                        help="only time the in-process part on a kept bank")
     args = parser.parse_args()
+    if args.in_process is not None:
+        print(json.dumps(in_process(Path(args.in_process[0]), args.in_process[1])))
+        return
     folder = args.keep or Path(tempfile.mkdtemp(prefix="itemsmith-release-speed-"))
     report: dict[str, Any] = {"cpus": os.cpu_count(), "load_at_start": os.getloadavg(),
                               "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

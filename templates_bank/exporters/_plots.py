@@ -41,16 +41,13 @@ class ItemPlots:
     def __init__(self, release: Release, dpi: int) -> None:
         self.engine = release.stored.engine if release.stored is not None else None
         self.dpi = dpi
-        self.drawn = 0
 
     def png(self, item: Item) -> bytes:
         if self.engine is None:
-            self.drawn += 1
             return render_item_png(item, dpi=self.dpi)
         key = sha256_hex(item_body(item))
         png = cached_plot(self.engine, key, self.dpi, renderer_id())
         if png is None:
             png = render_item_png(item, dpi=self.dpi)
             store_plot(self.engine, key, self.dpi, renderer_id(), png)
-            self.drawn += 1
         return png
