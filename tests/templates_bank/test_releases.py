@@ -80,7 +80,7 @@ def test_items_hash_is_what_the_sandbox_generates(curated_release: CuratedReleas
     assert digest.hexdigest() == entry.items_sha256
 
 
-def test_stored_release_reads_back_and_regenerates(curated_release: CuratedRelease) -> None:
+def test_stored_release_reads_back_with_its_items(curated_release: CuratedRelease) -> None:
     with open_session(curated_release.url) as session:
         stored = get_release(session, "curated", 1)
         assert get_release(session, "curated").manifest == stored.manifest  # latest
@@ -92,7 +92,7 @@ def test_stored_release_reads_back_and_regenerates(curated_release: CuratedRelea
     assert seen == [(t, s, curated_release.samples) for t in curated_release.templates for s in curated_release.seeds]
 
 
-def test_tampered_manifest_fails_regeneration(curated_release: CuratedRelease) -> None:
+def test_tampered_manifest_fails_regeneration_of_a_release_without_stored_items(curated_release: CuratedRelease) -> None:
     release = curated_release.tiny
     entry = release.manifest.templates[0].model_copy(update={"items_sha256": "0" * 64})
     tampered = Release(manifest=release.manifest.model_copy(update={"templates": [entry]}), sources=release.sources)
