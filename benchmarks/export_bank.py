@@ -6,11 +6,11 @@
 Builds a SQLite bank of curated synthetic templates, then measures, each phase in a fresh
 process so its peak RSS is its own:
 
-1. ``release``: `create_release` (one sandbox regeneration pass, hashing every item).
-2. ``regenerate``: `Release.items()` alone (the second pass, checked against the manifest),
-   spooling the items to a JSONL file.
+1. ``release``: `create_release` (one sandbox generation pass, hashing and storing every item).
+2. ``regenerate``: `Release.regenerated()` alone (a second sandbox pass, checked against the
+   manifest, what ``release verify`` runs), spooling the items to a JSONL file.
 3. ``write FORMAT``: the format's writer fed from the spool (parse + render + write), no sandbox.
-4. ``e2e FORMAT`` (optional): the real `export_release`: regeneration and writing together.
+4. ``e2e FORMAT`` (optional): the real `export_release`: the stored items read and written.
 
 Seeds per template = items / (templates * samples). RSS is sampled every 10,000 rows to show
 that memory stays flat. Sandbox workers are separate processes and are not counted.
@@ -90,7 +90,7 @@ def phase_regenerate(db: str, spool: Path, workers: int) -> dict[str, Any]:
     rss: list[tuple[int, float]] = []
     start, n = time.perf_counter(), 0
     with spool.open("w") as sink:
-        for entry, run in release.items(workers=workers):
+        for entry, run in release.regenerated(workers=workers):
             for index, item in enumerate(run.items):
                 n += 1
                 if n % RSS_EVERY == 0:

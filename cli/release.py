@@ -1,5 +1,5 @@
-"""`itemsmith release create|list|show|export|evaluate|reverify|calibrate|audit`: frozen, numbered bank
-states and what is done with them."""
+"""`itemsmith release create|list|show|export|verify|evaluate|reverify|calibrate|audit`: frozen, numbered
+bank states (their items stored with them) and what is done with them."""
 
 from __future__ import annotations
 
@@ -34,11 +34,12 @@ from itemsmith.cli._common import (
 from itemsmith.items.rendering import TextFormat
 
 if TYPE_CHECKING:
+    from itemsmith.templates_bank.releases import Release
     from itemsmith.templates_bank.reverification import ReverificationReport
 
 __all__ = ["app"]
 
-app = typer.Typer(help="Releases: frozen, numbered bank states; export, evaluate, re-verify, calibrate them.",
+app = typer.Typer(help="Releases: frozen, numbered bank states; export, verify, evaluate, re-verify, calibrate them.",
                   no_args_is_help=True)
 
 TextFormatsOpt = Annotated[list[TextFormat] | None, typer.Option(
@@ -61,7 +62,8 @@ def release_create(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Freeze a bank's approved/accepted templates into its next numbered release."""
+    """Freeze a bank's approved/accepted templates into its next numbered release: every item is generated
+    once in the sandbox and stored with the release."""
     from itemsmith.templates_bank.regeneration import RegenerationError
     from itemsmith.templates_bank.releases import ReleaseCreate, ReleaseError, create_release
     from itemsmith.templates_bank.storage import StorageError
@@ -72,7 +74,7 @@ def release_create(
         with bank_session(db) as session:
             manifest = create_release(session, request, workers=workers, limits=local_sandbox(),
                                       on_progress=None if as_json else
-                                      progress_line("regenerated (template, seed) runs")).manifest
+                                      progress_line("generated (template, seed) runs")).manifest
     except (StorageError, ReleaseError, RegenerationError) as exc:
         raise fail(str(exc)) from None
     if as_json:
@@ -127,14 +129,15 @@ def release_export(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Export a release: items regenerated in the sandbox, checked against the manifest, streamed to files."""
+    """Export a release: its stored items, checked against the manifest, streamed to files (plots drawn once
+    and cached)."""
     from itemsmith.templates_bank.exporters import EXPORTERS, ExportError, ExportOptions, export_release
     from itemsmith.templates_bank.regeneration import RegenerationError
     from itemsmith.templates_bank.releases import ReleaseError
 
     if fmt not in EXPORTERS:
         raise usage_error(f"--format {fmt!r}: use one of {', '.join(EXPORTERS)}")
-    frozen = load_release(release, db)
+    frozen = _release_with_items(release, db)
     options = ExportOptions(text_format=text_format, decimals=decimals, plots=plots, license=license_)
     try:
         rows, progress = frozen.manifest.counts.items, progress_line("exported items")
@@ -146,6 +149,45 @@ def release_export(
         print_json({"release": frozen.manifest.ref, "format": fmt, "out": str(out), "items": report.rows})
         return
     typer.echo(f"exported {frozen.manifest.ref} as {fmt}: {report.rows} items in {out}")
+
+
+def _release_with_items(ref: str, db: str | None) -> Release:
+    """`load_release` for a command that reads the items; says so when they will be regenerated."""
+    frozen = load_release(ref, db)
+    if frozen.stored is None:
+        typer.echo(f"{frozen.manifest.ref} was made before items were stored: its items are regenerated in the "
+                   f"sandbox, every time, until `itemsmith release verify {frozen.manifest.ref}` stores them",
+                   err=True)
+    return frozen
+
+
+@app.command("verify")
+def release_verify(
+    release: ReleaseArg,
+    workers: WorkersOpt = 1,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Prove that a release still reproduces: run every template again on the release's seeds and compare
+    the items byte for byte with those it stored; says which templates, runs and fields differ (exit code
+    1). A release made before items were stored is checked against its manifest's hashes, and its items
+    are then stored."""
+    from itemsmith.templates_bank.releases import ReleaseError
+    from itemsmith.templates_bank.reproducibility import reproduction_table, verify_release
+
+    frozen = load_release(release, db)
+    try:
+        with bank_session(db) as session:
+            report = verify_release(session, frozen, workers=workers, limits=local_sandbox(),
+                                    on_progress=None if as_json else progress_line("regenerated (template, seed) runs"))
+    except ReleaseError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        print_json(report)
+    else:
+        typer.echo(reproduction_table(report))
+    if not report.reproduced:
+        raise typer.Exit(code=1)
 
 
 @app.command("evaluate")
@@ -194,7 +236,7 @@ def release_evaluate(
         raise usage_error("--adaptive always asks fresh instances; leave out --fresh-seed")
     settings = agent_settings(reasoning_budget)
     respondent = str(model)  # the name its answers are stored and calibrated under
-    frozen = load_release(release, db)
+    frozen = load_release(release, db) if fresh_seed or adaptive else _release_with_items(release, db)
     if fresh_seed or adaptive:
         try:
             frozen.refuse_fresh_instances("--adaptive" if adaptive else "--fresh-seed")
@@ -266,7 +308,7 @@ def release_reverify(
 
     students = parse_students(student)
     settings = agent_settings(reasoning_budget)
-    frozen = load_release(release, db)
+    frozen = _release_with_items(release, db)
     try:
         # a plain session: committed after each template, so answers already paid for survive a failure
         with BankSession(get_engine(db), expire_on_commit=False) as session:
@@ -368,7 +410,7 @@ def release_audit(
     from itemsmith.templates_bank.releases import ReleaseError
     from itemsmith.templates_bank.static_items import audit_release, audit_table
 
-    frozen = load_release(release, db)
+    frozen = _release_with_items(release, db)
     try:
         report = audit_release(frozen, workers=workers, limits=local_sandbox())
     except (ReleaseError, RegenerationError) as exc:

@@ -2,7 +2,7 @@
 TimeSeriesExamAgent's main table, with the random-guess baseline of each group), the performance factors of
 Fons et al. (text format, series length, position of the queried point) and the model's IRT ability.
 
-Items come from the release exactly (`Release.items`, checked against the manifest) or, with a
+Items come from the release exactly (`Release.items`: as stored, checked against the manifest) or, with a
 ``fresh_seed``, from the same templates run on seeds the release never used: new instances of
 the same questions, so a model that memorised the published items gains nothing (the answer to
 benchmark contamination). The seeds are derived from ``fresh_seed`` and recorded in the report.
@@ -142,7 +142,7 @@ class TemplateItems:
 
 @dataclass(frozen=True)
 class ReleaseItems:
-    """What is evaluated: the release's runs, regenerated exactly or on fresh seeds."""
+    """What is evaluated: the release's runs as stored, or its templates run on fresh seeds."""
 
     release: str
     checksum: str

@@ -47,11 +47,13 @@ class TemplateRun:
 
 @dataclass(frozen=True)
 class RunItems:
-    """The items of one (template, seed) run."""
+    """The items of one (template, seed) run; with ``keep_going``, a failed run has none and says
+    why in ``error``."""
 
     run: TemplateRun
     seed: int
     items: list[Item]
+    error: str | None = None
 
 
 def items_digest(digest: hashlib._Hash, items: Sequence[Item]) -> None:
@@ -61,26 +63,33 @@ def items_digest(digest: hashlib._Hash, items: Sequence[Item]) -> None:
         digest.update(b"\n")
 
 
-def _items(run: TemplateRun, seed: int, result: RunResult) -> RunItems:
+def _failed(run: TemplateRun, seed: int, error: str, keep_going: bool) -> RunItems:
+    if not keep_going:
+        raise RegenerationError(f"template {run.template_id!r} seed {seed}: {error}")
+    return RunItems(run=run, seed=seed, items=[], error=error)
+
+
+def _items(run: TemplateRun, seed: int, result: RunResult, keep_going: bool) -> RunItems:
     if not result.ok:
-        raise RegenerationError(f"template {run.template_id!r} seed {seed}: {result.status.value}: {result.error}")
+        return _failed(run, seed, f"{result.status.value}: {result.error}", keep_going)
     return RunItems(run=run, seed=seed, items=[Item.model_validate(raw) for raw in result.items])
 
 
-def _static_items(run: TemplateRun, seed: int) -> RunItems:
+def _static_items(run: TemplateRun, seed: int, keep_going: bool) -> RunItems:
     try:
         return RunItems(run=run, seed=seed, items=parse_static_source(run.source))
     except StaticSourceError as exc:
-        raise RegenerationError(f"template {run.template_id!r}: {exc}") from None
+        return _failed(run, seed, str(exc), keep_going)
 
 
-def regenerate(runs: Sequence[TemplateRun], *, workers: int = 1,
-               limits: SandboxLimits | None = None) -> Iterator[RunItems]:
-    """Yield each (template, seed) run's items in order; raise `RegenerationError` on a failed run."""
+def regenerate(runs: Sequence[TemplateRun], *, workers: int = 1, limits: SandboxLimits | None = None,
+               keep_going: bool = False) -> Iterator[RunItems]:
+    """Yield each (template, seed) run's items in order; raise `RegenerationError` on a failed run
+    (with ``keep_going``, yield it with its ``error`` and go on)."""
     if workers < 1:
         raise ValueError("workers must be >= 1")
     if any(run.kind == "static" for run in runs):
-        yield from _mixed(runs, workers=workers, limits=limits)
+        yield from _mixed(runs, workers=workers, limits=limits, keep_going=keep_going)
         return
     jobs = [(run, seed) for run in runs for seed in run.seeds]
     handlers = list(dict.fromkeys(run.handler for run in runs))
@@ -111,13 +120,14 @@ def regenerate(runs: Sequence[TemplateRun], *, workers: int = 1,
             pending.append((run, seed, executor.submit(run_one, run, seed)))
             if len(pending) >= window:
                 done_run, done_seed, future = pending.popleft()
-                yield _items(done_run, done_seed, future.result())
+                yield _items(done_run, done_seed, future.result(), keep_going)
         while pending:
             done_run, done_seed, future = pending.popleft()
-            yield _items(done_run, done_seed, future.result())
+            yield _items(done_run, done_seed, future.result(), keep_going)
 
 
-def _mixed(runs: Sequence[TemplateRun], *, workers: int, limits: SandboxLimits | None) -> Iterator[RunItems]:
+def _mixed(runs: Sequence[TemplateRun], *, workers: int, limits: SandboxLimits | None,
+           keep_going: bool) -> Iterator[RunItems]:
     """Static runs read in place, each stretch of code runs between them regenerated as usual."""
     stretch: list[TemplateRun] = []
     for run in runs:
@@ -125,12 +135,12 @@ def _mixed(runs: Sequence[TemplateRun], *, workers: int, limits: SandboxLimits |
             stretch.append(run)
             continue
         if stretch:
-            yield from regenerate(stretch, workers=workers, limits=limits)
+            yield from regenerate(stretch, workers=workers, limits=limits, keep_going=keep_going)
             stretch = []
         for seed in run.seeds:
-            yield _static_items(run, seed)
+            yield _static_items(run, seed, keep_going)
     if stretch:
-        yield from regenerate(stretch, workers=workers, limits=limits)
+        yield from regenerate(stretch, workers=workers, limits=limits, keep_going=keep_going)
 
 
 def _close_started(pools: dict[str, Future[SandboxPool]]) -> None:

@@ -1,12 +1,19 @@
-"""Releases: a bank state frozen into an immutable, numbered release with a manifest.
+"""Releases: a bank state frozen into an immutable, numbered release with a manifest and its items.
 
 `create_release` picks the bank's releasable versions (see `storage.releasable_versions`),
-regenerates every (template, seed) run in the sandbox and records the sha256 of each
-template's items, so the manifest pins the *content*: templates and versions, seeds, judge
-and student configs, IRT parameters, counts per category and a content checksum. Exporting a
-release regenerates the items from the stored sources and seeds and checks them against these
-hashes (`Release.items` raises `ReleaseIntegrityError` on any difference), so the same release
-always exports the same items and, with the same software, the same bytes.
+generates every (template, seed) run in the sandbox (in parallel over the sandbox pools, see
+`regeneration`), stores the items once with the release (`storage.store_release_items`:
+content-addressed, in order) and records the sha256 of each template's items in the manifest, so
+the manifest pins the *content*: templates and versions, seeds, judge and student configs, IRT
+parameters, counts per category and a content checksum, which covers the items through those
+hashes. Export, evaluation, re-verification and the audit read the stored items (`Release.items`,
+checked against the manifest's hashes: `ReleaseIntegrityError` on any difference); only
+fresh-instance evaluation and `templates_bank.reproducibility` (``itemsmith release verify``:
+regenerate and compare bytes) run templates again.
+
+A release made before items were stored has none: `Release.items` regenerates its items from the
+stored sources and seeds (checked against the manifest, as then) until ``release verify`` has
+regenerated them once, found them identical to the manifest's hashes and stored them.
 
 Handlers are named by `HandlerRef` (name and content hash), never by where they live on this
 machine: `Release.handlers` maps each to its local spec for regeneration (manifests stored
@@ -22,22 +29,24 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterator
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from itertools import groupby
+from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-from sqlalchemy import func, select
+from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from itemsmith.handlers import BUILTIN_HANDLERS
 from itemsmith.items.hashing import canonical_json, sha256_hex
-from itemsmith.items.schema import IRTParameters, TemplateKind
+from itemsmith.items.schema import IRTParameters, Item, TemplateKind
 from itemsmith.items.static import parse_static_source
 from itemsmith.sandbox import SandboxLimits
 from itemsmith.templates_bank.handler_identity import HandlerRef, handler_ref
-from itemsmith.templates_bank.regeneration import RunItems, TemplateRun, items_digest, regenerate
+from itemsmith.templates_bank.regeneration import TemplateRun, items_digest, regenerate
 from itemsmith.templates_bank.storage import (
     NotFoundError,
     ReleaseRow,
@@ -48,13 +57,16 @@ from itemsmith.templates_bank.storage import (
     VerdictRow,
     get_bank,
     get_bank_by_id,
+    has_stored_items,
+    read_release_items,
     releasable_versions,
+    store_release_items,
     utcnow,
 )
 
-__all__ = ["CategoryCount", "Release", "ReleaseCounts", "ReleaseCreate", "ReleaseError", "ReleaseIntegrityError",
-           "ReleaseManifest", "ReleaseTemplate", "create_release", "get_release", "list_releases",
-           "parse_release_ref"]
+__all__ = ["CategoryCount", "ItemSpool", "Release", "ReleaseCounts", "ReleaseCreate", "ReleaseError",
+           "ReleaseIntegrityError", "ReleaseManifest", "ReleaseRun", "ReleaseTemplate", "StoredItems",
+           "create_release", "get_release", "item_body", "list_releases", "parse_release_ref", "store_items"]
 
 _NOT_CONTENT = {"release", "created_at", "created_by", "note", "checksum"}
 
@@ -108,7 +120,8 @@ class ReleaseTemplate(BaseModel):
     items: int
     items_sha256: str = Field(description="sha256 of the items as canonical JSON lines, seed by seed")
     irt: IRTParameters | None = None
-    # left out when "code", so manifests written before static groups keep their checksums
+    # Per-template properties of a release go here. Each new one is left out of the dump at its
+    # default, as `kind` is when "code", so that manifests written before it keep their checksums.
     kind: TemplateKind = Field("code", exclude_if=lambda kind: kind == "code",
                                description="code: regenerated from its source; static: stored items (imported)")
 
@@ -172,14 +185,54 @@ class ReleaseManifest(BaseModel):
         return sha256_hex(canonical_json(self.model_dump(mode="json", exclude=_NOT_CONTENT)))
 
 
+def item_body(item: Item) -> str:
+    """An item as stored and as `itemsmith release verify` compares it: its JSON, keys in the
+    order the item has them (exports write metadata in that order)."""
+    return json.dumps(item.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+@dataclass(frozen=True)
+class ReleaseRun:
+    """The items of one (template, seed) run of a release."""
+
+    seed: int
+    items: list[Item]
+
+
+@dataclass(frozen=True)
+class StoredItems:
+    """Where a release's stored items are read: its row in a bank database. They are read through
+    connections of their own: a release's items are seen once the transaction that created it
+    committed."""
+
+    engine: Engine
+    release_id: int
+
+    def runs(self) -> Iterator[tuple[int, ReleaseRun]]:
+        """(template position, run) in release order; `ReleaseIntegrityError` for an item whose
+        JSON no longer matches its hash."""
+        stored = read_release_items(self.engine, self.release_id)
+        for (position, seed), group in groupby(stored, key=lambda s: (s.template_position, s.seed)):
+            items = []
+            for row in group:
+                if sha256_hex(row.body) != row.sha256:
+                    raise ReleaseIntegrityError(f"stored item {row.sha256[:12]} (item {row.ordinal} of the release) "
+                                                "no longer matches its hash: the database was changed")
+                items.append(Item.model_validate(json.loads(row.body)))
+            yield position, ReleaseRun(seed, items)
+
+
 @dataclass(frozen=True)
 class Release:
-    """A release's manifest and the template sources (by version hash) its items come from."""
+    """A release's manifest, the template sources (by version hash) its items come from and where
+    its stored items are (None: a release made before items were stored, regenerated when read)."""
 
     manifest: ReleaseManifest
     sources: dict[str, str]
     handlers: dict[HandlerRef, str] = field(default_factory=dict)  # a handler's identity -> its local spec
     bank_id: int | None = None  # the bank it was read from (names are unique per owner only)
+    release_id: int | None = None  # its row there
+    stored: StoredItems | None = field(default=None, compare=False)
 
     def local_handler(self, entry: ReleaseTemplate) -> str:
         """Where `entry`'s handler is on this machine (`ReleaseError` when it is not here)."""
@@ -205,24 +258,88 @@ class Release:
                                f"({shown}); they have no fresh instances: evaluate the release's own items instead")
 
     def items(self, *, workers: int = 1,
-              limits: SandboxLimits | None = None) -> Iterator[tuple[ReleaseTemplate, RunItems]]:
-        """Regenerate the release run by run; after each template's last run its items are
-        checked against the manifest (`ReleaseIntegrityError` if they differ)."""
-        entries = iter(self.manifest.templates)
-        entry, digest, count, seeds_left = None, hashlib.sha256(), 0, 0
-        for run_items in regenerate(self.runs(), workers=workers, limits=limits):
-            if seeds_left == 0:
-                entry, digest, count, seeds_left = next(entries), hashlib.sha256(), 0, len(run_items.run.seeds)
-            assert entry is not None
-            items_digest(digest, run_items.items)
-            count += len(run_items.items)
-            seeds_left -= 1
-            yield entry, run_items
-            if seeds_left == 0 and (digest.hexdigest() != entry.items_sha256 or count != entry.items):
-                raise ReleaseIntegrityError(
-                    f"{self.manifest.ref}: template {entry.template_id!r} regenerated {count} items with sha256 "
-                    f"{digest.hexdigest()[:12]}, the release recorded {entry.items} with {entry.items_sha256[:12]} "
-                    "(did numpy, pandas or a handler's data change?)")
+              limits: SandboxLimits | None = None) -> Iterator[tuple[ReleaseTemplate, ReleaseRun]]:
+        """The release's items run by run, as stored (a release made before items were stored:
+        regenerated in the sandbox with ``workers`` and ``limits``). After each template's last
+        run its items are checked against the manifest (`ReleaseIntegrityError` if they differ)."""
+        if self.stored is not None:
+            return _checked(self.manifest, self.stored.runs(), "stored")
+        return self.regenerated(workers=workers, limits=limits)
+
+    def regenerated(self, *, workers: int = 1,
+                    limits: SandboxLimits | None = None) -> Iterator[tuple[ReleaseTemplate, ReleaseRun]]:
+        """The release's items regenerated in the sandbox from sources and seeds, checked as `items`."""
+        position = {t.template_id: i for i, t in enumerate(self.manifest.templates)}
+        runs = ((position[r.run.template_id], ReleaseRun(r.seed, r.items))
+                for r in regenerate(self.runs(), workers=workers, limits=limits))
+        return _checked(self.manifest, runs, "regenerated")
+
+
+def _checked(manifest: ReleaseManifest, runs: Iterable[tuple[int, ReleaseRun]],
+             how: Literal["stored", "regenerated"]) -> Iterator[tuple[ReleaseTemplate, ReleaseRun]]:
+    """The runs with their manifest entries; each template's items checked against the manifest
+    once its last run is read (also a template without items)."""
+    templates = manifest.templates
+    position, digest, count = 0, hashlib.sha256(), 0
+
+    def check(entry: ReleaseTemplate) -> None:
+        if digest.hexdigest() != entry.items_sha256 or count != entry.items:
+            why = ("did numpy, pandas or a handler's data change?" if how == "regenerated"
+                   else "the database was changed")
+            raise ReleaseIntegrityError(
+                f"{manifest.ref}: template {entry.template_id!r}: {how} {count} items with sha256 "
+                f"{digest.hexdigest()[:12]}, the release recorded {entry.items} with {entry.items_sha256[:12]} ({why})")
+
+    for run_position, run in runs:
+        if not position <= run_position < len(templates):
+            raise ReleaseIntegrityError(f"{manifest.ref}: {how} items out of the manifest's order")
+        while position < run_position:
+            check(templates[position])
+            position, digest, count = position + 1, hashlib.sha256(), 0
+        items_digest(digest, run.items)
+        count += len(run.items)
+        yield templates[position], run
+    for entry in templates[position:]:
+        check(entry)
+        digest, count = hashlib.sha256(), 0
+
+
+class ItemSpool:
+    """Items held in a temporary file (in memory while small) until they are stored: a release's
+    items are written to the database only once all of them are generated and checked, so no
+    transaction is held open while the sandbox runs."""
+
+    def __init__(self) -> None:
+        self._file: IO[str] = tempfile.SpooledTemporaryFile(max_size=32 << 20, mode="w+", encoding="utf-8",
+                                                            newline="\n")
+
+    def add(self, position: int, run: ReleaseRun) -> None:
+        for index, item in enumerate(run.items):
+            self._file.write(f"{position}\t{run.seed}\t{index}\t{item_body(item)}\n")  # JSON escapes tabs and newlines
+
+    def rows(self) -> Iterator[tuple[int, int, int, str]]:
+        """(template position, seed, index in the run, item JSON), in the order added."""
+        self._file.seek(0)
+        for line in self._file:
+            position, seed, index, body = line.rstrip("\n").split("\t", 3)
+            yield int(position), int(seed), int(index), body
+
+    def __enter__(self) -> ItemSpool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._file.close()
+
+
+def store_items(session: Session, release_id: int, spool: ItemSpool) -> StoredItems:
+    """Store the spooled items as the release's (in the session's transaction)."""
+    store_release_items(session, release_id, spool.rows())
+    return StoredItems(_engine(session), release_id)
+
+
+def _engine(session: Session) -> Engine:
+    bind = session.get_bind()
+    return bind if isinstance(bind, Engine) else bind.engine
 
 
 def _local_handler(handler: HandlerRef | str, handlers: dict[HandlerRef, str]) -> str:
@@ -305,10 +422,13 @@ def _sampling(version: TemplateVersionPublic, seeds: list[int], num_samples: int
 def create_release(session: Session, request: ReleaseCreate, *, workers: int = 1,
                    limits: SandboxLimits | None = None,
                    on_progress: Callable[[int, int], None] | None = None) -> Release:
-    """Freeze the bank into its next release; regenerates every run once (in the sandbox) to
-    record item counts and hashes. Raises `ReleaseError` (nothing releasable, unknown template)
-    or `RegenerationError` (a run failed). `on_progress(done, total)` follows the (template, seed)
-    runs. With `request.owner`, the bank is that owner's (names are unique per owner)."""
+    """Freeze the bank into its next release: generate every run once (in the sandbox, ``workers``
+    per handler), record item counts and hashes and store the items with the release. Nothing is
+    written until every run is done (the items wait in an `ItemSpool`). Raises `ReleaseError`
+    (nothing releasable, unknown template) or `RegenerationError` (a run failed).
+    `on_progress(done, total)` follows the (template, seed) runs. With `request.owner`, the bank
+    is that owner's (names are unique per owner). The returned release reads its stored items
+    once the session's transaction is committed."""
     bank = get_bank(session, request.bank, request.owner)
     versions = _chosen_versions(session, bank.id, request)
     version_ids = [v.id for v in versions]
@@ -327,28 +447,32 @@ def create_release(session: Session, request: ReleaseCreate, *, workers: int = 1
     counts = [0] * len(draft)
     position = {run.template_id: i for i, run in enumerate(runs)}
     total_runs = sum(len(run.seeds) for run in runs)
-    for done, run_items in enumerate(regenerate(runs, workers=workers, limits=limits), start=1):
-        i = position[run_items.run.template_id]
-        items_digest(digests[i], run_items.items)
-        counts[i] += len(run_items.items)
-        if on_progress is not None:
-            on_progress(done, total_runs)
-    templates = [t.model_copy(update={"items": n, "items_sha256": d.hexdigest()})
-                 for t, n, d in zip(draft, counts, digests, strict=True)]
-    number = (session.scalar(select(func.max(ReleaseRow.number)).where(ReleaseRow.bank_id == bank.id)) or 0) + 1
-    judges = request.judges if request.judges is not None else _judges_on_record(session, version_ids)
-    students = request.students if request.students is not None else _students_on_record(session, version_ids)
-    manifest = _manifest(bank.name, handler_ref(bank.handler), bank.task, number, request, templates, judges,
-                         students)
-    row = ReleaseRow(bank_id=bank.id, number=number, manifest=manifest.model_dump(mode="json"),
-                     checksum=manifest.checksum, created_by=request.created_by, created_at=manifest.created_at)
-    session.add(row)
-    session.flush()
-    session.add_all(ReleaseTemplateRow(release_id=row.id, position=i, template_version_id=v.id, seeds=t.seeds,
-                                       num_samples=t.num_samples, item_count=t.items, items_sha256=t.items_sha256)
-                    for i, (v, t) in enumerate(zip(versions, templates, strict=True)))
-    session.flush()
-    return Release(manifest=manifest, sources=sources, handlers=handlers, bank_id=bank.id)
+    with ItemSpool() as spool:
+        for done, run_items in enumerate(regenerate(runs, workers=workers, limits=limits), start=1):
+            i = position[run_items.run.template_id]
+            items_digest(digests[i], run_items.items)
+            counts[i] += len(run_items.items)
+            spool.add(i, ReleaseRun(run_items.seed, run_items.items))
+            if on_progress is not None:
+                on_progress(done, total_runs)
+        templates = [t.model_copy(update={"items": n, "items_sha256": d.hexdigest()})
+                     for t, n, d in zip(draft, counts, digests, strict=True)]
+        number = (session.scalar(select(func.max(ReleaseRow.number)).where(ReleaseRow.bank_id == bank.id)) or 0) + 1
+        judges = request.judges if request.judges is not None else _judges_on_record(session, version_ids)
+        students = request.students if request.students is not None else _students_on_record(session, version_ids)
+        manifest = _manifest(bank.name, handler_ref(bank.handler), bank.task, number, request, templates, judges,
+                             students)
+        row = ReleaseRow(bank_id=bank.id, number=number, manifest=manifest.model_dump(mode="json"),
+                         checksum=manifest.checksum, created_by=request.created_by, created_at=manifest.created_at)
+        session.add(row)
+        session.flush()
+        session.add_all(ReleaseTemplateRow(release_id=row.id, position=i, template_version_id=v.id, seeds=t.seeds,
+                                           num_samples=t.num_samples, item_count=t.items, items_sha256=t.items_sha256)
+                        for i, (v, t) in enumerate(zip(versions, templates, strict=True)))
+        session.flush()
+        stored = store_items(session, row.id, spool)
+    return Release(manifest=manifest, sources=sources, handlers=handlers, bank_id=bank.id, release_id=row.id,
+                   stored=stored)
 
 
 def _manifest(bank: str, handler: HandlerRef, task: str, number: int, request: ReleaseCreate,
@@ -367,10 +491,11 @@ def _manifest(bank: str, handler: HandlerRef, task: str, number: int, request: R
 
 def get_release(session: Session, bank: str, number: int | None = None, owner: str | None = None, *,
                 bank_id: int | None = None) -> Release:
-    """A release of the bank (the latest when ``number`` is None) with its template sources and
-    local handlers; with `owner`, the bank is that owner's (names are unique per owner). With
-    `bank_id` (what jobs and the service use), the bank is that one, and `NotFoundError` unless it
-    is named `bank` (and is `owner`'s): another owner's bank of the same name is never read."""
+    """A release of the bank (the latest when ``number`` is None) with its template sources, local
+    handlers and stored items (none for a release made before items were stored); with `owner`,
+    the bank is that owner's (names are unique per owner). With `bank_id` (what jobs and the
+    service use), the bank is that one, and `NotFoundError` unless it is named `bank` (and is
+    `owner`'s): another owner's bank of the same name is never read."""
     if bank_id is None:
         bank_row = get_bank(session, bank, owner)
     else:
@@ -392,7 +517,9 @@ def get_release(session: Session, bank: str, number: int | None = None, owner: s
                            .where(ReleaseTemplateRow.release_id == row.id)).all()
     sources = {content_hash: source for content_hash, source, _ in rows}
     handlers = _handlers_of([bank_row.handler, *(handler or bank_row.handler for _, _, handler in rows)])
-    return Release(manifest=manifest, sources=sources, handlers=handlers, bank_id=bank_row.id)
+    stored = StoredItems(_engine(session), row.id) if has_stored_items(session, row.id) else None
+    return Release(manifest=manifest, sources=sources, handlers=handlers, bank_id=bank_row.id, release_id=row.id,
+                   stored=stored)
 
 
 def list_releases(session: Session, bank: str) -> list[ReleaseManifest]:

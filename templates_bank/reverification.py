@@ -1,8 +1,8 @@
 """Re-verification: a release judged again by a new panel (and, optionally, answered by a new
 student pool), with the new verdicts stored beside the old ones and the difference reported.
 
-Each template version of the release is regenerated from its source and seeds (checked against
-the manifest's hashes) into one `TemplateSample`, with the release's task and the handler's own
+Each template version's items, as the release stored them (checked against the manifest's
+hashes), make one `TemplateSample`, with the release's task and the handler's own
 description (read in the sandbox, as templates see it).
 
 Answers are cached in the bank. A judge score is keyed by (judge name, prompt hash, items hash):

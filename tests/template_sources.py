@@ -14,3 +14,18 @@ WINDOW_MEAN = '''def question(num_samples):
                              series=[series(window, name="value")]))
     return items
 '''
+
+# the argmax of a short random walk; its metadata keys are not in sorted order (exports keep the
+# template's order, so stored items must too)
+ARGMAX = """
+def question(num_samples):
+    items = []
+    for _ in range(num_samples):
+        values = [round(float(v), 1) for v in rng.normal(size=8).cumsum()]
+        top = max(range(8), key=lambda i: values[i])
+        wrong = [i for i in range(8) if i != top][:3]
+        items.append(mc_item("At which index is the series highest?", str(top), [str(i) for i in wrong],
+                             series=[series(values, name="x")], rationale=f"argmax is {top}",
+                             metadata={"spike_index": top, "answer_kind": "index"}))
+    return items
+"""

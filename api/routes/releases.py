@@ -1,7 +1,9 @@
-"""Releases: freeze a bank and export a release (both jobs with progress: they regenerate every
-item in the sandbox; an export's zip is downloaded from its finished job), read releases,
-re-verify with a new judge panel, evaluate a model, calibrate and audit the release's items
-(jobs whose results are the diff, the accuracy report, the parameters and the static audit)."""
+"""Releases: freeze a bank and export a release (both jobs with progress: a release generates every
+item in the sandbox and stores it, an export streams the stored items; an export's zip is
+downloaded from its finished job), read releases, verify that a release still reproduces,
+re-verify with a new judge panel, evaluate a model, calibrate and audit the release's items (jobs
+whose results are the reproduction report, the diff, the accuracy report, the parameters and the
+static audit)."""
 
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ from itemsmith.service.jobs import (
     JobPublic,
     ReleaseJobRequest,
     ReverifyJobRequest,
+    VerifyJobRequest,
     export_file,
     get_job,
     jobs_on_bank,
@@ -67,7 +70,7 @@ def _public(row: ReleaseRow) -> ReleasePublic:
 def create_release_route(bank_id: RecordId, body: ReleaseCreateRequest, request: Request, principal: PrincipalDep,
                          session: SessionDep) -> JobPublic:
     """Start a ``release`` job that freezes the bank's approved/accepted templates into its next
-    numbered release (every item is regenerated once in the sandbox to record its hash; progress
+    numbered release (every item is generated once in the sandbox and stored with it; progress
     events count the runs). The finished job's ``result`` names the release (``release_id``)."""
     bank = owned_bank(session, bank_id, principal.owner)
     try:
@@ -105,7 +108,7 @@ def export_route(release_id: RecordId, request: Request, principal: PrincipalDep
                  decimals: Annotated[int, Query(ge=0, le=10)] = 2,
                  plots: Annotated[bool, Query(description=_PLOTS)] = False) -> JobPublic:
     """Start an ``export`` job that writes the release in an export format as a zip (data files,
-    manifest.json, export.json, SHA256SUMS); items are regenerated in the sandbox and checked
+    manifest.json, export.json, SHA256SUMS); the release's stored items are read and checked
     against the release's hashes (progress events count the rows). Download the zip from the
     finished job: ``GET /exports/{job_id}``. The same release and options give the same bytes."""
     row, bank = owned_release(session, release_id, principal.owner)
@@ -131,6 +134,25 @@ def download_export_route(job_id: str, request: Request, principal: PrincipalDep
     if not path.is_file():
         raise HTTPException(status.HTTP_404_NOT_FOUND, "the export's file is gone; start the export again")
     return FileResponse(path, media_type="application/zip", filename=job.result["file"])
+
+
+@router.post("/releases/{release_id}/verifications", status_code=status.HTTP_202_ACCEPTED,
+             responses=_RELEASE_ERRORS)
+def verify_route(release_id: RecordId, request: Request, principal: PrincipalDep, session: SessionDep) -> JobPublic:
+    """Start a job that runs the release's templates again on its seeds and compares their items,
+    byte for byte, with the stored ones (what ``itemsmith release verify`` prints; progress events
+    count the runs). Its result says whether the release reproduces and, per template, what
+    differs. A release made before items were stored is checked against its manifest's hashes, and
+    its items are then stored."""
+    row, bank = owned_release(session, release_id, principal.owner)
+    return _start_job(request, principal, "verify", VerifyJobRequest(bank=bank.name, release=row.number), bank)
+
+
+@router.get("/releases/{release_id}/verifications", responses=_RELEASE_ERRORS)
+def list_verifications_route(release_id: RecordId, principal: PrincipalDep, session: SessionDep) -> list[JobPublic]:
+    """The release's verification jobs, oldest first; a finished job's ``result`` is its report."""
+    row, bank = owned_release(session, release_id, principal.owner)
+    return _release_jobs(session, "verify", bank, row.number, principal.owner)
 
 
 def _start_job(request: Request, principal: Principal, kind: JobKind, job_request: BaseModel,
@@ -214,7 +236,7 @@ def audit_route(release_id: RecordId, request: Request, principal: PrincipalDep,
     """Start a job that audits the release's items as a fixed set, what ``itemsmith release audit``
     prints: per group (blind solvers and item checks on the items the group holds, each test with
     its power), per category and overall (exact duplicates across groups). Generated templates'
-    items are regenerated in the sandbox; the result is the report."""
+    items are read as the release stored them; the result is the report."""
     row, bank = owned_release(session, release_id, principal.owner)
     return _start_job(request, principal, "audit", AuditJobRequest(bank=bank.name, release=row.number), bank)
 

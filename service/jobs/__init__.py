@@ -11,7 +11,8 @@ stored is stored twice.
 Kinds are registered with `job_kind` (see `JOB_KINDS`): ``author`` (`AuthorJobRequest`),
 ``recheck`` (`RecheckJobRequest`), ``reverify`` (`ReverifyJobRequest`), ``evaluate``
 (`EvaluateJobRequest`), ``calibrate`` (`CalibrateJobRequest`), ``release`` (`ReleaseJobRequest`),
-``export`` (`ExportJobRequest`: its zip is downloaded from the finished job), ``import``
+``export`` (`ExportJobRequest`: its zip is downloaded from the finished job), ``verify``
+(`VerifyJobRequest`: does a release still reproduce?), ``import``
 (`ImportJobRequest`: an uploaded benchmark's items) and ``audit`` (`AuditJobRequest`: a release's
 static audit).
 """
@@ -45,6 +46,7 @@ from itemsmith.service.jobs._schemas import (
     RecheckJobRequest,
     ReleaseJobRequest,
     ReverifyJobRequest,
+    VerifyJobRequest,
 )
 from itemsmith.service.jobs._static_items import AuditJobRequest, ImportJobRequest
 from itemsmith.service.jobs._store import (
@@ -65,7 +67,7 @@ from itemsmith.templates_bank.storage import open_session, upgrade
 __all__ = [
     "FINAL_STATUSES", "JOB_KINDS", "RUNNERS", "AuditJobRequest", "AuthorJobRequest", "AuthorProgress", "CalibrateJobRequest", "CeleryRunner",
     "EvaluateJobRequest", "ExportJobRequest", "ImportJobRequest", "InProcessRunner", "ReleaseJobRequest", "export_file", "JobContext", "JobEventPublic", "JobInterrupted", "JobKind", "JobPublic",
-    "JobRunner", "JobStateError", "JobStatus", "RecheckJobRequest", "ReverifyJobRequest", "cancel_job", "execute_job",
+    "JobRunner", "JobStateError", "JobStatus", "RecheckJobRequest", "ReverifyJobRequest", "VerifyJobRequest", "cancel_job", "execute_job",
     "get_job", "get_runner", "job_kind", "jobs_lifespan", "jobs_on_bank", "latest_request", "list_events", "list_jobs", "make_runner", "resume_job",
     "setup_job_checkpoints", "store_accepted", "submit_job", "upgrade_database", "alive_workers",
 ]

@@ -1,6 +1,6 @@
-"""The ``release`` and ``export`` jobs: freezing a bank and writing a release in an export format
-both regenerate every item in the sandbox (minutes for a large bank), so they run as jobs with
-progress events instead of inside a request.
+"""The ``release``, ``export`` and ``verify`` jobs: freezing a bank, writing a release in an export
+format and running a release's templates again to compare their items can take long (a release runs every template in the sandbox: minutes for a large bank; an export
+streams every stored item), so they run as jobs with progress events instead of inside a request.
 
 A release is stored together with a ``release`` event in one transaction, so a job run again
 after a crash finds that event and creates no second release. An export is written to
@@ -21,13 +21,14 @@ from sqlalchemy import select
 
 from itemsmith.service.jobs._context import JobContext
 from itemsmith.service.jobs._kinds import job_kind
-from itemsmith.service.jobs._schemas import ExportJobRequest, ReleaseJobRequest
+from itemsmith.service.jobs._schemas import ExportJobRequest, ReleaseJobRequest, VerifyJobRequest
 from itemsmith.service.jobs._store import append_event
 from itemsmith.templates_bank.exporters import ExportOptions, export_release
 from itemsmith.templates_bank.releases import ReleaseCreate, create_release, get_release
+from itemsmith.templates_bank.reproducibility import verify_release
 from itemsmith.templates_bank.storage import BankPublic, BankRow, NotFoundError, ReleaseRow, open_session
 
-__all__ = ["export_file", "run_export_job", "run_release_job"]
+__all__ = ["export_file", "run_export_job", "run_release_job", "run_verify_job"]
 
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed, so the same export zips to the same bytes
 
@@ -51,7 +52,7 @@ def run_release_job(request: ReleaseJobRequest, context: JobContext) -> dict[str
                            template_ids=request.template_ids, note=request.note, created_by=request.created_by)
 
     # the release and its event commit together (progress events commit on their own meanwhile:
-    # this transaction writes nothing until the items are regenerated)
+    # this transaction writes nothing until the items are generated)
     with open_session(context.engine) as session:
         release = create_release(session, create, on_progress=context.progress("runs_done", "runs"))
         number = release.manifest.release
@@ -107,3 +108,14 @@ def run_export_job(request: ExportJobRequest, context: JobContext) -> dict[str, 
     name = f"{bank_row.name}-{release_row.number}-{request.format}.zip"
     return {"release_id": request.release_id, "format": request.format, "file": name, "rows": rows,
             "bytes": target.stat().st_size, "sha256": _sha256(target)}
+
+
+@job_kind("verify", VerifyJobRequest)
+def run_verify_job(request: VerifyJobRequest, context: JobContext) -> dict[str, Any]:
+    """The result is `ReproductionReport`: whether the release reproduces and, per template, what
+    differs; a release made before items were stored has them stored when they match its hashes."""
+    with open_session(context.engine) as session:
+        release = get_release(session, request.bank, request.release, context.owner, bank_id=context.bank_id)
+    with open_session(context.engine) as session:
+        report = verify_release(session, release, on_progress=context.progress("runs_done", "runs"))
+    return report.model_dump(mode="json")

@@ -14,10 +14,11 @@ from itemsmith.templates_bank.adaptive import AdaptiveConfig
 
 __all__ = [
     "FINAL_STATUSES", "AuthorJobRequest", "EvaluateJobRequest", "ExportJobRequest", "ReleaseJobRequest", "JobEventPublic", "JobKind", "JobPublic",
-    "JobStatus", "RecheckJobRequest", "ReverifyJobRequest", "VerificationSpecs",
+    "JobStatus", "RecheckJobRequest", "ReverifyJobRequest", "VerificationSpecs", "VerifyJobRequest",
 ]
 
-JobKind = Literal["author", "reverify", "evaluate", "recheck", "calibrate", "release", "export", "import", "audit"]
+JobKind = Literal["author", "reverify", "evaluate", "recheck", "calibrate", "release", "export", "verify", "import",
+                  "audit"]
 JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 FINAL_STATUSES: frozenset[str] = frozenset({"succeeded", "failed", "cancelled"})
 
@@ -92,7 +93,7 @@ class ReverifyJobRequest(BaseModel):
 
 class ReleaseJobRequest(BaseModel):
     """Freeze the bank's releasable templates (or the named ones) into its next release: every
-    item is regenerated once in the sandbox to record its hash."""
+    item is generated once in the sandbox and stored with the release."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -114,6 +115,16 @@ class ExportJobRequest(BaseModel):
     text_format: TextFormat = TextFormat.plain
     decimals: int = Field(2, ge=0, le=10)
     plots: bool = False
+
+
+class VerifyJobRequest(BaseModel):
+    """Run a release's templates again and compare their items, byte for byte, with the stored ones
+    (`templates_bank.reproducibility`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bank: str = Field(min_length=1, max_length=100, description="the bank's name")
+    release: int = Field(ge=1, description="the release's number")
 
 
 class EvaluateJobRequest(BaseModel):

@@ -1,7 +1,7 @@
 """The ``import`` and ``audit`` jobs of an existing benchmark: storing an uploaded file's items as
 static groups (`templates_bank.static_items.import_items`; about 11 s for 766 items, most of it
 the static audit and one version per group) and the static audit of a release's items as a fixed
-set (`audit_release`, which regenerates a generated template's items in the sandbox).
+set (`audit_release`, on the items the release stored).
 
 An import commits each group as it stores it and counts the groups in its progress events; it
 stops at the next group when cancelled, and run again (resumed, or claimed again after a crash)

@@ -1,7 +1,8 @@
 """Exporting a release: JSONL, Hugging Face parquet + card, lm-eval task YAMLs, Inspect AI task.
 
-``export_release(release, "jsonl", out)`` regenerates the release's items in the sandbox
-(checked against the manifest), streams them through the format's writer and writes, in every
+``export_release(release, "jsonl", out)`` streams the release's stored items (checked against the
+manifest; a release made before items were stored is regenerated in the sandbox) through the
+format's writer (plots drawn once and cached by item hash, `_plots`) and writes, in every
 format, ``manifest.json`` (the release manifest), ``export.json`` (format and options) and
 ``SHA256SUMS`` (``sha256sum -c`` format). Files are written to a temporary folder beside
 ``out`` and moved into place at the end, so a failed export leaves nothing behind. The same
@@ -58,7 +59,8 @@ def export_release(release: Release, fmt: str, out: Path, options: ExportOptions
                    workers: int = 1, limits: SandboxLimits | None = None, overwrite: bool = False,
                    on_row: Callable[[int], None] | None = None) -> ExportReport:
     """Write ``release`` in format ``fmt`` into the folder ``out`` (which must not exist unless
-    ``overwrite``); ``on_row(rows so far)`` follows the rows. Raises `ExportError`,
+    ``overwrite``); ``on_row(rows so far)`` follows the rows. ``workers`` and ``limits`` are the
+    sandbox's for a release made before items were stored. Raises `ExportError`,
     `ReleaseIntegrityError` or `RegenerationError`."""
     options = options or ExportOptions()
     spec = EXPORTERS.get(fmt)

@@ -25,8 +25,8 @@ from itemsmith.items.rendering import (
 )
 from itemsmith.items.schema import Item
 from itemsmith.sandbox import SandboxLimits
-from itemsmith.sandbox.render import render_item_png
 from itemsmith.templates_bank.exporters._options import ExportOptions
+from itemsmith.templates_bank.exporters._plots import ItemPlots
 from itemsmith.templates_bank.handler_identity import HandlerRef, handler_ref
 from itemsmith.templates_bank.releases import Release, ReleaseTemplate
 
@@ -47,10 +47,12 @@ class ExportRow:
 
 def iter_rows(release: Release, options: ExportOptions, *, workers: int = 1,
               limits: SandboxLimits | None = None) -> Iterator[ExportRow]:
-    """Regenerate the release (checked against its manifest) and yield its rows."""
+    """The release's rows, its items read as stored (checked against its manifest; a release made
+    before items were stored: regenerated), with plots drawn once (`ItemPlots`) if asked."""
+    plots = ItemPlots(release, options.plot_dpi) if options.plots else None
     for template, run_items in release.items(workers=workers, limits=limits):
         for index, item in enumerate(run_items.items):
-            image = render_item_png(item, dpi=options.plot_dpi) if options.plots and item.series else None
+            image = plots.png(item) if plots is not None and item.series else None
             yield ExportRow(id=f"{template.template_id}-{run_items.seed}-{index}", template=template,
                             seed=run_items.seed, index=index, item=item, image=image)
 

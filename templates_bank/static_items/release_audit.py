@@ -1,8 +1,7 @@
 """`itemsmith release audit`: the static audit of a release's items, per group and per category.
 
-The release's items are regenerated (checked against its manifest; a static group is read as
-stored) and audited as a fixed set (`verification.audit.static`): each template is a group, on
-exactly the items the release holds.
+The release's stored items (checked against its manifest) are audited as a fixed set
+(`verification.audit.static`): each template is a group, on exactly the items the release holds.
 """
 
 from __future__ import annotations

@@ -20,8 +20,11 @@ Tables (created by ``upgrade()`` / ``itemsmith db upgrade``):
 - ``evaluation_responses``: every evaluated model's answer to every item (calibration reads them;
   a failed evaluation resumes from them).
 - ``releases`` and ``release_templates``: frozen bank states (see `templates_bank.releases`).
+- ``items`` and ``release_items``: every release's items, stored once and content-addressed
+  (sha256 of the item's JSON), in the release's order; ``item_plots``: plots drawn for exports,
+  cached by item hash (`storage._items`).
 
-Versions, verdicts, responses, reviews and releases are append-only: the session and database
+Versions, verdicts, responses, reviews, releases and their items are append-only: the session and database
 triggers refuse updates and deletes.
 
 The ORM rows and `Base` are public for the layers above (bank operations, the service's use
@@ -61,6 +64,17 @@ from itemsmith.templates_bank.storage._evaluations import (
     cached_evaluation_response,
     list_evaluation_responses,
     record_evaluation_response,
+)
+from itemsmith.templates_bank.storage._items import (
+    ItemPlotRow,
+    ItemRow,
+    ReleaseItemRow,
+    StoredItem,
+    cached_plot,
+    has_stored_items,
+    read_release_items,
+    store_plot,
+    store_release_items,
 )
 from itemsmith.templates_bank.storage._models import (
     APPEND_ONLY_TABLES,
@@ -106,6 +120,8 @@ from itemsmith.templates_bank.storage._verdicts import (
 )
 
 __all__ = [
+    "ItemPlotRow", "ItemRow", "ReleaseItemRow", "StoredItem", "cached_plot", "has_stored_items", "read_release_items",
+    "store_plot", "store_release_items",
     "EvaluationResponseCreate", "EvaluationResponsePublic", "EvaluationResponseRow", "cached_evaluation_response",
     "list_evaluation_responses",
     "record_evaluation_response",

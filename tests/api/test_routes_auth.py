@@ -31,7 +31,8 @@ def test_every_route_is_covered(app) -> None:
                 ("GET", "/releases/1"), ("POST", "/releases/1/exports"), ("POST", "/releases/1/reverify"),
                 ("GET", "/releases/1/reverifications"), ("POST", "/releases/1/evaluations"),
                 ("GET", "/releases/1/evaluations"), ("POST", "/banks/imports"), ("POST", "/banks/1/imports"),
-                ("POST", "/releases/1/audits"), ("GET", "/releases/1/audits")}
+                ("POST", "/releases/1/audits"), ("GET", "/releases/1/audits"), ("POST", "/releases/1/verifications"),
+                ("GET", "/releases/1/verifications")}
     assert expected <= set(my_routes(app))
 
 

@@ -1,5 +1,5 @@
 """Release routes: releases and exports as jobs (export zips downloaded from the finished job),
-list, read, re-verification and evaluation jobs. Route tests run the release and export jobs
+list, read, verification, re-verification and evaluation jobs. Route tests run the release and export jobs
 synchronously (`execute_job`), the way a worker does."""
 
 from __future__ import annotations
@@ -155,6 +155,17 @@ def test_bad_export_options_get_422(params: dict, client, api_key, release, job_
     assert job_runner.dispatched == []
 
 
+def test_verification_is_a_job_listed_with_its_release(client, api_key, engine, api_settings, release) -> None:
+    response = client.post(f"/releases/{release['id']}/verifications", headers={"X-API-Key": api_key})
+    assert response.status_code == 202 and response.json()["kind"] == "verify"
+    report = run_job(engine, api_settings, response.json()["id"])
+    assert report["release"] == release["ref"] and report["reproduced"] is True
+    assert report["compared_with"] == "stored items" and report["items"] == release["manifest"]["counts"]["items"]
+    assert all(t["reproduced"] and t["differences"] == [] for t in report["templates"])
+    listed = client.get(f"/releases/{release['id']}/verifications", headers={"X-API-Key": api_key}).json()
+    assert [(j["id"], j["progress"]) for j in listed] == [(response.json()["id"], {"runs_done": 4, "runs": 4})]
+
+
 def test_reverification_is_a_job_listed_with_its_release(client, api_key, engine, release, job_runner) -> None:
     url = f"/releases/{release['id']}/reverify"
     response = client.post(url, json={"judges": ["openai:gpt-4o", "anthropic:claude-sonnet-4-5"],
@@ -209,6 +220,7 @@ def test_bad_job_requests_get_422_and_queue_nothing(path: str, body: dict, clien
 def _release_routes(release_id: int, bank_id: int) -> list[tuple[str, str, dict | None]]:
     return [("POST", f"/banks/{bank_id}/releases", {}), ("GET", f"/banks/{bank_id}/releases", None),
             ("GET", f"/releases/{release_id}", None), ("POST", f"/releases/{release_id}/exports", None),
+            ("POST", f"/releases/{release_id}/verifications", None), ("GET", f"/releases/{release_id}/verifications", None),
             ("POST", f"/releases/{release_id}/reverify", {"judges": ["openai:gpt-4o"]}),
             ("GET", f"/releases/{release_id}/reverifications", None),
             ("POST", f"/releases/{release_id}/evaluations", {"model": "openai:gpt-4o"}),

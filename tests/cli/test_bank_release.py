@@ -1,5 +1,5 @@
 """The command line end to end: db upgrade, bank create and import, release create, export,
-db downgrade; `--json` output; exit codes."""
+verify, db downgrade; `--json` output; exit codes."""
 
 from __future__ import annotations
 
@@ -45,6 +45,7 @@ def test_release_and_export_from_the_command_line(run, tmp_path: Path) -> None:
     for fmt in ("jsonl", "lm-eval"):
         assert "12 items" in run("release", "export", "trends@1", "--format", fmt, "--out", str(tmp_path / fmt))
     assert len((tmp_path / "jsonl" / "data.jsonl").read_text().splitlines()) == 12
+    assert "trends@1 reproduces: 12 items in 2 templates, byte for byte as stored" in run("release", "verify", "trends@1")
     assert "exists" in run("release", "export", "trends@1", "-f", "jsonl", "-o", str(tmp_path / "jsonl"), code=1)
     assert "no release 2" in run("release", "export", "trends@2", "-f", "jsonl", "-o", str(tmp_path / "x"), code=1)
     assert "does not carry plots" in run("release", "export", "trends@1", "-f", "inspect", "--plots", "-o",

@@ -28,7 +28,7 @@ GRAMMAR = {
          "serve", "worker", "settings"},
     ("curated",): {"list", "sample"},
     ("bank",): {"list", "show", "create", "import-curated", "import-run", "import-items"},
-    ("release",): {"create", "list", "show", "export", "evaluate", "reverify", "calibrate", "audit"},
+    ("release",): {"create", "list", "show", "export", "verify", "evaluate", "reverify", "calibrate", "audit"},
     ("db",): {"upgrade", "downgrade", "current"},
     ("keys",): {"create", "list", "revoke"},
     ("handlers",): {"list"},

@@ -1,16 +1,29 @@
 """Fixtures of the storage, release and export tests: bank databases on SQLite and on the
 local PostgreSQL (`postgres_url`, tests/conftest.py), and a release of curated templates as a
-realistic export fixture."""
+realistic export fixture; `add_argmax_bank` makes a bank of one small template."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from itemsmith.items.schema import Decision, Template
 from itemsmith.templates_bank.releases import Release, ReleaseCreate, create_release
-from itemsmith.templates_bank.storage import BankCreate, create_bank, downgrade, import_curated, open_session, upgrade
+from itemsmith.templates_bank.storage import (
+    BankCreate,
+    add_template_version,
+    create_bank,
+    downgrade,
+    import_curated,
+    open_session,
+    record_verdict,
+    upgrade,
+)
+
+from ..template_sources import ARGMAX
 
 # Five curated templates on the synthetic handler: one handler, one sandbox pool.
 RELEASE_TEMPLATES = ["exam_trend_direction", "exam_granger_direction", "feat_seasonality_classify",
@@ -61,3 +74,18 @@ def curated_release(tmp_path_factory: pytest.TempPathFactory) -> CuratedRelease:
         tiny = create_release(session, ReleaseCreate(bank="tiny", seeds=[7], num_samples=2, created_by="tests",
                                                      template_ids=["exam_trend_direction"]))
     return CuratedRelease(url=url, release=release, tiny=tiny)
+
+
+def _add_argmax_bank(url: str, name: str = "tiny") -> None:
+    with open_session(url) as session:
+        bank = create_bank(session, BankCreate(name=name, handler="synthetic", owner="tests"))
+        version = add_template_version(session, bank.id, Template(id="argmax", source=ARGMAX, title="argmax",
+                                                                 category="retrieval"), created_by="tests")
+        record_verdict(session, version.id, Decision(accepted=True, stage="capability"))
+
+
+@pytest.fixture
+def add_argmax_bank() -> Callable[..., None]:
+    """``add_argmax_bank(url, name="tiny")``: a bank on the synthetic handler with `ARGMAX` accepted,
+    ready to release."""
+    return _add_argmax_bank

@@ -40,6 +40,8 @@ from itemsmith.templates_bank.storage import (
 )
 from itemsmith.verification.students import Student, StudentConfig
 
+from ..template_sources import ARGMAX
+
 # three categories on the synthetic handler; two of them name a queried point (metadata "date", "spike_index")
 TEMPLATES = ["exam_trend_direction", "feat_value_on_date", "exam_spike_location"]
 IRT = {
@@ -289,20 +291,6 @@ def test_evaluate_command_with_a_scripted_model(bank: Bank, tmp_path: Path) -> N
     assert result.exit_code == 1 and "no release 9" in result.output
 
 
-TINY_TEMPLATE = """
-def question(num_samples):
-    items = []
-    for _ in range(num_samples):
-        values = [round(float(v), 1) for v in rng.normal(size=8).cumsum()]
-        top = max(range(8), key=lambda i: values[i])
-        wrong = [i for i in range(8) if i != top][:3]
-        items.append(mc_item("At which index is the series highest?", str(top), [str(i) for i in wrong],
-                             series=[series(values, name="x")], rationale=f"argmax is {top}",
-                             metadata={"spike_index": top}))
-    return items
-"""
-
-
 @pytest.mark.local_model
 def test_evaluate_command_scores_a_local_model_by_letter_log_likelihood(tmp_path: Path) -> None:
     from itemsmith.agents.llamacpp import llama_available
@@ -316,7 +304,7 @@ def test_evaluate_command_scores_a_local_model_by_letter_log_likelihood(tmp_path
     with open_session(url) as session:  # short series: prompts of ~150 tokens keep the forward passes quick
         created = create_bank(session, BankCreate(name="tiny", handler="synthetic", owner="tests"))
         version = add_template_version(session, created.id, Template(
-            id="argmax", source=TINY_TEMPLATE, title="argmax", category="retrieval"), created_by="tests")
+            id="argmax", source=ARGMAX, title="argmax", category="retrieval"), created_by="tests")
         record_verdict(session, version.id, Decision(accepted=True, stage="capability"))
         create_release(session, ReleaseCreate(bank="tiny", seeds=[0], num_samples=2, created_by="tests"))
     result = CliRunner().invoke(app, ["release", "evaluate", "tiny@1", "--model", f"local:{names[0]}", "--db", url, "--json"])

@@ -1,9 +1,12 @@
-"""Exports of a curated release: byte-identical twice, and every format loads in its tool
-(parquet with pyarrow and `datasets`, lm-eval tasks through lm-eval's own TaskManager and
-evaluator, the Inspect task imported, built and evaluated with Inspect's mock model)."""
+"""Exports of a curated release: streamed from the stored items, byte-identical twice and to an
+export of the same release regenerated in the sandbox (how every export was made before items
+were stored), plots drawn once; and every format loads in its tool (parquet with pyarrow and
+`datasets`, lm-eval tasks through lm-eval's own TaskManager and evaluator, the Inspect task
+imported, built and evaluated with Inspect's mock model)."""
 
 from __future__ import annotations
 
+import dataclasses
 import filecmp
 import importlib.util
 import json
@@ -18,7 +21,9 @@ import yaml
 
 from itemsmith.items.rendering import TextFormat, render_item
 from itemsmith.items.schema import Item
+from itemsmith.templates_bank import releases as releases_module
 from itemsmith.templates_bank.exporters import EXPORTERS, ExportError, ExportOptions, export_release
+from itemsmith.templates_bank.exporters import _plots as plots_module
 from itemsmith.templates_bank.exporters._rows import stem
 from itemsmith.templates_bank.exporters.lm_eval import ANSWER_PATTERN, task_name
 from itemsmith.templates_bank.releases import Release, ReleaseIntegrityError, ReleaseManifest
@@ -42,21 +47,32 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def _expected(curated_release: CuratedRelease) -> list[tuple[str, Item]]:
-    """(id, item) in release order, regenerated independently of the exporters."""
+    """(id, item) in release order, regenerated independently of the exporters and the stored items."""
     return [(f"{entry.template_id}-{run.seed}-{i}", item)
-            for entry, run in curated_release.release.items() for i, item in enumerate(run.items)]
+            for entry, run in curated_release.release.regenerated() for i, item in enumerate(run.items)]
+
+
+def _assert_same_files(one: Path, other: Path) -> None:
+    names = sorted(p.relative_to(one) for p in one.rglob("*"))
+    assert names == sorted(p.relative_to(other) for p in other.rglob("*"))
+    _, mismatch, errors = filecmp.cmpfiles(one, other, [str(p) for p in names if (other / p).is_file()], shallow=False)
+    assert mismatch == [] and errors == []
+
+
+def _no_template_runs(*args: object, **kwargs: object) -> None:
+    raise AssertionError("a template ran")
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_exports_are_byte_identical(fmt: str, exports: dict[str, Path], curated_release: CuratedRelease,
-                                    tmp_path: Path) -> None:
-    options = json.loads((exports[fmt] / "export.json").read_text())["options"]
-    again = export_release(curated_release.release, fmt, tmp_path / "again", ExportOptions(**options)).out
-    first = sorted(p.relative_to(exports[fmt]) for p in exports[fmt].rglob("*"))
-    assert first == sorted(p.relative_to(again) for p in again.rglob("*"))
-    _, mismatch, errors = filecmp.cmpfiles(exports[fmt], again, [str(p) for p in first if (again / p).is_file()],
-                                           shallow=False)
-    assert mismatch == [] and errors == []
+                                    tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    options = ExportOptions(**json.loads((exports[fmt] / "export.json").read_text())["options"])
+    # before items were stored, every export regenerated the release in the sandbox: the same bytes
+    regenerated = dataclasses.replace(curated_release.release, stored=None)
+    _assert_same_files(exports[fmt], export_release(regenerated, fmt, tmp_path / "regenerated", options).out)
+    monkeypatch.setattr(releases_module, "regenerate", _no_template_runs)  # from the stored items alone
+    again = export_release(curated_release.release, fmt, tmp_path / "again", options).out
+    _assert_same_files(exports[fmt], again)
     for line in (exports[fmt] / "SHA256SUMS").read_text().splitlines():  # sha256sum -c format
         digest, name = line.split("  ")
         assert (exports[fmt] / name).is_file() and len(digest) == 64
@@ -118,6 +134,31 @@ def test_plots(curated_release: CuratedRelease, tmp_path: Path) -> None:
     assert ds[0]["image"].format == "PNG" and ds[0]["image"].size == (600, 200)
     with pytest.raises(ExportError, match="does not carry plots"):
         export_release(curated_release.tiny, "inspect", tmp_path / "inspect", options)
+
+
+def test_plots_are_drawn_once_and_cached_by_item(curated_release: CuratedRelease, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    drawn: list[Item] = []
+    render = plots_module.render_item_png
+
+    def counted(item: Item, dpi: int) -> bytes:
+        drawn.append(item)
+        return render(item, dpi=dpi)
+
+    monkeypatch.setattr(plots_module, "render_item_png", counted)
+    options = ExportOptions(plots=True, plot_dpi=37)  # a dpi no other test draws at
+    first = export_release(curated_release.tiny, "jsonl", tmp_path / "first", options).out
+    assert len(drawn) == 2
+    again = export_release(curated_release.tiny, "hf", tmp_path / "hf", options).out  # another format: cached
+    assert len(drawn) == 2
+    hf_images = pq.read_table(again / "data").column("image").to_pylist()
+    assert [image["bytes"] for image in hf_images] == [p.read_bytes() for p in sorted((first / "images").iterdir())]
+    regenerated = dataclasses.replace(curated_release.tiny, stored=None)  # no cache: drawn, the same bytes
+    _assert_same_files(first, export_release(regenerated, "jsonl", tmp_path / "regenerated", options).out)
+    assert len(drawn) == 4
+    monkeypatch.setattr(plots_module, "renderer_id", lambda: "another matplotlib")  # another renderer draws anew
+    export_release(curated_release.tiny, "jsonl", tmp_path / "another", options)
+    assert len(drawn) == 6
 
 
 def test_lm_eval_tasks_load_and_evaluate(exports: dict[str, Path], curated_release: CuratedRelease,

@@ -1,16 +1,23 @@
 """Releases: frozen manifests (templates and versions, seeds, configs, IRT, counts, checksum),
-numbering, items regenerated exactly from sources and seeds and checked against the manifest."""
+numbering, items stored once with the release and read back (checked against the manifest),
+and releases made before items were stored (regenerated exactly from sources and seeds)."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+import sqlalchemy as sa
 
-from itemsmith.items.hashing import canonical_json
+from itemsmith.items.hashing import canonical_json, sha256_hex
 from itemsmith.items.schema import Decision, IRTParameters, Item, JudgeScore, StudentResponse, Template
 from itemsmith.sandbox import run_template
+from itemsmith.templates_bank import releases as releases_module
 from itemsmith.templates_bank.curated import get_curated
 from itemsmith.templates_bank.regeneration import RegenerationError
 from itemsmith.templates_bank.releases import (
@@ -23,17 +30,22 @@ from itemsmith.templates_bank.releases import (
     list_releases,
     parse_release_ref,
 )
+from itemsmith.templates_bank.reproducibility import verify_release
 from itemsmith.templates_bank.storage import (
     BankCreate,
+    ItemRow,
     NotFoundError,
+    ReleaseItemRow,
     ReviewCreate,
     add_template_version,
     create_bank,
+    get_engine,
     import_curated,
     open_session,
     record_review,
     record_student_response,
     record_verdict,
+    upgrade,
 )
 
 if TYPE_CHECKING:
@@ -68,7 +80,7 @@ def test_items_hash_is_what_the_sandbox_generates(curated_release: CuratedReleas
     assert digest.hexdigest() == entry.items_sha256
 
 
-def test_stored_release_reads_back_and_regenerates(curated_release: CuratedRelease) -> None:
+def test_stored_release_reads_back_with_its_items(curated_release: CuratedRelease) -> None:
     with open_session(curated_release.url) as session:
         stored = get_release(session, "curated", 1)
         assert get_release(session, "curated").manifest == stored.manifest  # latest
@@ -80,7 +92,7 @@ def test_stored_release_reads_back_and_regenerates(curated_release: CuratedRelea
     assert seen == [(t, s, curated_release.samples) for t in curated_release.templates for s in curated_release.seeds]
 
 
-def test_tampered_manifest_fails_regeneration(curated_release: CuratedRelease) -> None:
+def test_tampered_manifest_fails_regeneration_of_a_release_without_stored_items(curated_release: CuratedRelease) -> None:
     release = curated_release.tiny
     entry = release.manifest.templates[0].model_copy(update={"items_sha256": "0" * 64})
     tampered = Release(manifest=release.manifest.model_copy(update={"templates": [entry]}), sources=release.sources)
@@ -131,6 +143,7 @@ def test_release_errors(bank_url: str) -> None:
         record_verdict(session, version.id, Decision(accepted=True, stage="capability"))
         with pytest.raises(RegenerationError, match="broken.*ZeroDivisionError"):
             create_release(session, ReleaseCreate(bank="b", created_by="alice"))
+        assert session.scalar(sa.select(sa.func.count()).select_from(ItemRow)) == 0  # nothing stored
         record_review(session, version.id, ReviewCreate(decision="reject", reviewer="bob"))
         assert create_release(session, ReleaseCreate(bank="b", created_by="alice")).manifest.release == 1
     with pytest.raises(ValueError, match="distinct"):
@@ -160,3 +173,119 @@ def test_built_in_handlers_of_one_module_each_regenerate_their_own_templates(ban
     assert {entry.template_id: release.local_handler(entry) for entry in release.manifest.templates} == templates
     with open_session(bank_url) as session:
         assert get_release(session, "ucr", 1).runs() == release.runs()
+
+
+# --- items stored with the release -------------------------------------------------------------
+
+
+def _runs(release: Release, how: str = "items") -> list[tuple[str, int, list[Item]]]:
+    return [(entry.template_id, run.seed, run.items) for entry, run in getattr(release, how)()]
+
+
+def test_items_are_stored_once_content_addressed_in_release_order(
+        bank_url: str, add_argmax_bank: Callable[..., None]) -> None:
+    add_argmax_bank(bank_url)
+    with open_session(bank_url) as session:
+        import_curated(session, session.scalar(sa.text("SELECT id FROM banks")), reviewer="tests",
+                       template_ids=["feat_trend_detect_tf"])
+        request = ReleaseCreate(bank="tiny", seeds=[5, 2], num_samples=3, created_by="tests")
+        first = create_release(session, request)
+        second = create_release(session, request.model_copy(update={"note": "the same content again"}))
+    with open_session(bank_url) as session:
+        bodies = {row.sha256: row.body for row in session.scalars(sa.select(ItemRow))}
+        links = {n: session.scalars(sa.select(ReleaseItemRow).where(ReleaseItemRow.release_id == r.release_id)
+                                    .order_by(ReleaseItemRow.ordinal)).all() for n, r in ((1, first), (2, second))}
+    assert first.manifest.counts.items == len(links[1]) == len(links[2]) == 12
+    assert [link.item_sha256 for link in links[1]] == [link.item_sha256 for link in links[2]]  # shared ...
+    assert set(bodies) == {link.item_sha256 for link in links[1]}  # ... and stored once
+    assert all(sha256_hex(body) == key for key, body in bodies.items())
+    assert [(link.ordinal, link.template_position, link.seed, link.sample_index) for link in links[1]] == [
+        (6 * t + 3 * s + i, t, seed, i) for t in range(2) for s, seed in enumerate([5, 2]) for i in range(3)]
+    regenerated = _runs(first, "regenerated")
+    assert _runs(first) == regenerated  # the returned release reads its stored items once committed
+    with open_session(bank_url) as session:
+        stored = get_release(session, "tiny", 1)
+    assert stored.stored is not None and _runs(stored) == regenerated
+    # stored as the template gave it: metadata keys in the template's order, not sorted
+    argmax = next(body for body in bodies.values() if "spike_index" in body)
+    assert list(json.loads(argmax)["metadata"]) == ["spike_index", "answer_kind"]
+
+
+def test_stored_items_are_read_without_running_a_template(curated_release: CuratedRelease,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = _runs(curated_release.release, "regenerated")
+
+    def no_sandbox(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a template ran")
+
+    monkeypatch.setattr(releases_module, "regenerate", no_sandbox)
+    with open_session(curated_release.url) as session:
+        release = get_release(session, "curated", 1)
+    assert _runs(release) == expected
+
+
+def test_stored_items_are_checked_against_the_manifest_and_their_hashes(tmp_path: Path,
+                                                                         add_argmax_bank: Callable[..., None]) -> None:
+    url = f"sqlite:///{tmp_path / 'bank.sqlite'}"
+    upgrade(url)
+    add_argmax_bank(url)
+    with open_session(url) as session:
+        release = create_release(session, ReleaseCreate(bank="tiny", seeds=[0], num_samples=2, created_by="tests"))
+    entry = release.manifest.templates[0].model_copy(update={"items_sha256": "0" * 64})
+    tampered = dataclasses.replace(release, manifest=release.manifest.model_copy(update={"templates": [entry]}))
+    with pytest.raises(ReleaseIntegrityError, match="stored 2 items.*the database was changed"):
+        list(tampered.items())
+    # someone who drops the append-only trigger and edits an item's JSON in place
+    with get_engine(url).begin() as connection:
+        connection.execute(sa.text("DROP TRIGGER items_no_update"))
+        connection.execute(sa.text("UPDATE items SET body = replace(body, 'highest', 'lowest')"))
+    with pytest.raises(ReleaseIntegrityError, match="no longer matches its hash"):
+        list(release.items())
+
+
+def _legacy_release(url: str, monkeypatch: pytest.MonkeyPatch, add_argmax_bank: Callable[..., None]) -> None:
+    """Bank "tiny" with release 1 as itemsmith made it before items were stored (at revision 0005,
+    no items), then migrated to this itemsmith's schema."""
+    upgrade(url, "0005")
+    add_argmax_bank(url)
+    with monkeypatch.context() as patched, open_session(url) as session:
+        patched.setattr(releases_module, "store_items", lambda *args: None)
+        create_release(session, ReleaseCreate(bank="tiny", seeds=[0, 1], num_samples=3, created_by="tests"))
+    upgrade(url)
+
+
+def test_a_release_made_before_items_were_stored_is_regenerated_until_verify_stores_it(
+        backend_url: str, monkeypatch: pytest.MonkeyPatch, add_argmax_bank: Callable[..., None]) -> None:
+    _legacy_release(backend_url, monkeypatch, add_argmax_bank)
+    with open_session(backend_url) as session:
+        legacy = get_release(session, "tiny", 1)
+    assert legacy.stored is None
+    regenerated = _runs(legacy)  # read as before: regenerated, checked against the manifest
+    assert [(t, s, len(items)) for t, s, items in regenerated] == [("argmax", 0, 3), ("argmax", 1, 3)]
+    with open_session(backend_url) as session:
+        report = verify_release(session, legacy)
+    assert report.reproduced and report.compared_with == "manifest hashes" and report.stored_now == 6
+    with open_session(backend_url) as session:
+        stored = get_release(session, "tiny", 1)
+    assert stored.stored is not None and _runs(stored) == regenerated
+    with open_session(backend_url) as session:
+        again = verify_release(session, stored)
+    assert again.reproduced and again.compared_with == "stored items" and again.stored_now == 0
+
+
+def test_a_release_made_before_items_were_stored_that_no_longer_reproduces_stores_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, add_argmax_bank: Callable[..., None]) -> None:
+    url = f"sqlite:///{tmp_path / 'bank.sqlite'}"
+    _legacy_release(url, monkeypatch, add_argmax_bank)
+    with open_session(url) as session:
+        legacy = get_release(session, "tiny", 1)
+    (version,) = legacy.sources
+    changed = dataclasses.replace(legacy, sources={version: legacy.sources[version].replace("highest", "largest")})
+    with open_session(url) as session:
+        report = verify_release(session, changed)
+    assert not report.reproduced and report.stored_now == 0
+    (difference,) = report.templates[0].differences
+    assert difference.startswith("6 items with sha256 ")
+    assert difference.endswith(f"the manifest recorded 6 with {legacy.manifest.templates[0].items_sha256[:12]}")
+    with open_session(url) as session:
+        assert get_release(session, "tiny", 1).stored is None

@@ -1,6 +1,7 @@
 """Storage on SQLite and on the local PostgreSQL: migrations up and down, the ORM matching the
 migrated schema, immutable versions keyed by content hash, append-only records (in the session
-and in the database), verdicts and student responses with their cache keys, review status."""
+and in the database), verdicts and student responses with their cache keys, review status, a
+release's stored items (content-addressed, read in batches) and the plot cache."""
 
 from __future__ import annotations
 
@@ -33,13 +34,16 @@ from itemsmith.templates_bank.storage import (
     BankExistsError,
     Base,
     ImmutableRecordError,
+    ItemRow,
     NotFoundError,
+    ReleaseItemRow,
     ReleaseRow,
     ReleaseTemplateRow,
     ReviewCreate,
     TemplateVersionRow,
     VersionConflictError,
     add_template_version,
+    cached_plot,
     cached_student_response,
     cached_verdict,
     create_bank,
@@ -56,17 +60,20 @@ from itemsmith.templates_bank.storage import (
     list_versions,
     normalize_url,
     open_session,
+    read_release_items,
     record_review,
     record_student_response,
     record_verdict,
     releasable_versions,
     require_current_schema,
+    store_plot,
+    store_release_items,
     upgrade,
     version_statuses,
 )
 
 TABLES = {"banks", "template_versions", "verdicts", "student_responses", "review_decisions", "releases",
-          "release_templates", "evaluation_responses"}
+          "release_templates", "evaluation_responses", "items", "release_items", "item_plots"}
 SOURCE = "def question(num_samples):\n    return []\n"
 ITEM = Item(question="Which way does it trend?", options=["up", "down"], answer_index=0,
             series=[{"name": "x", "values": [1.0, 2.0, 3.0]}])
@@ -92,7 +99,7 @@ def _tables(url: str) -> set[str]:
 def test_migrations_up_down_up(backend_url: str) -> None:
     assert current_revision(backend_url) is None
     upgrade(backend_url)
-    assert current_revision(backend_url) == head_revision() == "0005"
+    assert current_revision(backend_url) == head_revision() == "0006"
     assert TABLES <= _tables(backend_url)
     downgrade(backend_url, "base")
     assert current_revision(backend_url) is None
@@ -291,6 +298,65 @@ def test_curated_templates_round_trip(bank_url: str) -> None:
         version = add_template_version(session, _bank(session), curated, created_by="alice")
     with open_session(bank_url) as session:
         assert get_version(session, version.id).to_template() == curated
+
+
+# --- stored release items -----------------------------------------------------------------------
+
+
+def _release_with_items(url: str, items: list[tuple[int, int, int, str]]) -> int:
+    with open_session(url) as session:
+        release = ReleaseRow(bank_id=_bank(session), number=1, manifest={}, checksum="c" * 64, created_by="alice")
+        session.add(release)
+        session.flush()
+        assert store_release_items(session, release.id, items) == len(items)
+        return release.id
+
+
+def test_release_items_read_back_in_order_batch_by_batch(bank_url: str) -> None:
+    items = [(i // 4, i % 2, i % 3, f'{{"n":{i % 5}}}') for i in range(11)]  # 5 distinct bodies
+    release_id = _release_with_items(bank_url, items)
+    engine = get_engine(bank_url)
+    for batch in (1, 2, 11, 100):
+        read = list(read_release_items(engine, release_id, batch=batch))
+        assert [(r.template_position, r.seed, r.sample_index, r.body) for r in read] == items
+        assert [r.ordinal for r in read] == list(range(11))
+    with open_session(bank_url) as session:
+        assert session.scalar(sa.select(sa.func.count()).select_from(ItemRow)) == 5
+
+
+def test_reading_release_items_holds_no_transaction_open(tmp_path) -> None:
+    """A long export must not keep others from writing (SQLite locks the file while a read is open)."""
+    url = f"sqlite:///{tmp_path / 'bank.sqlite'}"
+    upgrade(url)
+    release_id = _release_with_items(url, [(0, 0, i, f'{{"n":{i}}}') for i in range(4)])
+    reading = read_release_items(get_engine(url), release_id, batch=2)
+    next(reading)
+    with open_session(url) as session:  # someone else writes meanwhile (e.g. a job's progress)
+        create_bank(session, BankCreate(name="other", handler="synthetic", owner="bob"))
+    assert [r.ordinal for r in reading] == [1, 2, 3]
+
+
+def test_stored_items_are_append_only(bank_url: str) -> None:
+    release_id = _release_with_items(bank_url, [(0, 0, 0, '{"n":1}')])
+    with pytest.raises(ImmutableRecordError, match="append-only"), open_session(bank_url) as session:
+        session.scalars(sa.select(ItemRow)).one().body = '{"n":2}'
+    with pytest.raises(ImmutableRecordError, match="append-only"), open_session(bank_url) as session:
+        session.delete(session.get(ReleaseItemRow, (release_id, 0)))
+    engine = get_engine(bank_url)
+    for statement in ("UPDATE items SET body = body", "DELETE FROM items", "UPDATE release_items SET seed = seed",
+                      "DELETE FROM release_items"):
+        with pytest.raises(sa.exc.DBAPIError, match="append-only"), engine.begin() as connection:
+            connection.execute(sa.text(statement))
+    assert [r.body for r in read_release_items(engine, release_id)] == ['{"n":1}']
+
+
+def test_plot_cache(bank_url: str) -> None:
+    engine = get_engine(bank_url)
+    assert cached_plot(engine, "a" * 64, 100, "r" * 64) is None
+    store_plot(engine, "a" * 64, 100, "r" * 64, b"png one")
+    store_plot(engine, "a" * 64, 100, "r" * 64, b"png two")  # another export stored it meanwhile: kept
+    assert cached_plot(engine, "a" * 64, 100, "r" * 64) == b"png one"
+    assert cached_plot(engine, "a" * 64, 120, "r" * 64) is None and cached_plot(engine, "a" * 64, 100, "s" * 64) is None
 
 
 # --- settings -------------------------------------------------------------------------------------
