@@ -366,13 +366,17 @@ class ItemPool(BaseModel):
         return (f"{self.distinct} distinct of {self.items} drawn{records}; {size}; "
                 f"{self.recurring_keys:.0%} of questions came back with their key")
 
-    def repeats_expected(self, n: int) -> float:
-        """The share of `n` fresh items expected to repeat an earlier one (0 when the pool looks unbounded)."""
+    def repeats_expected(self, n: int, *, after: int = 0) -> float:
+        """The share of `n` fresh items expected to repeat an item already drawn (among themselves, or
+        among `after` items drawn before, e.g. a release's own); 0 when the pool looks unbounded."""
         if self.estimated_size is None or n <= 0:
             return 0.0
         size = float(self.estimated_size)
-        distinct = size * (1.0 - math.exp(-n / size))
-        return max(0.0, 1.0 - distinct / n)
+
+        def distinct(draws: int) -> float:
+            return size * (1.0 - math.exp(-draws / size))
+
+        return max(0.0, 1.0 - (distinct(after + n) - distinct(after)) / n)
 
 
 class AuditReport(BaseModel):

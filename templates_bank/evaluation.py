@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -148,6 +148,7 @@ class ReleaseItems:
     checksum: str
     fresh_seed: int | None
     runs: list[TemplateItems]
+    warnings: list[str] = field(default_factory=list)
 
 
 def fresh_seeds(used: Iterable[int], count: int, seed: int) -> list[int]:
@@ -184,7 +185,25 @@ def release_items(release: Release, *, fresh_seed: int | None = None, workers: i
                     for t in manifest.templates}
         runs = [TemplateItems(entry_of[run.run], run.seed, run.items)
                 for run in regenerate(list(entry_of), workers=workers, limits=limits)]
+        return ReleaseItems(release=manifest.ref, checksum=manifest.checksum, fresh_seed=fresh_seed, runs=runs,
+                            warnings=repeat_warnings(manifest.templates))
     return ReleaseItems(release=manifest.ref, checksum=manifest.checksum, fresh_seed=fresh_seed, runs=runs)
+
+
+def repeat_warnings(templates: Sequence[ReleaseTemplate], *, max_share: float = 0.05) -> list[str]:
+    """Templates whose fresh instances would repeat the release's items or each other (their audit's
+    item pool is small beside what the release and the evaluation draw): such "fresh" items measure
+    memory of the release, not new instances."""
+    warnings = []
+    for template in templates:
+        if template.pool is None:
+            continue
+        share = template.pool.repeats_expected(template.items, after=template.items)
+        if share > max_share:
+            warnings.append(f"{template.template_id}: about {share:.0%} of its {template.items} fresh items repeat "
+                            f"an item of the release or of this evaluation (its pool: about "
+                            f"{template.pool.estimated_size} different items)")
+    return warnings
 
 
 # --- storing the answers -----------------------------------------------------------------------
@@ -325,6 +344,7 @@ class EvaluationReport(BaseModel):
     reused_answers: int = Field(0, description="answers a resumed evaluation took from the bank instead of asking")
     fresh_seed: int | None = Field(
         description="seed the fresh instances' seeds were drawn from; None: the release's items")
+    warnings: list[str] = Field(default_factory=list, description="fresh instances that repeat items (small pools)")
     seeds: dict[str, list[int]] = Field(description="seeds each template ran on")
     formats: list[TextFormat]
     decimals: int
@@ -438,7 +458,8 @@ async def aevaluate(items: ReleaseItems, student: Student, *, formats: Sequence[
     return EvaluationReport(
         release=items.release, release_checksum=items.checksum, model=student.config.model or student.config.name,
         evaluation_id=store.evaluation_id if store is not None else None,
-        reused_answers=store.reused if store is not None else 0, fresh_seed=items.fresh_seed, seeds=seeds, formats=formats, decimals=student.config.decimals,
+        reused_answers=store.reused if store is not None else 0, fresh_seed=items.fresh_seed, warnings=items.warnings,
+        seeds=seeds, formats=formats, decimals=student.config.decimals,
         overall=_group(responses), dataset_average=sum(g.accuracy for g in by_dataset.values()) / len(by_dataset),
         by_category=_groups(responses, lambda r: r.category), by_dataset=by_dataset,
         by_format=_groups(responses, lambda r: r.text_format.value, [f.value for f in formats]),
@@ -490,6 +511,7 @@ def report_table(report: EvaluationReport) -> str:
     lines = [f"{report.model} on {report.release} ({source}), formats: {', '.join(f.value for f in report.formats)}",
              *([f"stored as evaluation {report.evaluation_id} ({report.reused_answers} answers reused from the bank)"]
                if report.evaluation_id is not None else []),
+             *(f"warning: {warning}" for warning in report.warnings),
              f"overall accuracy {report.overall.accuracy:.3f} (chance {report.overall.chance:.3f}, "
              f"n={report.overall.n}, unparsed {report.overall.unparsed}); dataset average {report.dataset_average:.3f}"]
     for fmt, ability in report.ability.items():

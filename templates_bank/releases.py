@@ -42,7 +42,7 @@ from sqlalchemy.orm import Session
 
 from itemsmith.handlers import BUILTIN_HANDLERS
 from itemsmith.items.hashing import canonical_json, sha256_hex
-from itemsmith.items.schema import IRTParameters, Item, TemplateKind
+from itemsmith.items.schema import IRTParameters, Item, ItemPool, TemplateKind
 from itemsmith.items.static import parse_static_source
 from itemsmith.sandbox import SandboxLimits
 from itemsmith.templates_bank.handler_identity import HandlerRef, handler_ref
@@ -124,6 +124,9 @@ class ReleaseTemplate(BaseModel):
     # default, as `kind` is when "code", so that manifests written before it keep their checksums.
     kind: TemplateKind = Field("code", exclude_if=lambda kind: kind == "code",
                                description="code: regenerated from its source; static: stored items (imported)")
+    pool: ItemPool | None = Field(None, exclude_if=lambda pool: pool is None,
+                                  description="the item pool its newest audit found (how many different items it "
+                                              "makes); fresh-instance evaluation warns when it would repeat items")
 
 
 def _canonical(value: Any) -> Any:
@@ -433,13 +436,16 @@ def create_release(session: Session, request: ReleaseCreate, *, workers: int = 1
     versions = _chosen_versions(session, bank.id, request)
     version_ids = [v.id for v in versions]
     irt = _latest_payloads(session, version_ids, "irt")
+    pools = {version: payload["pool"] for version, payload in _latest_payloads(session, version_ids, "audit").items()
+             if payload.get("pool")}
     seeds = list(request.seeds)
     handlers = _handlers_of([bank.handler, *(v.handler or bank.handler for v in versions)])
     draft = [ReleaseTemplate(template_id=v.template_key, version=v.content_hash, title=v.title, category=v.category,
                              concepts=v.concepts, handler=handler_ref(v.handler or bank.handler),
                              difficulty=v.difficulty, kind=v.kind, **_sampling(v, seeds, request.num_samples),
                              items=0, items_sha256="",
-                             irt=IRTParameters.model_validate(irt[v.id]) if v.id in irt else None)
+                             irt=IRTParameters.model_validate(irt[v.id]) if v.id in irt else None,
+                             pool=ItemPool.model_validate(pools[v.id]) if v.id in pools else None)
              for v in versions]
     sources = {v.content_hash: v.source for v in versions}
     runs = _runs(draft, sources, handlers)

@@ -17,7 +17,7 @@ from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.cli.app import app
 from itemsmith.items.hashing import canonical_json
 from itemsmith.items.rendering import TextFormat, render_item
-from itemsmith.items.schema import Decision, IRTParameters, Item, Template
+from itemsmith.items.schema import AuditReport, Decision, IRTParameters, Item, ItemPool, Template
 from itemsmith.templates_bank.evaluation import (
     NOT_APPLICABLE,
     ReleaseItems,
@@ -312,3 +312,27 @@ def test_evaluate_command_scores_a_local_model_by_letter_log_likelihood(tmp_path
     report = json.loads(result.stdout)
     assert report["overall"]["n"] == 2 and report["overall"]["unparsed"] == 0
     assert all(r["raw"].startswith("letter log-probabilities") for r in report["responses"])
+
+
+def test_a_small_item_pool_travels_with_the_release_and_fresh_instances_warn(tmp_path: Path) -> None:
+    """The audit's item pool is stored in the manifest; fresh instances of a template whose pool is
+    small beside the release's own items would repeat them, and the evaluation says so."""
+    url = f"sqlite:///{tmp_path / 'bank.sqlite'}"
+    upgrade(url)
+    small = ItemPool(items=240, distinct=12, distinct_series=12, records=12, estimated_size=12, small=True)
+    large = ItemPool(items=240, distinct=240, distinct_series=240)
+    with open_session(url) as session:
+        created = create_bank(session, BankCreate(name="poolbank", handler="synthetic", owner="tests",
+                                                  task="time-series reasoning"))
+        versions = import_curated(session, created.id, reviewer="tests", template_ids=TEMPLATES[:2])
+        for version, pool in zip(versions, (small, large), strict=True):
+            record_verdict(session, version.id, AuditReport(passed=True, pool=pool))
+        release = create_release(session, ReleaseCreate(bank="poolbank", seeds=SEEDS, num_samples=SAMPLES,
+                                                        created_by="tests"))
+    pools = {t.template_id: t.pool for t in release.manifest.templates}
+    assert pools == {versions[0].template_key: small, versions[1].template_key: large}
+    assert release_items(release).warnings == []  # the release's own items: nothing is "fresh"
+    fresh = release_items(release, fresh_seed=5)
+    assert len(fresh.warnings) == 1 and fresh.warnings[0].startswith(f"{versions[0].template_key}: about")
+    report = evaluate(fresh, constant_student("Answer: A", "always-a"))
+    assert report.warnings == fresh.warnings and f"warning: {fresh.warnings[0]}" in report_table(report)
