@@ -69,7 +69,7 @@ def test_a_stretch_across_two_named_records_passes() -> None:
 
 
 def test_values_rounded_for_display_pass() -> None:
-    assert check(item(np.round(column("precipitation")[:10] + 0.0, 0), name="precipitation", unit="mm/day",
+    assert check(item(np.round(column("precipitation")[:10] + 0.0, 0), name="precipitation", unit="mm/day", start=0,
                       question="How many days had more than 1 mm of precipitation?")).passed
 
 
@@ -90,8 +90,8 @@ def test_a_series_scaled_by_a_hair_fails_and_quotes_the_values() -> None:
     shown = column("temp_max")[3:20] * 1.0001
     finding = check(item(shown))
     assert not finding.passed
-    assert "not a stretch of any column" in finding.message and "derived=" in finding.message
-    assert f"shown {shown[0]:.6g}, temp_max is {column('temp_max')[3]:.6g}" in finding.message
+    assert "is not at its timestamps a column" in finding.message and "derived=" in finding.message
+    assert f"2013-03-04: shown {shown[0]:.6g}, temp_max at that time is {column('temp_max')[3]:.6g}" in finding.message
 
 
 def test_one_changed_value_fails_naming_its_day() -> None:
@@ -114,7 +114,7 @@ def test_another_unit_on_the_column_fails(unit: str) -> None:
 
 
 def test_a_question_naming_another_unit_fails() -> None:
-    shown = item(column("precipitation")[:10], name="precipitation", unit="mm/day",
+    shown = item(column("precipitation")[:10], name="precipitation", unit="mm/day", start=0,
                  question="What was the total precipitation in inches over these days?")
     finding = check(shown)
     assert not finding.passed and "names the unit 'in' but the length shown is in 'mm'" in finding.message
@@ -128,7 +128,7 @@ def test_an_option_in_fahrenheit_under_a_celsius_series_fails() -> None:
 def test_a_conversion_labelled_with_the_old_unit_fails() -> None:
     fahrenheit = column("temp_max")[3:20] * 9 / 5 + 32
     finding = check(item(fahrenheit, unit="°C", derived="temp_max in Fahrenheit"))
-    assert not finding.passed and "label names degF" in finding.message
+    assert not finding.passed and "is in degF but is labelled '°C'" in finding.message
 
 
 def test_a_derived_series_without_saying_how_fails_with_the_hint() -> None:
