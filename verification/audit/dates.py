@@ -48,8 +48,8 @@ _HOUR = r"(?P<h>\d{1,2})\s*(?P<ampm>[ap])\.?m\.?"
 # the forms, longest first; each a regex with the same group names
 _FORMS: tuple[str, ...] = (
     rf"{_WD}{_YEAR}-(?P<m>\d{{1,2}})-{_DAY}{_TIME}",
-    rf"{_WD}{_YEAR}/(?P<m>\d{{1,2}})/{_DAY}{_TIME}",
-    rf"{_WD}(?P<a>\d{{1,2}})(?P<sep>[/.])(?P<b>\d{{1,2}})(?P=sep){_YEAR}{_TIME}",
+    rf"{_WD}{_YEAR}(?P<ysep>[/.])(?P<m>\d{{1,2}})(?P=ysep){_DAY}{_TIME}",
+    rf"{_WD}(?P<a>\d{{1,2}})(?P<sep>[/.-])(?P<b>\d{{1,2}})(?P=sep){_YEAR}{_TIME}",
     rf"{_WD}{_MON}\s+{_DAY}(?:,?\s+{_YEAR})?{_TIME}",
     rf"{_WD}{_DAY}\s+(?:of\s+)?{_MON}(?:,?\s+{_YEAR})?{_TIME}",
     rf"{_MON},?\s+{_YEAR}",

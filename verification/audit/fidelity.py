@@ -149,6 +149,7 @@ class _Best:
     table: str
     what: str
     by_time: bool
+    reading: str = ""  # which reading of a recipe (a trailing 7-row mean, weeks from Monday)
 
     def quote(self, s: Series) -> str:
         shown = s.values
@@ -166,7 +167,8 @@ class _Best:
                 parts.append(f"{where(i)}: shown {_number(shown[i])}, {self.what}{at} is {_number(value)}")
         more = f" (and {len(diffs) - 3} more)" if len(diffs) > 3 else ""
         total = self.compared.equal + len(diffs)
-        return f"closest is {self.what} of {self.table}: {self.compared.equal} of {total} values equal; " + \
+        how = f" read as {self.reading}" if self.reading else ""
+        return f"closest is {self.what}{how} of {self.table}: {self.compared.equal} of {total} values equal; " + \
             "; ".join(parts) + more
 
 
@@ -255,8 +257,7 @@ def _verify_derived(s: Series, stamps: Stamps, item: Item, tables: list[Table], 
                 compared = compare(reading, shown, stamps.readings if by_time_here else None, tolerance)
                 if compared.ok:
                     return _unit_of_derived(s, reading)
-                best = _closer(best, _Best(compared, table.label, f"{describe(recipe)} ({reading.label})",
-                                           by_time_here))
+                best = _closer(best, _Best(compared, table.label, describe(recipe), by_time_here, reading.label))
     if not computed or best is None:
         where = "the named records" if tables else "the item's other channels" if channel_tables else \
             "no records (the item names none: metadata={'record_ids': [...]})"

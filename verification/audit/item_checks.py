@@ -326,7 +326,7 @@ def _too_close(item: Item, key: float, others: list[tuple[int, float]]) -> list[
     if decimals is None or not APPROXIMATELY.search(item.question):
         return []
     unit = 10.0 ** -decimals
-    return [i for i, value in others if abs(value - key) < unit - 1e-9]
+    return [i for i, value in others if abs(value - key) < unit * (1 - 1e-6)]
 
 
 def _ambiguous_keys(drawn: Drawn, config: AuditConfig) -> Finding:
