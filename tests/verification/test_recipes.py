@@ -299,3 +299,34 @@ def test_a_derivation_on_records_the_item_does_not_name_is_unverified() -> None:
     r = rolled(WEATHER_FRAME, "temp_max", 7).loc["2012-03-10":"2012-04-20"]
     finding = check(item(r.round(2), derived="7-day rolling mean of temp_max", stamps=r.index, records=["AAPL"]))
     assert not finding.passed and "cannot be computed" in finding.message
+
+
+# --- the recipe helper writes texts the audit verifies ----------------------------------------------------
+
+
+def test_every_text_the_recipe_helper_writes_is_read_back() -> None:
+    from itemsmith.items.helpers import recipe
+
+    texts = [recipe.rolling("temp_max", "mean", 7), recipe.rolling("close", "std", 20, unit="point", centred=True),
+             recipe.resample("precipitation", "week", "total"), recipe.change("close", 5, kind="percent"),
+             recipe.change("close", kind="log"), recipe.zscore("close"), recipe.zscore("close", 30),
+             recipe.log("close"), recipe.convert("temp_max", "degF"), recipe.combine("close", "/", "open"),
+             recipe.rolling(recipe.convert("temp_max", "degF"), "mean", 7)]
+    for text in texts:
+        assert parse_recipe(text, COLUMNS), text
+
+
+@pytest.mark.parametrize(("make", "text"), [
+    (lambda: rolled(WEATHER_FRAME, "temp_max", 7).loc["2012-03-10":"2012-04-20"].round(2),
+     lambda r: r.rolling("temp_max", "mean", 7)),
+    (lambda: weather("2012-01-01", "2012-12-31")["precipitation"].resample("MS").sum().round(1),
+     lambda r: r.resample("precipitation", "month", "sum")),
+    (lambda: (STOCKS["AAPL"]["close"].pct_change() * 100).dropna().round(3).iloc[:50],
+     lambda r: r.change("close", kind="percent")),
+])
+def test_a_channel_declared_with_the_recipe_helper_passes(make: Any, text: Any) -> None:
+    from itemsmith.items.helpers import recipe
+
+    values = make()
+    records = months_of(values.index) if values.index[0].year < 2013 else ["AAPL"]
+    assert check(item(values, derived=text(recipe), stamps=values.index, records=records)).passed
