@@ -253,3 +253,13 @@ def test_a_channel_mixing_two_records_on_the_same_dates_fails() -> None:
     assert not check(stamped(mixed, MARCH[3:20], record_ids=["2013-03", "2013-03 bis"]), data=data).passed
     assert check(stamped(column("temp_max")[3:20] + 5, MARCH[3:20], record_ids=["2013-03", "2013-03 bis"]),
                  data=data).passed
+
+
+def test_month_options_of_a_channel_without_timestamps_are_not_dates_it_claims() -> None:
+    """"Which month is it?" over unlabelled days: the options are the reader's guesses, not dates shown."""
+    hidden = Item.model_validate(mc_item(
+        "These are 17 consecutive days of 2013 with the dates hidden. Which month is it?", "March",
+        ["January", "July", "October"], rng=np.random.default_rng(0),
+        series=[series(list(column("temp_max")[3:20]), name="temp_max", unit="°C")], metadata={"record_ids": ["2013-03"]}))
+    assert check(hidden).passed
+    assert not check(hidden.model_copy(update={"question": hidden.question.replace("2013", "2014")})).passed

@@ -37,6 +37,7 @@ from itemsmith.verification.audit.recipes import (
     VOCABULARY,
     Compared,
     Reading,
+    Recipe,
     Table,
     Tolerance,
     compare,
@@ -111,6 +112,7 @@ class _Records:
                                      Timeline.read(stamps) if stamps else None, units)
         self._joined: dict[tuple[str, ...], Table] = {}
         self._candidates: dict[tuple[int, tuple[str, ...]], list[np.ndarray]] = {}
+        self._readings: dict[tuple[int, Recipe], list[Reading]] = {}
         self.units = units
 
     def tables(self, ids: list[str]) -> list[Table]:
@@ -131,6 +133,13 @@ class _Records:
                                       {c: np.concatenate([t.columns[c] for t in parts]) for c in common},
                                       timeline, self.units)
         return [self._joined[key], *parts]  # a stretch of one record is also one of the records joined
+
+    def readings(self, table: Table, recipe: Recipe) -> list[Reading]:
+        """Every reading of a recipe on a table (computed once per check: items share records)."""
+        key = (id(table), recipe)
+        if key not in self._readings:
+            self._readings[key] = readings(recipe, table)
+        return self._readings[key]
 
     def candidates(self, table: Table, s: Series, stamps: list[list[When]]) -> list[np.ndarray]:
         """The rows of each timestamp of a channel on a table (looked up once per table and channel)."""
@@ -231,7 +240,8 @@ class _Problem:
     unverified: bool = False  # a derivation the audit could not check (rejects or flags, by setting)
 
 
-def _verify_derived(s: Series, stamps: Stamps, item: Item, tables: list[Table], data: RecordData) -> _Problem | None:
+def _verify_derived(s: Series, stamps: Stamps, item: Item, tables: list[Table], data: RecordData,
+                    records: _Records) -> _Problem | None:
     """Whether a derived channel is what its recipe computes on the named records (or, on generated
     data or where no records are named, on the item's other channels)."""
     text = s.derived or ""
@@ -251,7 +261,7 @@ def _verify_derived(s: Series, stamps: Stamps, item: Item, tables: list[Table], 
     for table in tables or channel_tables:
         by_time = stamps.readings is not None and table.timeline is not None
         for recipe in recipes:
-            for reading in readings(recipe, table):
+            for reading in records.readings(table, recipe) if tables else readings(recipe, table):
                 computed = True
                 by_time_here = by_time and reading.timeline is not None
                 compared = compare(reading, shown, stamps.readings if by_time_here else None, tolerance)
@@ -328,7 +338,7 @@ def _item_problems(item: Item, data: RecordData, records: _Records) -> list[_Pro
                 continue
             if ids and not tables and set(ids) & set(data.skipped):  # named records over the fetch limit: not checked
                 continue
-            problem = _verify_derived(s, stamps, item, tables, data)
+            problem = _verify_derived(s, stamps, item, tables, data, records)
             if problem is not None:
                 problems.append(problem)
                 if problem.kind != "wrong_unit":
@@ -374,8 +384,8 @@ def _item_problems(item: Item, data: RecordData, records: _Records) -> list[_Pro
             if unit is not None and named.quantity == unit.quantity and named != unit:
                 problems.append(_Problem("wrong_unit", f"channel {s.name!r} is in {unit.name} but its label names "
                                                        f"{named.name}"))
-    if implied and not timed:
-        for where, date in named_outside(item.question, item.options, item.context, implied)[:1]:
+    if implied and not timed:  # the question's dates only: options are what a reader who sees no dates guesses
+        for where, date in named_outside(item.question, [], item.context, implied)[:1]:
             problems.append(_Problem("dates_not_shown", f"{where} names {date}, but the channel shown (found in the "
                                                         f"record without timestamps) covers "
                                                         f"{_span_text(implied)}; name the dates shown, give the channel "

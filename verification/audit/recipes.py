@@ -536,7 +536,7 @@ def parse_recipe(text: str, columns: Iterable[str]) -> list[Recipe]:
 # --- computing the readings ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Table:
     """Columns over shared rows (the named records one after another, or one channel of the item)."""
 
@@ -546,7 +546,7 @@ class Table:
     units: dict[str, Unit | None] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Reading:
     """One way a recipe reads on a table: a value per row (or per bin), with the rows' periods."""
 
@@ -676,8 +676,9 @@ def _resampled(reading: Reading, recipe: Resample) -> list[Reading]:
         first, end = bounds
         change = np.flatnonzero(np.r_[True, first[1:] != first[:-1]])
         lo, hi = change, np.r_[change[1:], len(first)]
+        groups = pd.Series(reading.values).groupby(np.repeat(np.arange(len(lo)), hi - lo))
         for ddof in (1, 0) if recipe.how == "std" else (1,):
-            values = np.array([_aggregate(reading.values[a:b], recipe.how, ddof) for a, b in zip(lo, hi, strict=True)])
+            values = (groups.std(ddof=ddof) if recipe.how == "std" else getattr(groups, recipe.how)()).to_numpy(float)
             where = f"weeks from {['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'][anchor]}" \
                 if recipe.freq == "W" else ""
             out.append(Reading(values, Timeline(first[lo], end[lo]),
