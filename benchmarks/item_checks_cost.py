@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from itemsmith.items.schema import Item
@@ -24,12 +25,31 @@ from itemsmith.templates_bank.curated import load_curated
 from itemsmith.verification.audit.fidelity import check_fidelity, named_record_ids
 from itemsmith.verification.audit.item_checks import ITEM_CHECKS, Drawn
 from itemsmith.verification.audit.models import ItemDraw
-from itemsmith.verification.audit.record_data import fetch_record_data
+from itemsmith.verification.audit.record_data import RecordData, fetch_record_data
 from itemsmith.verification.audit.sandboxed import plan_draws
 from itemsmith.verification.settings import AuditConfig
 
 DEFAULT = ["weather_rainy_days_count", "weather_wettest_month", "stocks_close_on_date", "stocks_largest_daily_move",
            "glucose_time_in_range", "italy_power_peak_hour", "feat_extreme_date", "exam_period"]
+
+
+def _best_ms(run: Callable[[], object], repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - started)
+    return best * 1000
+
+
+def _draw(source: str, pool: SandboxPool, config: AuditConfig) -> tuple[list[ItemDraw], RecordData]:
+    """The items an audit draws (its seeds and sizes) and the records they name, read in the sandbox."""
+    draws = []
+    for seed, size in plan_draws(config):
+        result = pool.run(source, num_samples=size, seed=seed)
+        draws.append(ItemDraw(seed=seed, num_samples=size, items=[Item.model_validate(i) for i in result.items]))
+    named = sorted({rid for draw in draws for item in draw.items for rid in named_record_ids(item)})
+    return draws, fetch_record_data(lambda text: pool.run(text, num_samples=1, seed=0), named)
 
 
 def main() -> None:
@@ -48,27 +68,14 @@ def main() -> None:
         for template_id in args.templates:
             template = curated[template_id]
             pool = pools.get(template.handler) or pools.setdefault(template.handler, SandboxPool(template.handler))
-            draws = []
-            for seed, size in plan_draws(config):
-                result = pool.run(template.source, num_samples=size, seed=seed)
-                draws.append(ItemDraw(seed=seed, num_samples=size, items=[Item.model_validate(i) for i in result.items]))
+            draws, records = _draw(template.source, pool, config)
             items = [item for draw in draws for item in draw.items]
-            records = fetch_record_data(lambda text: pool.run(text, num_samples=1, seed=0),
-                                        sorted({rid for item in items for rid in named_record_ids(item)}))
-            timings: dict[str, float] = {}
-
-            def timed(name: str, run: object) -> None:
-                best = float("inf")
-                for _ in range(args.repeats):
-                    started = time.perf_counter()
-                    run()  # type: ignore[operator]
-                    best = min(best, time.perf_counter() - started)
-                timings[name] = best * 1000
-
-            timed("fidelity", lambda: check_fidelity(items, records, config))
             drawn = Drawn.of(draws)
+            timings = {"fidelity": _best_ms(lambda items=items, records=records: check_fidelity(items, records, config),
+                                            args.repeats)}
             for check in ITEM_CHECKS:
-                timed(check.__name__.strip("_"), lambda check=check: check(drawn, config))
+                timings[check.__name__.strip("_")] = _best_ms(lambda check=check, drawn=drawn: check(drawn, config),
+                                                              args.repeats)
             rows.append({"template": template_id, "items": len(items), "ms": timings})
             print(f"| {template_id} | {len(items)} | " + " | ".join(f"{v:.0f}" for v in timings.values()) + " |",
                   flush=True)

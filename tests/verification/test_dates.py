@@ -82,7 +82,7 @@ def test_inside_a_span() -> None:
 
 
 def test_named_outside_reads_question_and_options_and_honours_context() -> None:
-    spans = [(np.datetime64("2013-03-04T00:00:00"), np.datetime64("2013-03-11T00:00:00"))]
+    spans = [(np.datetime64("2013-03-04T00:00:00"), np.datetime64("2013-03-11T00:00:00"), np.timedelta64(86400, "s"))]
     question = "What was the mean from 2013-03-03 to 2013-03-10?"
     assert named_outside(question, ["1.0", "2.0"], None, spans) == [("the question", "2013-03-03")]
     assert named_outside(question, ["1.0", "2.0"], "The week starts on 2013-03-03.", spans) == []
@@ -93,3 +93,14 @@ def test_named_outside_reads_question_and_options_and_honours_context() -> None:
 def test_a_date_looking_text_in_an_unread_format_is_told_apart_from_a_label() -> None:
     assert looks_like_date("11|03|2013") and looks_like_date("day 70 of 2013")
     assert not looks_like_date("day 3") and not looks_like_date("t+1")
+    assert not looks_like_date("115.2000") and not looks_like_date("2000.5 s")  # seconds of a recording
+
+
+def test_a_time_named_more_finely_than_the_rows_may_lie_within_a_step() -> None:
+    """Readings every 5 minutes from 05:01 to 08:56 are "between 05:00 and 09:00"; a day before a daily
+    series, named at the series' own resolution, is not shown."""
+    five_minutes = [(np.datetime64("2010-08-31T05:01:00"), np.datetime64("2010-08-31T08:56:01"),
+                     np.timedelta64(300, "s"))]
+    assert named_outside("Readings on 2010-08-31 between 05:00 and 09:00?", [], None, five_minutes) == []
+    assert named_outside("Readings on 2010-08-31 between 04:50 and 09:00?", [], None, five_minutes) == \
+        [("the question", "04:50")]

@@ -142,7 +142,7 @@ def test_phrasings_users_write_read_as_recipes(text: str, expected: Any) -> None
 @pytest.mark.parametrize("text", [
     "smoothed temperature", "rolling mean of temp_max", "exponential moving average of close",
     "cumulative sum of precipitation", "7-day mean of temp_max (10-day)", "5-day mean of close (10-day mean of close)",
-    "7-day mean of temp_mean", "mean of temp_max", "temp_max, cleaned",
+    "7-day mean of temp_mean", "mean of temp_max", "temp_max, cleaned", "close (smoothed)", "close: adjusted",
 ])
 def test_texts_the_vocabulary_cannot_read_give_no_recipe(text: str) -> None:
     assert parse_recipe(text, COLUMNS) == []
@@ -219,6 +219,10 @@ CORRECT = {
         r.loc["2000-01-01":"2003-12-01"].round(6), derived="12-month rolling sum of unemployment_change",
         stamps=r.loc["2000-01-01":"2003-12-01"].index, fmt="%Y-%m", records=["UNRATE"], unit="%"))(
         MACRO["unemployment_change"].rolling(12).sum()),
+    "a column in thousands": lambda: item((STOCKS["AAPL"]["close"].iloc[:40] / 1e3).round(4),
+                                          derived="close in thousands", stamps=TRADING[:40], records=["AAPL"]),
+    "a column divided by a number": lambda: item((STOCKS["MSFT"]["close"].iloc[:40] / 1e6).round(8),
+                                                 derived="close / 1e6", stamps=TRADING[:40], records=["MSFT"]),
     "hourly to daily maximum": lambda: (lambda d: item(d, derived="daily max of temperature", stamps=d.index,
                                                        records=["week 1", "week 2"]))(
         HOURLY["temperature"].resample("D").max()),

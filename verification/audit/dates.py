@@ -23,7 +23,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-__all__ = ["Mention", "Timeline", "When", "dates_in", "inside", "looks_like_date", "named_outside", "read_when"]
+__all__ = ["Mention", "Span", "Timeline", "When", "dates_in", "inside", "looks_like_date", "named_outside", "read_when"]
 
 _MONTHS = {name: i for i, names in enumerate(
     [(), ("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",), ("jun", "june"),
@@ -66,8 +66,8 @@ _SEARCH = [re.compile(rf"(?<![\w.:/-])(?:{form})(?![\w:/-]|[.,]\d)", re.I) for f
 # a year alone in free text is a year only after words that introduce one ("in 2013", "during 2014")
 _YEAR_IN_TEXT = re.compile(r"\b(?:in|during|of|for|since|until|through|throughout|year)\s+(?P<y>(?:19|20)\d{2})"
                            r"(?![\w:/%-]|[.,]\d|\s*(?:mm|cm|m|km|kg|g|%|°|usd|eur)\b)", re.I)
-_DATEISH = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|(?:19|20)\d{2}|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|"
-                      r"nov|dec)[a-z]*\b", re.I)
+_DATEISH = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|(?<![\d.,])(?:19|20)\d{2}(?![\d.,])|\b(?:jan|feb|mar|apr|may|"
+                      r"jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -110,6 +110,14 @@ class When:
             total = start.year * 12 + start.month - 1 + months
             end = datetime(total // 12, total % 12 + 1, 1)
         return np.datetime64(start, "s"), np.datetime64(end, "s")
+
+    def resolution(self) -> np.timedelta64:
+        """How finely it names a moment: a second, a minute, an hour, a day, a month or longer."""
+        for name, seconds in (("second", 1), ("minute", 60), ("hour", 3600), ("day", 86400), ("weekday", 86400),
+                              ("month", 28 * 86400), ("quarter", 90 * 86400)):
+            if getattr(self, name) is not None:
+                return np.timedelta64(seconds, "s")
+        return np.timedelta64(365 * 86400, "s")
 
     def date_only(self) -> When:
         return replace(self, hour=None, minute=None, second=None)
@@ -307,6 +315,13 @@ class Timeline:
     def bounds(self) -> tuple[np.datetime64, np.datetime64]:
         return self.starts.min(), self.ends.max()
 
+    def step(self) -> np.timedelta64:
+        """The median step between rows (zero for one row)."""
+        if len(self) < 2:
+            return np.timedelta64(0, "s")
+        return np.median(np.diff(np.sort(self.starts)).astype("timedelta64[s]").astype(np.int64)).astype(
+            np.int64).astype("timedelta64[s]")
+
 
 def inside(when: When, start: np.datetime64, end: np.datetime64) -> bool:
     """Whether the moment `when` names lies (at least partly) inside [start, end)."""
@@ -334,10 +349,16 @@ def inside(when: When, start: np.datetime64, end: np.datetime64) -> bool:
 _ASKS_YEAR = re.compile(r"\byears?\b", re.I)
 
 
+Span = tuple[np.datetime64, np.datetime64, np.timedelta64]  # [start, end) and the step between the rows shown
+
+
 def named_outside(question: str, options: Sequence[str], context: str | None,
-                  spans: Sequence[tuple[np.datetime64, np.datetime64]]) -> list[tuple[str, str]]:
+                  spans: Sequence[Span]) -> list[tuple[str, str]]:
     """The dates the question and the options name that lie outside every span shown and that the
-    context does not declare, as (where, the date as written)."""
+    context does not declare, as (where, the date as written). A moment named more finely than the
+    rows are sampled may lie up to one step outside ("between 05:00 and 09:00" over readings every 5
+    minutes from 05:01 to 08:56); one named at the rows' own resolution may not (a day before a
+    daily series)."""
     declared = {w for m in dates_in(context or "") for w in m.readings}
     years = bool(_ASKS_YEAR.search(question))
     found: list[tuple[str, str]] = []
@@ -349,6 +370,7 @@ def named_outside(question: str, options: Sequence[str], context: str | None,
         for mention in mentions:
             if context and mention.text in context or declared & set(mention.readings):
                 continue
-            if not any(inside(w, a, b) for w in mention.readings for a, b in spans):
+            if not any(inside(w, a - slack, b + slack) for w in mention.readings for a, b, step in spans
+                       for slack in [step if w.resolution() < step else np.timedelta64(0, "s")]):
                 found.append((where, mention.text))
     return found

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from itemsmith.items.schema import Item, Series
-from itemsmith.verification.audit.dates import Timeline, When, looks_like_date, named_outside, read_when
+from itemsmith.verification.audit.dates import Span, Timeline, When, looks_like_date, named_outside, read_when
 from itemsmith.verification.audit.models import Finding
 from itemsmith.verification.audit.quantities import normal_text
 from itemsmith.verification.audit.recipes import (
@@ -191,7 +191,7 @@ class _Trace:
 
     columns: set[str]
     best: _Best | None
-    spans: list[tuple[np.datetime64, np.datetime64]]  # dates of the stretch in the record (a channel without timestamps)
+    spans: list[Span]  # dates of the stretch in the record (a channel without timestamps)
 
 
 def _trace(s: Series, stamps: Stamps, tables: list[Table], records: _Records) -> _Trace:
@@ -204,14 +204,14 @@ def _trace(s: Series, stamps: Stamps, tables: list[Table], records: _Records) ->
         by_time = stamps.readings is not None and table.timeline is not None
         rows = records.candidates(table, s, stamps.readings) if by_time else None  # type: ignore[arg-type]
         traced: set[str] = set()
-        spans: list[tuple[np.datetime64, np.datetime64]] = []
+        spans: list[Span] = []
         for column, values in table.columns.items():
             reading = Reading(values, table.timeline if by_time else None, column)
             compared = compare(reading, shown, stamps.readings if by_time else None, tolerance, rows)
             if compared.ok:
                 traced.add(column)
                 if not by_time and table.timeline is not None:
-                    spans += [(table.timeline.starts[o], table.timeline.ends[o + len(shown) - 1])
+                    spans += [(table.timeline.starts[o], table.timeline.ends[o + len(shown) - 1], table.timeline.step())
                               for o in compared.offsets]
             else:
                 best = _closer(best, _Best(compared, table.label, column, by_time))
@@ -314,7 +314,7 @@ def _item_problems(item: Item, data: RecordData, records: _Records) -> list[_Pro
     tables = records.tables(ids)
     columns = {c for t in tables for c in t.columns}
     shown_units: dict[str, set[Unit]] = {}  # quantity -> units of the channels shown
-    implied: list[tuple[np.datetime64, np.datetime64]] = []  # dates of channels found without timestamps
+    implied: list[Span] = []  # dates of channels found without timestamps
     timed = False
     for s in item.series:
         declared = s.derived is not None
@@ -404,8 +404,8 @@ def _item_problems(item: Item, data: RecordData, records: _Records) -> list[_Pro
     return problems
 
 
-def _span_text(spans: Sequence[tuple[np.datetime64, np.datetime64]]) -> str:
-    first, end = spans[0]
+def _span_text(spans: Sequence[Span]) -> str:
+    first, end, _ = spans[0]
     last = end - np.timedelta64(1, "s")
     return f"{str(first)[:10]} to {str(last)[:10]}" + (f" (or {len(spans) - 1} other stretches)" if len(spans) > 1
                                                         else "")

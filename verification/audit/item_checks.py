@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from itemsmith.items.schema import Item, ItemKind
-from itemsmith.verification.audit.dates import Timeline, named_outside
+from itemsmith.verification.audit.dates import Span, Timeline, named_outside
 from itemsmith.verification.audit.features import (
     content_key,
     denotation,
@@ -101,18 +101,13 @@ def _distinct_options(drawn: Drawn, config: AuditConfig) -> Finding:
     return Finding(check="distinct_options", passed=True, message="options say different things")
 
 
-def _channel_spans(item: Item) -> list[tuple[np.datetime64, np.datetime64]]:
-    """The time each channel with readable timestamps covers; a derived channel (a weekly total
-    labelled by its week's last day) one step more on each side."""
+def _channel_spans(item: Item) -> list[Span]:
+    """The time each channel with readable timestamps covers, with the step between its points (a
+    weekly total labelled by its Sunday covers the Monday before: a day is finer than its step)."""
     spans = []
     for s in item.series:
-        if not s.timestamps or (timeline := Timeline.read(s.timestamps)) is None:
-            continue
-        start, end = timeline.bounds()
-        if s.derived is not None and len(timeline) > 1:
-            step = np.median(np.diff(timeline.starts)).astype("timedelta64[s]")
-            start, end = start - step, end + step
-        spans.append((start, end))
+        if s.timestamps and (timeline := Timeline.read(s.timestamps)) is not None:
+            spans.append((*timeline.bounds(), timeline.step()))
     return spans
 
 
@@ -120,7 +115,7 @@ def _dates_shown(drawn: Drawn, config: AuditConfig) -> Finding:
     """A date or a range the question or an option names is a timestamp shown or lies inside the time
     shown, unless the item's context declares it (a forecast's target date): "from 2013-03-03 to
     2013-03-10" over a series shown from 2013-03-04 names a day the reader never sees."""
-    bad: list[tuple[Item, str, str, list[tuple[np.datetime64, np.datetime64]]]] = []
+    bad: list[tuple[Item, str, str, list[Span]]] = []
     told = 0
     for item in drawn.items:
         spans = _channel_spans(item)
@@ -136,7 +131,7 @@ def _dates_shown(drawn: Drawn, config: AuditConfig) -> Finding:
     item, where, date, spans = bad[0]
     shown = "; ".join(f"{str(a)[:16].replace('T', ' ').removesuffix(' 00:00')} to "
                       f"{str(b - np.timedelta64(1, 's'))[:16].replace('T', ' ').removesuffix(' 23:59')}"
-                      for a, b in spans[:2])
+                      for a, b, _ in spans[:2])
     return Finding(check="dates_shown", passed=False,
                    message=f"{len(bad)} of {told} items name a date their series do not show, e.g. "
                            f"{short(item.question)!r}: {where} names {date!r}, but the series shown cover {shown}; "

@@ -13,7 +13,8 @@ rolling mean of temp_max")`. The text is read in a small vocabulary a user can r
   volume");
 - a unit conversion ("temp_max in degF", "precipitation converted to inches");
 - the sum, difference, product or ratio of two columns ("temp_max - temp_min", "close / open",
-  "difference between temp_max and temp_min", "ratio of close to open");
+  "difference between temp_max and temp_min", "ratio of close to open"), or of a column and a
+  number ("volume / 1e6", "volume in millions");
 - nested ("7-day rolling mean of temp_max in degF", "monthly total of precipitation in inches").
 
 `parse_recipe` reads a text into the recipes it can mean (empty: the vocabulary cannot read it);
@@ -44,10 +45,12 @@ VOCABULARY = ('rolling mean/sum/min/max/median/std over N ("7-day rolling mean o
               'precipitation over 3 days"); difference or percentage change ("daily change of close", "7-day change '
               'of close", "daily percentage change of close", "log return of close"); resample with an aggregate '
               '("monthly total of precipitation", "weekly mean of temp_max"); "z-score of close"; "log of close"; unit '
-              'conversion ("temp_max in degF"); two columns ("temp_max - temp_min", "close / open", "sum of a and b"); '
-              'nested once ("7-day rolling mean of temp_max in degF")')
+              'conversion ("temp_max in degF"); a scale ("volume in millions", "volume / 1e6"); two columns '
+              '("temp_max - temp_min", "close / open", "sum of a and b"); nested ("7-day rolling mean of temp_max in '
+              'degF")')
 
 _AGGREGATES = ("mean", "sum", "min", "max", "median", "std", "first", "last", "count")
+_SCALE = re.compile(r"(?:in )?(?P<n>hundreds|thousands|millions|billions)(?: of \w+)?")
 _MAX_READINGS = 96
 
 
@@ -106,6 +109,13 @@ class Convert:
 
 
 @dataclass(frozen=True)
+class Constant:
+    """A number in a recipe ("volume / 1e6", "volume in millions")."""
+
+    value: float
+
+
+@dataclass(frozen=True)
 class Combine:
     a: Recipe
     b: Recipe
@@ -113,7 +123,7 @@ class Combine:
     either_order: bool = False  # "difference between a and b": a - b or b - a
 
 
-Recipe = Column | Rolling | Change | Resample | ZScore | Log | Convert | Combine
+Recipe = Column | Constant | Rolling | Change | Resample | ZScore | Log | Convert | Combine
 
 _FREQ_WORDS = {"H": "hourly", "D": "daily", "W": "weekly", "M": "monthly", "Q": "quarterly", "Y": "yearly"}
 
@@ -123,6 +133,8 @@ def describe(recipe: Recipe) -> str:
     match recipe:
         case Column(name):
             return name
+        case Constant(value):
+            return f"{value:g}"
         case Rolling(of, how, n, unit, centred):
             where = "centred " if centred else "" if centred is False else ""
             return f"{n}-{unit} {where}rolling {how} of {describe(of)}"
@@ -325,7 +337,9 @@ class _Reader:
         if (col := self.column(text)) is not None:
             return [col]
         found: list[Recipe] = []
-        for parse in (self._chain, self._parenthetical, self._converted, self._named_pair, self._binary,
+        if re.fullmatch(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?", text):
+            return [Constant(float(text))]
+        for parse in (self._chain, self._parenthetical, self._scaled, self._converted, self._named_pair, self._binary,
                       self._op_of, self._suffix_op):
             found += parse(text, depth)
             if found:
@@ -403,8 +417,21 @@ class _Reader:
             return [Convert(r, unit) for r in self.parse(a, depth + 1)]
         if re.fullmatch(rf"(?:window(?: of)? )?\d+\s*-?\s*(?:{_UNIT_RE})?(?: window)?", b.strip()):
             return self._op_of(f"{a} over {b}", depth)
+        if (scale := _SCALE.fullmatch(b.strip())) is not None:
+            return self._scaled(f"{a} in {scale['n']}", depth)
         first, second = self.parse(b, depth + 1), self.parse(a, depth + 1)
-        return first if not second else second if not first else []  # two recipes in one text: read neither
+        # "label (recipe)": the recipe; "recipe (words it cannot read)" or two recipes in one text: neither
+        return first if first and not second else []
+
+    def _scaled(self, text: str, depth: int) -> list[Recipe]:
+        """"volume in millions", "share in percent": the values over (or times) a power of ten."""
+        match = re.fullmatch(r"(?P<x>.+?)\s+(?:in|as)\s+(?:(?:a|the) )?(?P<n>hundreds|thousands|millions|billions|"
+                             r"percent(?:age)?|%)(?: of \w+)?", text)
+        if match is None:
+            return []
+        factor, op = {"hundreds": (100.0, "/"), "thousands": (1e3, "/"), "millions": (1e6, "/"),
+                      "billions": (1e9, "/")}.get(match["n"], (100.0, "*"))
+        return [Combine(r, Constant(factor), op) for r in self.parse(match["x"], depth + 1)]
 
     def _converted(self, text: str, depth: int) -> list[Recipe]:
         match = re.fullmatch(r"(?P<x>.+?)\s+(?:converted (?:from \S+(?: \S+)? )?(?:in)?to|converted in|expressed in|"
@@ -806,6 +833,16 @@ def _readings(recipe: Recipe, table: Table) -> list[Reading]:
                                                 f"{inner.label} from {source.name} to {target.name}", target,
                                                 inner.interval))
             return out
+        case Combine(a, Constant(value), op, _) if not isinstance(a, Constant):
+            fn = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}[op]
+            return [_elementwise(inner, lambda v, fn=fn: fn(v, value), f"{inner.label} {op} {value:g}",
+                                 inner.unit if op in "+-" else None, inner.interval) for inner in _readings(a, table)]
+        case Combine(Constant(value), b, op, _) if not isinstance(b, Constant):
+            fn = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}[op]
+            return [_elementwise(inner, lambda v, fn=fn: fn(value, v), f"{value:g} {op} {inner.label}",
+                                 inner.unit if op in "+*" else None, inner.interval) for inner in _readings(b, table)]
+        case Constant():
+            return []
         case Combine(a, b, op, either_order):
             out = []
             pairs = [(a, b), (b, a)] if either_order else [(a, b)]
