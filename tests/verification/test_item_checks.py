@@ -300,3 +300,48 @@ def test_a_mean_half_way_between_two_adjacent_options_is_ambiguous() -> None:
     which a mean of one-decimal values often does) rounds to either, and the data shown cannot decide."""
     found = finding(mean_options(0.1, 1), "ambiguous_key")
     assert not found.passed and "where '" in found.message
+
+
+def rainiest_week(skip_ties: bool) -> Make:
+    """"Which week had the most rainy days?" over four weeks shown as channels named like the options."""
+    def make(rng: np.random.Generator) -> dict[str, Any] | None:
+        starts = sorted(int(s) for s in rng.choice(200, size=4, replace=False))
+        weeks = {f"week of {DAYS[7 * s]:%b %d, %Y}": RAIN.iloc[7 * s:7 * s + 7] for s in starts}
+        counts = {name: int((w.to_numpy() > 0).sum()) for name, w in weeks.items()}
+        best = max(counts, key=lambda n: counts[n])
+        if skip_ties and sum(c == counts[best] for c in counts.values()) > 1:
+            return None
+        return mc_item("Which week had the most days with precipitation above 0 mm?", best,
+                       [n for n in weeks if n != best], rng=rng,
+                       series=[series(w.to_numpy(), name=n, unit="mm") for n, w in weeks.items()])
+    return make
+
+
+def total_band(overlapping: bool) -> Make:
+    """"In which range does the total lie?" with bands 10 mm wide, 5 apart (overlapping) or 10 apart."""
+    def make(rng: np.random.Generator) -> dict[str, Any] | None:
+        part = window(rng, RAIN)
+        total = float(part.sum())
+        step = 5 if overlapping else 10
+        first = int(total // 10) * 10 - step * int(rng.integers(0, 4))
+        if first < 0:
+            return None
+        bands = [(first + step * k, first + step * k + 10) for k in range(4)]
+        key = next((b for b in bands if b[0] <= total < b[1]), None)
+        if key is None:
+            return None
+        return mc_item("In which range does the total precipitation of these days lie?", f"{key[0]}-{key[1]} mm",
+                       [f"{a}-{b} mm" for a, b in bands if (a, b) != key], rng=rng,
+                       series=[series(part.to_numpy(), name="precipitation", unit="mm")])
+    return make
+
+
+def test_channels_named_as_options_that_tie_on_the_asked_statistic_are_ambiguous() -> None:
+    found = finding(rainiest_week(skip_ties=False), "ambiguous_key")
+    assert not found.passed and "week of" in found.message
+    assert finding(rainiest_week(skip_ties=True), "ambiguous_key").passed
+
+
+def test_overlapping_ranges_that_both_hold_the_value_are_ambiguous() -> None:
+    assert not finding(total_band(overlapping=True), "ambiguous_key").passed
+    assert finding(total_band(overlapping=False), "ambiguous_key").passed  # adjacent bands share only a boundary

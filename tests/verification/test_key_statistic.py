@@ -258,3 +258,35 @@ def test_the_reading_that_matches_the_key_decides_ambiguity() -> None:
                                                      timestamps=[f"2013-03-0{d}" for d in range(1, 7)])]))
     found = recompute(tie)
     assert found is not None and [tie.options[i] for i in found.also_right()] == ["2013-03-04"]
+
+
+def rise_date_item(day_before: bool, wording: str) -> Callable[[np.random.Generator], dict[str, Any] | None]:
+    """The date of the largest rise, keyed on the day of the rise or the day before it."""
+    def make(rng: np.random.Generator) -> dict[str, Any] | None:
+        start, size = int(rng.integers(0, 1900)), int(rng.integers(20, 40))
+        values = TEMP_MAX[start:start + size]
+        rises = np.diff(values)
+        if (rises == rises.max()).sum() > 1:
+            return None
+        i = int(np.argmax(rises))
+        stamps = DATES[start:start + size]
+        try:
+            key, wrong = date_options(stamps[i if day_before else i + 1], rng=rng, spread_days=4, low=stamps[0],
+                                      high=stamps[-1])
+        except ValueError:
+            return None
+        return mc_item(wording, key, wrong, rng=rng,
+                       series=[series(values, name="temp_max", timestamps=stamps, unit="°C")])
+    return make
+
+
+FROM_PREVIOUS = "On which date was the rise in the daily maximum from the previous day largest?"
+TO_NEXT = "On which date did the daily maximum rise the most to the next day?"
+
+
+def test_the_date_of_a_change_is_the_day_the_question_says() -> None:
+    assert finding(audit(rise_date_item(day_before=False, wording=FROM_PREVIOUS))).passed
+    assert not finding(audit(rise_date_item(day_before=True, wording=FROM_PREVIOUS))).passed
+    assert finding(audit(rise_date_item(day_before=True, wording=TO_NEXT))).passed
+    unsaid = "On which date was the largest day-to-day rise in the daily maximum?"
+    assert finding(audit(rise_date_item(day_before=True, wording=unsaid))).passed  # either day, unsaid

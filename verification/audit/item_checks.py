@@ -10,6 +10,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import date
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from itemsmith.verification.audit.features import (
 )
 from itemsmith.verification.audit.models import Finding, ItemDraw
 from itemsmith.verification.audit.quantities import STATISTICS, agree, normal_text, quantities
-from itemsmith.verification.audit.recompute import APPROXIMATELY, data_decimals, recompute
+from itemsmith.verification.audit.recompute import APPROXIMATELY, data_decimals, label_ties, recompute
 from itemsmith.verification.settings import AuditConfig
 
 __all__ = ["ITEM_CHECKS", "STATIC_ITEM_CHECKS", "Drawn", "check_items", "short"]
@@ -273,6 +274,18 @@ def _key_answers_the_question(drawn: Drawn, config: AuditConfig) -> Finding:
                            "ask for what the answer is)")
 
 
+def _as_read(value: float, kind: str) -> str:
+    """A reading as the key would write it: a clock time (minutes) as HH:MM, a date (a day's ordinal plus
+    its fraction) as a date."""
+    if kind != "time" or value < 0:
+        return f"{value:g}"
+    if value < 1440:
+        return f"{int(value) // 60:02d}:{int(value) % 60:02d}"
+    day = date.fromordinal(int(value))
+    minutes = round((value - int(value)) * 1440)
+    return f"{day:%Y-%m-%d}" + (f" {minutes // 60:02d}:{minutes % 60:02d}" if minutes else "")
+
+
 def _key_is_the_statistic(drawn: Drawn, config: AuditConfig) -> Finding:
     """Keys that are not the statistic the question asks for of any series shown (the other way
     round from `key_statistic`: a key computed on another window, another column, the whole record
@@ -310,7 +323,8 @@ def _key_is_the_statistic(drawn: Drawn, config: AuditConfig) -> Finding:
                    message=f"{unmatched} of {told} items whose key can be recomputed{where} are keyed with a {what} "
                            f"that is not the {'/'.join(sorted(found.asked))} of any series shown, e.g. "
                            f"{short(item.question)!r} keyed {item.answer!r} where the series shown give "
-                           f"{', '.join(f'{v:g}' for v in near)}; compute the key from exactly the values shown "
+                           f"{', '.join(_as_read(v, found.kind) for v in near)}; compute the key from exactly the "
+                           "values shown "
                            "(the same window, column and records as series=[...]), for every num_samples")
 
 
@@ -333,6 +347,9 @@ def _ambiguous_keys(drawn: Drawn, config: AuditConfig) -> Finding:
     for item in drawn.items:
         found = recompute(item)
         if found is None or not found.matched:
+            if ties := label_ties(item):  # "which week had the most rainy days?" over channels that tie
+                told += 1
+                bad.append((item, ties))
             continue
         told += 1
         others = found.also_right()

@@ -25,10 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from itemsmith.items.schema import Item, ItemKind
+from itemsmith.verification.audit.dates import dates_in, read_when
 from itemsmith.verification.audit.features import option_value, plain_number, words_besides_numbers
 from itemsmith.verification.audit.quantities import normal_text, quantities
 
-__all__ = ["APPROXIMATELY", "Recomputed", "data_decimals", "recompute"]
+__all__ = ["APPROXIMATELY", "Recomputed", "data_decimals", "label_ties", "recompute"]
 
 # statistics the audit recomputes for an amount key; count and share only with a threshold in the question
 _AMOUNT = frozenset({"max", "min", "mean", "median", "sum", "range", "change"})
@@ -69,6 +70,11 @@ _RELATIVE = re.compile(r"%|\bper ?cent\w*\b|\breturns?\b|\brelative\b|\bgrowth\b
 _BETWEEN_SERIES = re.compile(r"\b(?:difference|gap|spread|margin) (?:between|of)\b|\bminus\b|\bhow much (?:higher|"
                              r"lower|more|less|warmer|colder|greater|larger|smaller)\b|\b(?:higher|lower|warmer|"
                              r"colder|greater|larger|smaller|more|less) than\b", re.I)
+# where a change is dated: on the later day ("the rise from the previous day"), on the earlier one ("the
+# drop to the next day"), or, unsaid, either
+_ONTO = re.compile(r"\b(?:from|since|over|compared (?:with|to)|than|after|relative to) (?:the )?(?:previous|prior|"
+                   r"preceding|last|day before|hour before|week before|month before|one before)\b", re.I)
+_TO_NEXT = re.compile(r"\b(?:to|into|before|until) (?:the )?(?:next|following|day after|hour after|one after)\b", re.I)
 _EDGE_STRETCH = re.compile(rf"\b(?P<end>first|last|final|past|opening|closing|most recent|latest|earliest)\s+"
                            rf"(?P<n>\d+)\s+(?:{_UNITS}|days|hours|values|readings|points|weeks|months|trading days|"
                            rf"observations|samples|sessions)", re.I)
@@ -241,10 +247,14 @@ def _bases(question: str) -> tuple[int, ...]:
 
 def _positions(item: Item, asked: set[str], bases: tuple[int, ...], question: str) -> list[tuple[int, ...]]:
     """Where the asked statistic lies, one reading per way of reading the question: a value at index i
-    is at i + base; a change at index i of the changes lies between the values at i and i + 1 (either
-    counts); in a named stretch, counted in the series or in the stretch. Ties: several positions."""
+    is at i + base; a change at index i of the changes lies between the values at i and i + 1: at the
+    later one when the question dates it so ("the rise from the previous day"), the earlier one when
+    it says "to the next day", either when it does not say; in a named stretch, counted in the series
+    or in the stretch. Ties: several positions."""
     found: set[tuple[int, ...]] = set()
+    onto, to_next = bool(_ONTO.search(question)), bool(_TO_NEXT.search(question))
     for v, start, shift in _variants(item, question):
+        steps = {shift} if onto and not to_next else {0} if to_next and not onto else {0, shift}
         targets = []
         if "max" in asked:
             targets.append(v.max())
@@ -254,7 +264,7 @@ def _positions(item: Item, asked: set[str], bases: tuple[int, ...], question: st
             where = np.flatnonzero(np.isclose(v, target, rtol=1e-12, atol=1e-12))
             for base in bases:
                 for at in {0, start}:
-                    for step in {0, shift}:
+                    for step in steps:
                         found.add(tuple(int(i) + base + at + step for i in where))
     return sorted(found)
 
@@ -278,6 +288,18 @@ def _names(option: str, names: list[str]) -> bool:
     """Whether the option is (a word of) a series' name: "2014" of "precipitation 2014" labels a series."""
     word = re.compile(rf"(?<![\w.]){re.escape(normal_text(option))}(?![\w.])")
     return any(word.search(name) for name in names)
+
+
+_INTERVAL = re.compile(rf"^\s*(?:between |from )?(?P<a>{_NUM})\s*(?P<u1>[^\d\s\-–—][^\d]*?)?\s*(?:-|–|—|to|and)\s*"
+                       rf"(?P<b>{_NUM})\s*(?P<u2>[^\d]*)$", re.I)
+
+
+def _interval(option: str) -> tuple[float, float] | None:
+    """(low, high) of an option that is a range of amounts ("10-20 mm", "between 3 and 5")."""
+    if read_when(option) or dates_in(option) or (match := _INTERVAL.match(option)) is None:
+        return None
+    low, high = _number(match["a"]), _number(match["b"])
+    return (low, high) if low < high else None
 
 
 def _option_amounts(item: Item) -> tuple[tuple[float, float] | None, ...]:
@@ -306,6 +328,13 @@ def recompute(item: Item) -> Recomputed | None:
                           tuple(tuple(float(p) for p in r) for r in _positions(item, located, _bases(item.question),
                                                                                    question)),
                           item.answer_index, options)
+    intervals = [_interval(o) for o in item.options]
+    if all(intervals) and asked & _AMOUNT:  # "in which range does the total lie?": "10-20 mm", "15-25 mm"
+        low, high = intervals[item.answer_index]  # type: ignore[misc]
+        # another range holds the value only strictly inside it: "10-20" and "20-30" share their boundary
+        options = tuple(((a + b) / 2, (b - a) / 2 * (1 - 1e-9)) for a, b in intervals)  # type: ignore[misc]
+        return Recomputed(frozenset(asked & _AMOUNT), "amount", (low + high) / 2, (high - low) / 2 + 1e-9,
+                          tuple(_amounts(item, set(asked & _AMOUNT), question)), item.answer_index, options)
     if (number := plain_number(answer)) is None:
         if (when := option_value(answer)) is None or not asked & _LOCATED:
             return None
@@ -343,3 +372,62 @@ def data_decimals(item: Item) -> int | None:
         else:
             return None
     return most
+
+
+_MOST = re.compile(r"\b(?:most|highest|largest|greatest|biggest|more|higher|larger|greater|bigger|maximum|wettest|"
+                   r"warmest|hottest|windiest|strongest|sunniest|best)\b", re.I)
+_LEAST = re.compile(r"\b(?:fewest|least|lowest|smallest|fewer|less|lower|smaller|minimum|driest|coldest|coolest|"
+                    r"calmest|weakest|worst)\b", re.I)
+_COUNTS_THINGS = re.compile(r"\b(?:most|fewest|more|fewer|least) (?:\w+ )?(?:days|hours|readings|times|values|weeks|"
+                            r"months|minutes|observations|sessions|samples)\b|\bhow many\b|\bnumber of\b", re.I)
+
+
+def label_ties(item: Item) -> list[int]:
+    """For "which series had the most / the highest ..." over options that name the channels shown:
+    the other options whose channel ties the key's on every reading of the statistic the question
+    asks for that makes the key's channel the extreme (two weeks with the same count of rainy days).
+    Empty where the options name no channels, the question names no extreme or no statistic, or the
+    key's channel is the extreme of no reading (another check's business)."""
+    if item.kind is not ItemKind.mc or len(item.series) < 2:
+        return []
+    names = [normal_text(s.name) for s in item.series]
+    channels = [names.index(normal_text(o)) if names.count(normal_text(o)) == 1 else None for o in item.options]
+    most, least = bool(_MOST.search(item.question)), bool(_LEAST.search(item.question))
+    if any(c is None for c in channels) or most == least:
+        return []
+    question = item.question
+    for name in set(names) - {""}:
+        question = re.sub(rf"\b{re.escape(name)}\b", " ", normal_text(question))
+    asked = quantities(normal_text(question))
+    values = [np.asarray(item.series[c].values, dtype=float) for c in channels]  # type: ignore[index]
+    statistics: list[list[float]] = []
+    if asked & {"count", "share"} or _COUNTS_THINGS.search(item.question):
+        percent_unit = any((s.unit or "").strip() in ("%", "percent") for s in item.series)
+        for low, high in _bounds(item.question, percent_unit) if _THRESHOLD.search(item.question) else []:
+            for strict in (True, False):
+                def count(v: np.ndarray, low: float | None = low, high: float | None = high,
+                          strict: bool = strict) -> float:
+                    inside = np.ones(len(v), dtype=bool)
+                    if low is not None:
+                        inside &= (v > low) if strict else (v >= low)
+                    if high is not None:
+                        inside &= (v < high) if strict else (v <= high)
+                    return float(inside.sum())
+                statistics.append([count(v) for v in values])
+    simple = {"mean": np.mean, "sum": np.sum, "median": np.median, "max": np.max, "min": np.min, "range": np.ptp}
+    for name in sorted(asked & simple.keys()):
+        statistics.append([float(simple[name](v)) for v in values])
+    if "change" in asked:
+        statistics.append([float(v[-1] - v[0]) for v in values])
+        statistics += [[float(100 * (v[-1] / v[0] - 1)) if v[0] else float("nan") for v in values]]
+    key = item.answer_index
+    others: set[int] | None = None
+    for stat in statistics:
+        stat_array = np.asarray(stat)
+        if np.isnan(stat_array).any():
+            continue
+        extreme = stat_array.max() if most else stat_array.min()
+        tied = set(np.flatnonzero(np.isclose(stat_array, extreme, rtol=1e-9, atol=1e-12)).tolist())
+        if key in tied:
+            others = (tied - {key}) if others is None else others & (tied - {key})
+    return sorted(others or ())
