@@ -159,11 +159,10 @@ def _readings(match: re.Match[str]) -> list[When]:
     month = _MONTHS[g["mon"].lower().rstrip(".")] if g.get("mon") else int(g["m"]) if g.get("m") else None
     day = int(g["d"]) if g.get("d") else None
     quarter = int(g["q"]) if g.get("q") else None
+    pairs: list[tuple[int | None, int | None]] = [(month, day)]
     if g.get("a"):  # 11.03.2013 is day-first; 03/11/2013 may be either
         a, b = int(g["a"]), int(g["b"])
         pairs = [(b, a)] if g["sep"] == "." else [(b, a), (a, b)]
-    else:
-        pairs = [(month, day)]
     out: list[When] = []
     for m, d in dict.fromkeys(pairs):
         when = When(year, quarter, m, d, hour, minute, second, weekday)
@@ -263,10 +262,10 @@ class Timeline:
             pass
         spans = []
         for text in texts:
-            readings = [w for w in read_when(text) if w.span() is not None]
-            if len(readings) != 1:
+            read = [span for w in read_when(text) if (span := w.span()) is not None]
+            if len(read) != 1:
                 return None
-            spans.append(readings[0].span())
+            spans.append(read[0])
         return cls(np.array([s for s, _ in spans]), np.array([e for _, e in spans]))
 
     @classmethod

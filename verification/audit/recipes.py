@@ -31,6 +31,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -50,6 +51,7 @@ VOCABULARY = ('rolling mean/sum/min/max/median/std over N ("7-day rolling mean o
               'degF")')
 
 _AGGREGATES = ("mean", "sum", "min", "max", "median", "std", "first", "last", "count")
+_OPS: dict[str, Callable[[Any, Any], Any]] = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}
 _SCALE = re.compile(r"(?:in )?(?P<n>hundreds|thousands|millions|billions)(?: of \w+)?")
 _MAX_READINGS = 96
 
@@ -254,7 +256,7 @@ def _op(phrase: str) -> _Op | None:
         centred = True
     elif not any(t in ("trailing", "backward", "backwards") for t in tokens):
         centred = None
-    hows = {_AGG_WORDS[t] for t in tokens if t in _AGG_WORDS} - {None}
+    hows: set[str] = {how for t in tokens if (how := _AGG_WORDS.get(t)) is not None}
     freqs = [t for t in tokens if t in _FREQ_OF or t.startswith("FREQ:")]
     lags = [t for t in tokens if t.startswith("LAG:")]
     kinds = {t for t in tokens if t in ("ZSCORE", "LOGRET", "PCT", "RET", "DIFF", "LN", "LOG10", "LOG2", "LOG")}
@@ -298,7 +300,7 @@ def _op(phrase: str) -> _Op | None:
         return None
     how = hows.pop()
     if freq is not None:
-        return None if n is not None or how == "count" and False else _Op("resample", how=how, freq=freq)
+        return None if n is not None else _Op("resample", how=how, freq=freq)
     return _Op("rolling", how=how, n=n, unit=unit, centred=centred)
 
 
@@ -598,8 +600,10 @@ def _aggregate(values: np.ndarray, how: str, ddof: int = 1) -> float:
         return float(values.sum())
     if not len(values) or (how == "std" and len(values) <= ddof):
         return float("nan")
-    return {"mean": np.mean, "min": np.min, "max": np.max, "median": np.median, "first": lambda v: v[0],
-            "last": lambda v: v[-1], "std": lambda v: np.std(v, ddof=ddof)}[how](values)
+    aggregates: dict[str, Callable[[np.ndarray], Any]] = {
+        "mean": np.mean, "min": np.min, "max": np.max, "median": np.median, "first": lambda v: v[0],
+        "last": lambda v: v[-1], "std": lambda v: np.std(v, ddof=ddof)}
+    return float(aggregates[how](values))
 
 
 def _step_days(timeline: Timeline | None) -> float | None:
@@ -824,23 +828,25 @@ def _readings(recipe: Recipe, table: Table) -> list[Reading]:
             out = []
             for inner in _readings(of, table):
                 sources = [inner.unit] if inner.unit is not None else units_of(target.quantity)
-                for source in sources:
-                    if source is None:
-                        continue
-                    factors = [(1.0, 0.0)] if source == target else conversions(source, target, interval=inner.interval)
+                for from_unit in sources:
+                    factors = [(1.0, 0.0)] if from_unit == target else \
+                        conversions(from_unit, target, interval=inner.interval)
                     for scale, offset in factors:
-                        out.append(_elementwise(inner, lambda v, s=scale, o=offset: v * s + o,
-                                                f"{inner.label} from {source.name} to {target.name}", target,
-                                                inner.interval))
+                        def convert(v: np.ndarray, scale: float = scale, offset: float = offset) -> np.ndarray:
+                            return v * scale + offset
+                        out.append(_elementwise(inner, convert, f"{inner.label} from {from_unit.name} to {target.name}",
+                                                target, inner.interval))
             return out
         case Combine(a, Constant(value), op, _) if not isinstance(a, Constant):
-            fn = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}[op]
-            return [_elementwise(inner, lambda v, fn=fn: fn(v, value), f"{inner.label} {op} {value:g}",
-                                 inner.unit if op in "+-" else None, inner.interval) for inner in _readings(a, table)]
+            def by_number(v: np.ndarray, value: float = value, op: str = op) -> np.ndarray:
+                return _OPS[op](v, value)
+            return [_elementwise(inner, by_number, f"{inner.label} {op} {value:g}", inner.unit if op in "+-" else None,
+                                 inner.interval) for inner in _readings(a, table)]
         case Combine(Constant(value), b, op, _) if not isinstance(b, Constant):
-            fn = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}[op]
-            return [_elementwise(inner, lambda v, fn=fn: fn(value, v), f"{value:g} {op} {inner.label}",
-                                 inner.unit if op in "+*" else None, inner.interval) for inner in _readings(b, table)]
+            def of_number(v: np.ndarray, value: float = value, op: str = op) -> np.ndarray:
+                return _OPS[op](value, v)
+            return [_elementwise(inner, of_number, f"{value:g} {op} {inner.label}", inner.unit if op in "+*" else None,
+                                 inner.interval) for inner in _readings(b, table)]
         case Constant():
             return []
         case Combine(a, b, op, either_order):
@@ -853,11 +859,10 @@ def _readings(recipe: Recipe, table: Table) -> list[Reading]:
                                 or len(left.values) != len(right.values):
                             continue
                         with np.errstate(invalid="ignore", divide="ignore"):
-                            values = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}[op](
-                                left.values, right.values)
-                        unit = left.unit if op in "+-" and left.unit == right.unit else None
+                            values = _OPS[op](left.values, right.values)
+                        same = left.unit if op in "+-" and left.unit == right.unit else None
                         out.append(Reading(np.where(np.isfinite(values), values, np.nan), left.timeline,
-                                           f"{left.label} {op} {right.label}", unit, op == "-"))
+                                           f"{left.label} {op} {right.label}", same, op == "-"))
             return out
     raise TypeError(recipe)
 

@@ -20,7 +20,9 @@ round to) makes the item ambiguous.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -273,14 +275,14 @@ def _times(item: Item, asked: set[str], question: str) -> list[tuple[float, ...]
     stamps = next((s.timestamps for s in item.series if s.timestamps and len(s.values) >= 5), None)
     if stamps is None:
         return []
-    read = [option_value(t) for t in stamps]
-    if any(r is None for r in read):
+    read = [v for t in stamps if (v := option_value(t)) is not None]
+    if len(read) != len(stamps):
         return []
     out = []
     for reading in _positions(item, asked, (0,), question):
         times = tuple(read[p] for p in reading if 0 <= p < len(read))
         if times:
-            out.append(times)  # type: ignore[arg-type]
+            out.append(times)
     return out
 
 
@@ -391,15 +393,17 @@ def label_ties(item: Item) -> list[int]:
     if item.kind is not ItemKind.mc or len(item.series) < 2:
         return []
     names = [normal_text(s.name) for s in item.series]
-    channels = [names.index(normal_text(o)) if names.count(normal_text(o)) == 1 else None for o in item.options]
+    if any(names.count(normal_text(o)) != 1 for o in item.options):
+        return []
+    channels = [names.index(normal_text(o)) for o in item.options]
     most, least = bool(_MOST.search(item.question)), bool(_LEAST.search(item.question))
-    if any(c is None for c in channels) or most == least:
+    if most == least:
         return []
     question = item.question
     for name in set(names) - {""}:
         question = re.sub(rf"\b{re.escape(name)}\b", " ", normal_text(question))
     asked = quantities(normal_text(question))
-    values = [np.asarray(item.series[c].values, dtype=float) for c in channels]  # type: ignore[index]
+    values = [np.asarray(item.series[c].values, dtype=float) for c in channels]
     statistics: list[list[float]] = []
     if asked & {"count", "share"} or _COUNTS_THINGS.search(item.question):
         percent_unit = any((s.unit or "").strip() in ("%", "percent") for s in item.series)
@@ -414,7 +418,8 @@ def label_ties(item: Item) -> list[int]:
                         inside &= (v < high) if strict else (v <= high)
                     return float(inside.sum())
                 statistics.append([count(v) for v in values])
-    simple = {"mean": np.mean, "sum": np.sum, "median": np.median, "max": np.max, "min": np.min, "range": np.ptp}
+    simple: dict[str, Callable[[np.ndarray], Any]] = {"mean": np.mean, "sum": np.sum, "median": np.median,
+                                                      "max": np.max, "min": np.min, "range": np.ptp}
     for name in sorted(asked & simple.keys()):
         statistics.append([float(simple[name](v)) for v in values])
     if "change" in asked:
