@@ -8,7 +8,7 @@ their format ("2013-03-11", "2013-03-11 14:00", "Mar 11, 2013"), and a channel m
 the rows (every 7th day). A channel without timestamps is traced as a stretch of a column; when the
 item then names dates, they must lie within the stretch's dates in the record. A channel made
 otherwise says how in `series(..., derived="7-day rolling mean of temp_max")`: the text is read as a
-recipe (`recipes`) and recomputed on the named records, point by point at its timestamps; a
+recipe (`recipes`) and recomputed on the named records (`readings`), point by point at its timestamps; a
 derivation the vocabulary cannot read is unverified (rejected, or flagged with
 `AuditConfig.unverified_derivation="flag"`). A handler whose templates make their own series
 (synthetic data) declares `generated_series`: its channels are not traced, and a derived channel is
@@ -33,19 +33,8 @@ from itemsmith.items.schema import Item, Series
 from itemsmith.verification.audit.dates import Span, Timeline, When, looks_like_date, named_outside, read_when
 from itemsmith.verification.audit.models import Finding
 from itemsmith.verification.audit.quantities import normal_text
-from itemsmith.verification.audit.recipes import (
-    VOCABULARY,
-    Compared,
-    Reading,
-    Recipe,
-    Table,
-    Tolerance,
-    compare,
-    describe,
-    parse_recipe,
-    readings,
-    stamp_rows,
-)
+from itemsmith.verification.audit.readings import Compared, Reading, Table, Tolerance, compare, readings, stamp_rows
+from itemsmith.verification.audit.recipes import VOCABULARY, Recipe, describe, parse_recipe
 from itemsmith.verification.audit.record_data import RecordData
 from itemsmith.verification.audit.units import Unit, canonical_unit, units_named
 from itemsmith.verification.settings import AuditConfig, VerificationSettings
