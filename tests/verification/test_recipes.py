@@ -260,6 +260,9 @@ FLAWED = {
     "Fahrenheit without the offset": lambda: item((weather("2012-06-01", "2012-06-30")["temp_max"] * 9 / 5).round(1),
                                                   derived="temp_max in degF", unit="°F",
                                                   stamps=weather("2012-06-01", "2012-06-30").index, records=["2012-06"]),
+    "Celsius declared converted to Fahrenheit": lambda: item(
+        weather("2012-06-01", "2012-06-30")["temp_max"], derived="temp_max in degF", unit="°F",
+        stamps=weather("2012-06-01", "2012-06-30").index, records=["2012-06"]),
     "open over close declared close over open": lambda: item(
         (STOCKS["AAPL"]["open"] / STOCKS["AAPL"]["close"]).iloc[300:330].round(4), derived="close / open",
         stamps=TRADING[300:330], records=["AAPL"]),
