@@ -63,8 +63,9 @@ _FORMS: tuple[str, ...] = (
 _WHOLE_ONLY: tuple[str, ...] = (_MON, _WD_NAME, _YEAR)
 _FULL = [re.compile(rf"\s*(?:{form})\s*", re.I) for form in (*_FORMS, *_WHOLE_ONLY)]
 _SEARCH = [re.compile(rf"(?<![\w.:/-])(?:{form})(?![\w:/-]|[.,]\d)", re.I) for form in _FORMS]
-# a year alone in free text is a year only after words that introduce one ("in 2013", "during 2014")
-_YEAR_IN_TEXT = re.compile(r"\b(?:in|during|of|for|since|until|through|throughout|year)\s+(?P<y>(?:19|20)\d{2})"
+# a year alone in free text is one the item claims to show only after "in", "during", "of", "for" ("in 2013";
+# "listed since 1980" is background)
+_YEAR_IN_TEXT = re.compile(r"\b(?:in|during|of|for|throughout|year)\s+(?P<y>(?:19|20)\d{2})"
                            r"(?![\w:/%-]|[.,]\d|\s*(?:mm|cm|m|km|kg|g|%|°|usd|eur)\b)", re.I)
 _DATEISH = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|(?<![\d.,])(?:19|20)\d{2}(?![\d.,])|\b(?:jan|feb|mar|apr|may|"
                       r"jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", re.I)
