@@ -345,3 +345,15 @@ def test_channels_named_as_options_that_tie_on_the_asked_statistic_are_ambiguous
 def test_overlapping_ranges_that_both_hold_the_value_are_ambiguous() -> None:
     assert not finding(total_band(overlapping=True), "ambiguous_key").passed
     assert finding(total_band(overlapping=False), "ambiguous_key").passed  # adjacent bands share only a boundary
+
+
+def test_a_which_question_whose_extreme_word_is_not_asked_is_not_read_as_ties() -> None:
+    """As in the curated fat-tails template: "more frequent than under a normal distribution" describes,
+    "Which one is fat-tailed?" asks; counting the values under 250 ties every channel and says nothing."""
+    def make(rng: np.random.Generator) -> dict[str, Any]:
+        names = [f"series {i}" for i in range(1, 5)]
+        return mc_item("These are four series of 250 daily returns (percent). One comes from a distribution with "
+                       "extreme moves far more frequent than under a normal distribution. Which one is fat-tailed?",
+                       names[0], names[1:], rng=rng,
+                       series=[series(np.round(rng.normal(size=250), 3), name=n, unit="%") for n in names])
+    assert finding(make, "ambiguous_key").passed

@@ -174,7 +174,7 @@ def _number(text: str) -> float:
     return float(text.replace(",", "").replace("−", "-"))
 
 
-def _bounds(question: str, percent_unit: bool) -> list[tuple[float | None, float | None]]:
+def _bounds(question: str, percent_unit: bool, fallback: bool = True) -> list[tuple[float | None, float | None]]:
     """The (low, high) bounds a count or share question prints ("more than 5 mm", "between 3 and 7",
     "10 or more"), each as printed and, where a % follows it over a series not in %, as a fraction."""
     text = _DATEISH.sub(" ", question)
@@ -197,7 +197,7 @@ def _bounds(question: str, percent_unit: bool) -> list[tuple[float | None, float
                 "or less", "or below", "or lower", "or fewer", "and below", "and under")
             for value in readings(m["n"], m["pct"]):
                 bounds.append((None, value) if upper else (value, None))
-    if bounds:
+    if bounds or not fallback:
         return bounds
     numbers = [_number(n) for n in _NUMBER.findall(text)]  # no comparison phrase it reads: any printed number
     return [(t, None) for t in numbers] + [(None, t) for t in numbers] + \
@@ -384,6 +384,13 @@ _COUNTS_THINGS = re.compile(r"\b(?:most|fewest|more|fewer|least) (?:\w+ )?(?:day
                             r"months|minutes|observations|sessions|samples)\b|\bhow many\b|\bnumber of\b", re.I)
 
 
+def _asking_sentence(question: str) -> str:
+    """The sentence that asks (the one ending in "?", else the last)."""
+    sentences = [p.strip() for p in re.split(r"(?<=[.!?])\s+", question) if p.strip()]
+    asking = [p for p in sentences if p.endswith("?")]
+    return (asking or sentences or [""])[-1]
+
+
 def label_ties(item: Item) -> list[int]:
     """For "which series had the most / the highest ..." over options that name the channels shown:
     the other options whose channel ties the key's on every reading of the statistic the question
@@ -396,7 +403,8 @@ def label_ties(item: Item) -> list[int]:
     if any(names.count(normal_text(o)) != 1 for o in item.options):
         return []
     channels = [names.index(normal_text(o)) for o in item.options]
-    most, least = bool(_MOST.search(item.question)), bool(_LEAST.search(item.question))
+    asking = _asking_sentence(item.question)  # "which ... the most ...?", not "... more frequent than ..." before it
+    most, least = bool(_MOST.search(asking)), bool(_LEAST.search(asking))
     if most == least:
         return []
     question = item.question
@@ -407,7 +415,7 @@ def label_ties(item: Item) -> list[int]:
     statistics: list[list[float]] = []
     if asked & {"count", "share"} or _COUNTS_THINGS.search(item.question):
         percent_unit = any((s.unit or "").strip() in ("%", "percent") for s in item.series)
-        for low, high in _bounds(item.question, percent_unit) if _THRESHOLD.search(item.question) else []:
+        for low, high in _bounds(item.question, percent_unit, fallback=False):
             for strict in (True, False):
                 def count(v: np.ndarray, low: float | None = low, high: float | None = high,
                           strict: bool = strict) -> float:
@@ -429,8 +437,8 @@ def label_ties(item: Item) -> list[int]:
     others: set[int] | None = None
     for stat in statistics:
         stat_array = np.asarray(stat)
-        if np.isnan(stat_array).any():
-            continue
+        if np.isnan(stat_array).any() or np.allclose(stat_array, stat_array[0], rtol=1e-9, atol=1e-12):
+            continue  # a statistic every channel shares tells nothing about the question
         extreme = stat_array.max() if most else stat_array.min()
         tied = set(np.flatnonzero(np.isclose(stat_array, extreme, rtol=1e-9, atol=1e-12)).tolist())
         if key in tied:
