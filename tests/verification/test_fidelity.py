@@ -263,3 +263,19 @@ def test_month_options_of_a_channel_without_timestamps_are_not_dates_it_claims()
         series=[series(list(column("temp_max")[3:20]), name="temp_max", unit="°C")], metadata={"record_ids": ["2013-03"]}))
     assert check(hidden).passed
     assert not check(hidden.model_copy(update={"question": hidden.question.replace("2013", "2014")})).passed
+
+
+def test_a_channel_named_after_one_named_record_showing_another_fails() -> None:
+    """Four tickers' prices under each other's names (names in draw order, columns sorted)."""
+    data = WEATHER.model_copy(update={"records": {
+        "AAPL-2013": RecordFrame.of(DAYS["2013-03"], {"close": list(column("temp_max") + 100)}),
+        "MSFT-2013": RecordFrame.of(DAYS["2013-03"], {"close": list(column("temp_max") + 50)})}, "units": {}})
+
+    def ticker_item(name: str, values: np.ndarray) -> Item:
+        return Item.model_validate(mc_item(
+            "Which stock gained more?", "AAPL", ["MSFT"], rng=np.random.default_rng(0),
+            series=[series(list(values), name=name, timestamps=MARCH[3:20])],
+            metadata={"record_ids": ["AAPL-2013", "MSFT-2013"]}))
+    assert check(ticker_item("AAPL close", column("temp_max")[3:20] + 100), data=data).passed
+    finding = check(ticker_item("AAPL close", column("temp_max")[3:20] + 50), data=data)
+    assert not finding.passed and "names record 'AAPL-2013' but shows record 'MSFT-2013'" in finding.message

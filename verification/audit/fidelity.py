@@ -24,6 +24,7 @@ exactly what to write instead.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -98,7 +99,7 @@ class _Records:
         for rid, record in data.records.items():
             stamps = record.stamps()
             self.single[rid] = Table(f"record {rid!r}", {c: record.values(c) for c in record.columns},
-                                     Timeline.read(stamps) if stamps else None, units)
+                                     Timeline.read(stamps) if stamps else None, units, (rid,))
         self._joined: dict[tuple[str, ...], Table] = {}
         self._candidates: dict[tuple[int, tuple[str, ...]], list[np.ndarray]] = {}
         self._readings: dict[tuple[int, Recipe], list[Reading]] = {}
@@ -120,7 +121,7 @@ class _Records:
                     timeline = Timeline(starts, ends)
             self._joined[key] = Table("records " + " + ".join(repr(rid) for rid in key),
                                       {c: np.concatenate([t.columns[c] for t in parts]) for c in common},
-                                      timeline, self.units)
+                                      timeline, self.units, key)
         return [self._joined[key], *parts]  # a stretch of one record is also one of the records joined
 
     def readings(self, table: Table, recipe: Recipe) -> list[Reading]:
@@ -181,6 +182,7 @@ class _Trace:
     columns: set[str]
     best: _Best | None
     spans: list[Span]  # dates of the stretch in the record (a channel without timestamps)
+    records: tuple[str, ...] = ()  # the records it is in
 
 
 def _trace(s: Series, stamps: Stamps, tables: list[Table], records: _Records) -> _Trace:
@@ -190,6 +192,8 @@ def _trace(s: Series, stamps: Stamps, tables: list[Table], records: _Records) ->
     tolerance = Tolerance.of(shown, _RAW_RTOL)
     best: _Best | None = None
     for table in tables:
+        if stamps.readings is not None and table.timeline is None and len(table.records) > 1:
+            continue  # records on the same dates, one after another: a dated channel is in one of them
         by_time = stamps.readings is not None and table.timeline is not None
         rows = records.candidates(table, s, stamps.readings) if by_time else None  # type: ignore[arg-type]
         traced: set[str] = set()
@@ -205,7 +209,7 @@ def _trace(s: Series, stamps: Stamps, tables: list[Table], records: _Records) ->
             else:
                 best = _closer(best, _Best(compared, table.label, column, by_time))
         if traced:
-            return _Trace(traced, None, spans)
+            return _Trace(traced, None, spans, table.records)
     return _Trace(set(), best, [])
 
 
@@ -286,6 +290,20 @@ def _names_other_column(s: Series, traced: set[str], columns: set[str]) -> str |
     return sorted(named)[0]
 
 
+def _record_tokens(rid: str) -> set[str]:
+    return {t for t in re.split(r"[^0-9a-z]+", rid.casefold()) if len(t) >= 2 and re.search(r"[a-z]", t)}
+
+
+def _names_other_record(s: Series, traced: tuple[str, ...], ids: list[str]) -> str | None:
+    """A record the channel's name names ("AAPL adj_close": the one named record whose id holds "aapl")
+    when the channel shows another named record."""
+    tokens = {rid: _record_tokens(rid) for rid in dict.fromkeys(ids)}
+    words = set(re.split(r"[^0-9a-z]+", s.name.casefold()))
+    named = {rid for rid, own in tokens.items()
+             if own & words - set().union(*(other for r, other in tokens.items() if r != rid))}
+    return None if not named or named & set(traced) else sorted(named)[0]
+
+
 def _unit_clash(s: Series, column_unit: str | None) -> str | None:
     if not s.unit or not column_unit:
         return None
@@ -359,6 +377,11 @@ def _item_problems(item: Item, data: RecordData, records: _Records) -> list[_Pro
                 problems.append(_Problem("wrong_name", f"channel {s.name!r} names column {other!r} but shows "
                                                        f"column {sorted(trace.columns)[0]!r}; name it after the column "
                                                        "it shows (or show the column it names)"))
+            record = _names_other_record(s, trace.records, ids)
+            if record is not None:
+                problems.append(_Problem("wrong_name", f"channel {s.name!r} names record {record!r} but shows record "
+                                                       f"{' + '.join(trace.records)!r}; name each channel after the "
+                                                       "record it shows (build names and values from one list)"))
             units = {data.units[c] for c in trace.columns if c in data.units}
             column_unit = units.pop() if len(units) == 1 else None
             clash = _unit_clash(s, column_unit)

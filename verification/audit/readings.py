@@ -49,6 +49,7 @@ class Table:
     columns: dict[str, np.ndarray]
     timeline: Timeline | None
     units: dict[str, Unit | None] = field(default_factory=dict)
+    records: tuple[str, ...] = ()  # the record ids it holds
 
 
 @dataclass(frozen=True, eq=False)
