@@ -315,11 +315,41 @@ def _unit_clash(s: Series, column_unit: str | None) -> str | None:
     return None
 
 
+def _raw_problems(s: Series, stamps: Stamps, ids: list[str], tables: list[Table], data: RecordData,
+                  records: _Records) -> tuple[list[_Problem], str | None, list[Span]]:
+    """What is wrong with a channel that says it is a column as it is: (problems, the column's unit,
+    the dates it covers in the record when it has no timestamps)."""
+    trace = _trace(s, stamps, tables, records)
+    if not trace.columns:
+        closest = trace.best.quote(s) if trace.best else "no stretch of any column lines up with it"
+        at = "at its timestamps " if stamps.readings is not None else ""
+        return [_Problem("untraced", f"channel {s.name!r} is not {at}a column of {', '.join(repr(r) for r in ids)} "
+                                     f"({closest}); show the column's values at their own timestamps, or, if the "
+                                     f"channel is made from them, say how: {_DERIVED_HINT}")], None, []
+    problems = []
+    shown = sorted(trace.columns)[0]
+    other = _names_other_column(s, trace.columns, {c for t in tables for c in t.columns})
+    if other is not None:
+        problems.append(_Problem("wrong_name", f"channel {s.name!r} names column {other!r} but shows column {shown!r}; "
+                                               "name it after the column it shows (or show the column it names)"))
+    record = _names_other_record(s, trace.records, ids)
+    if record is not None:
+        problems.append(_Problem("wrong_name", f"channel {s.name!r} names record {record!r} but shows record "
+                                               f"{' + '.join(trace.records)!r}; name each channel after the record it "
+                                               "shows (build names and values from one list)"))
+    units = {data.units[c] for c in trace.columns if c in data.units}
+    column_unit = units.pop() if len(units) == 1 else None
+    clash = _unit_clash(s, column_unit)
+    if clash is not None:
+        problems.append(_Problem("wrong_unit", f"channel {s.name!r} (column {shown!r}) is labelled {clash}; write "
+                                               f"unit={column_unit!r}, or convert and say so: {_DERIVED_HINT}"))
+    return problems, column_unit, trace.spans
+
+
 def _item_problems(item: Item, data: RecordData, records: _Records) -> list[_Problem]:
     problems: list[_Problem] = []
     ids = named_record_ids(item)
     tables = records.tables(ids)
-    columns = {c for t in tables for c in t.columns}
     shown_units: dict[str, set[Unit]] = {}  # quantity -> units of the channels shown
     implied: list[Span] = []  # dates of channels found without timestamps
     timed = False
@@ -327,6 +357,7 @@ def _item_problems(item: Item, data: RecordData, records: _Records) -> list[_Pro
         declared = s.derived is not None
         stamps = channel_stamps(s)
         timed = timed or stamps.readings is not None
+        traced = declared or not data.generated_series
         if stamps.unreadable is not None and (not data.generated_series or ids):
             problems.append(_Problem("unreadable_timestamps", f"channel {s.name!r} has the timestamp "
                                                               f"{stamps.unreadable!r}, a date in a format the audit "
@@ -337,58 +368,30 @@ def _item_problems(item: Item, data: RecordData, records: _Records) -> list[_Pro
             problems.append(_Problem("blank_derived", f"channel {s.name!r} declares derived= but not how it was made; "
                                                       f"write {_DERIVED_HINT}"))
             continue
+        if traced and any(rid in data.missing for rid in ids):
+            problems.append(_Problem("untraced", f"metadata names record(s) the handler does not have: "
+                                                 f"{sorted(set(ids) & set(data.missing))}"))
+            continue
+        if traced and ids and not tables:  # named records over the fetch limit: not checked
+            continue
         column_unit = None
         if declared:
-            if any(rid in data.missing for rid in ids):
-                problems.append(_Problem("untraced", f"metadata names record(s) the handler does not have: "
-                                                     f"{sorted(set(ids) & set(data.missing))}"))
-                continue
-            if ids and not tables and set(ids) & set(data.skipped):  # named records over the fetch limit: not checked
-                continue
             problem = _verify_derived(s, stamps, item, tables, data, records)
             if problem is not None:
                 problems.append(problem)
                 if problem.kind != "wrong_unit":
                     continue
-        elif not data.generated_series:
+        elif traced:
             if not ids:
                 problems.append(_Problem("untraced", f"channel {s.name!r} names no records: give the item "
                                                      "metadata={'record_ids': [rid, ...]} for the records it shows, "
                                                      f"or, if it is not a stretch of a column, {_DERIVED_HINT}"))
                 continue
-            if any(rid in data.missing for rid in ids):
-                problems.append(_Problem("untraced", f"metadata names record(s) the handler does not have: "
-                                                     f"{sorted(set(ids) & set(data.missing))}"))
+            found, column_unit, spans = _raw_problems(s, stamps, ids, tables, data, records)
+            problems += found
+            implied += spans
+            if any(p.kind == "untraced" for p in found):
                 continue
-            if not tables:  # named records over the fetch limit: not checked
-                continue
-            trace = _trace(s, stamps, tables, records)
-            if not trace.columns:
-                closest = trace.best.quote(s) if trace.best else "no stretch of any column lines up with it"
-                at = "at its timestamps " if stamps.readings is not None else ""
-                problems.append(_Problem("untraced", f"channel {s.name!r} is not {at}a column of "
-                                                     f"{', '.join(repr(r) for r in ids)} ({closest}); show the "
-                                                     "column's values at their own timestamps, or, if the channel is "
-                                                     f"made from them, say how: {_DERIVED_HINT}"))
-                continue
-            implied += trace.spans
-            other = _names_other_column(s, trace.columns, columns)
-            if other is not None:
-                problems.append(_Problem("wrong_name", f"channel {s.name!r} names column {other!r} but shows "
-                                                       f"column {sorted(trace.columns)[0]!r}; name it after the column "
-                                                       "it shows (or show the column it names)"))
-            record = _names_other_record(s, trace.records, ids)
-            if record is not None:
-                problems.append(_Problem("wrong_name", f"channel {s.name!r} names record {record!r} but shows record "
-                                                       f"{' + '.join(trace.records)!r}; name each channel after the "
-                                                       "record it shows (build names and values from one list)"))
-            units = {data.units[c] for c in trace.columns if c in data.units}
-            column_unit = units.pop() if len(units) == 1 else None
-            clash = _unit_clash(s, column_unit)
-            if clash is not None:
-                problems.append(_Problem("wrong_unit", f"channel {s.name!r} (column {sorted(trace.columns)[0]!r}) is "
-                                                       f"labelled {clash}; write unit={column_unit!r}, or convert and "
-                                                       f"say so: {_DERIVED_HINT}"))
         unit = canonical_unit(s.unit) or canonical_unit(column_unit)
         if unit is not None:
             shown_units.setdefault(unit.quantity, set()).add(unit)
