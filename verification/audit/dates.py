@@ -67,6 +67,7 @@ _SEARCH = [re.compile(rf"(?<![\w.:/-])(?:{form})(?![\w:/-]|[.,]\d)", re.I) for f
 # "listed since 1980" is background)
 _YEAR_IN_TEXT = re.compile(r"\b(?:in|during|of|for|throughout|year)\s+(?P<y>(?:19|20)\d{2})"
                            r"(?![\w:/%-]|[.,]\d|\s*(?:mm|cm|m|km|kg|g|%|°|usd|eur)\b)", re.I)
+_PLAIN_ISO = re.compile(r"\d{4}-\d{2}(?:-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?)?")
 _DATEISH = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}|(?<![\d.,])(?:19|20)\d{2}(?![\d.,])|\b(?:jan|feb|mar|apr|may|"
                       r"jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", re.I)
 
@@ -91,6 +92,9 @@ class When:
 
     def span(self) -> tuple[np.datetime64, np.datetime64] | None:
         """[start, end) of the period it names, when its year is given."""
+        return _span(self)
+
+    def _period(self) -> tuple[np.datetime64, np.datetime64] | None:
         if self.year is None or (self.day is not None and self.month is None):
             return None
         month = self.month or (3 * self.quarter - 2 if self.quarter else 1)
@@ -133,6 +137,11 @@ class When:
                  f"{self.hour:02d}:{self.minute or 0:02d}" if self.hour is not None else "",
                  calendar.day_abbr[self.weekday] if self.weekday is not None and self.month is None else ""]
         return " ".join(p for p in parts if p)
+
+
+@lru_cache(maxsize=65536)
+def _span(when: When) -> tuple[np.datetime64, np.datetime64] | None:
+    return when._period()
 
 
 def _hour(match: re.Match[str]) -> tuple[int | None, int | None, int | None]:
@@ -246,6 +255,9 @@ class Timeline:
         self.starts = starts.astype("datetime64[s]")
         self.ends = ends.astype("datetime64[s]")
         self._fields: dict[str, np.ndarray] | None = None
+        self.daily = bool(len(self) and ((self.ends - self.starts) >= np.timedelta64(1, "D")).all())
+        # rows one after another without overlap: the rows of many periods are found at once
+        self._ordered = bool(len(self) < 2 or (self.starts[1:] >= self.ends[:-1]).all())
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -255,6 +267,8 @@ class Timeline:
         """The timeline of timestamp texts (None: one of them is no date or time `read_when` reads)."""
         if not texts:
             return None
+        if all(_PLAIN_ISO.fullmatch(text) for text in texts):  # numpy reads these ~30 times faster than pandas
+            return cls.of_instants(np.array(list(texts), dtype="datetime64[s]"))
         try:
             parsed = pd.to_datetime(pd.Index(list(texts)), format="ISO8601")
             starts = (parsed.tz_localize(None) if parsed.tz is not None else parsed).to_numpy("datetime64[s]")
@@ -295,10 +309,14 @@ class Timeline:
                             "second": index.second.to_numpy(), "weekday": index.weekday.to_numpy()}
         return self._fields[name]
 
-    @property
-    def daily(self) -> bool:
-        """Whether each row is a day or longer (its clock time says nothing)."""
-        return bool(len(self) and ((self.ends - self.starts) >= np.timedelta64(1, "D")).all())
+    def rows_of_each(self, whens: Sequence[When]) -> list[np.ndarray]:
+        """`rows` of each moment (at once when they all name periods and the rows are in order)."""
+        spans = [span for when in whens if (span := (when.date_only() if self.daily else when).span()) is not None]
+        if not self._ordered or len(spans) != len(whens):
+            return [self.rows(when) for when in whens]
+        first = np.searchsorted(self.ends, np.array([a for a, _ in spans], dtype="datetime64[s]"), side="right")
+        last = np.searchsorted(self.starts, np.array([b for _, b in spans], dtype="datetime64[s]"), side="left")
+        return [np.arange(a, b) for a, b in zip(first.tolist(), last.tolist(), strict=True)]
 
     def rows(self, when: When) -> np.ndarray:
         """The rows whose period overlaps the one `when` names (by its fields where it has no year)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 
 import numpy as np
@@ -25,7 +25,7 @@ from itemsmith.verification.audit.features import (
 )
 from itemsmith.verification.audit.models import Finding, ItemDraw
 from itemsmith.verification.audit.quantities import STATISTICS, agree, normal_text, quantities
-from itemsmith.verification.audit.recompute import APPROXIMATELY, data_decimals, label_ties, recompute
+from itemsmith.verification.audit.recompute import APPROXIMATELY, Recomputed, data_decimals, label_ties, recompute
 from itemsmith.verification.settings import AuditConfig
 
 __all__ = ["ITEM_CHECKS", "STATIC_ITEM_CHECKS", "Drawn", "check_items", "short"]
@@ -42,6 +42,7 @@ class Drawn:
 
     draws: Sequence[ItemDraw]
     keys: list[list[str]]
+    _recomputed: dict[int, Recomputed | None] = field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, draws: Sequence[ItemDraw]) -> Drawn:
@@ -54,6 +55,12 @@ class Drawn:
     @property
     def all_keys(self) -> list[str]:
         return [k for keys in self.keys for k in keys]
+
+    def recomputed(self, item: Item) -> Recomputed | None:
+        """`recompute(item)`, once per item (two checks read it)."""
+        if id(item) not in self._recomputed:
+            self._recomputed[id(item)] = recompute(item)
+        return self._recomputed[id(item)]
 
 
 def _shows_series(drawn: Drawn, config: AuditConfig) -> Finding:
@@ -297,7 +304,7 @@ def _key_is_the_statistic(drawn: Drawn, config: AuditConfig) -> Finding:
     for draw in drawn.draws:
         run_told = run_unmatched = 0
         for item in draw.items:
-            found = recompute(item)
+            found = drawn.recomputed(item)
             if found is None:
                 continue
             run_told += 1
@@ -345,7 +352,7 @@ def _ambiguous_keys(drawn: Drawn, config: AuditConfig) -> Finding:
     bad: list[tuple[Item, list[int]]] = []
     told = 0
     for item in drawn.items:
-        found = recompute(item)
+        found = drawn.recomputed(item)
         if found is None or not found.matched:
             if ties := label_ties(item):  # "which week had the most rainy days?" over channels that tie
                 told += 1

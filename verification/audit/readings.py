@@ -400,6 +400,8 @@ def _edge_values(reading: Reading, point: int, last: int, row: int) -> list[floa
 
 def stamp_rows(timeline: Timeline, stamps: Sequence[Sequence[When]]) -> list[np.ndarray]:
     """The rows each timestamp names (every reading of it)."""
+    if all(len(readings_) == 1 for readings_ in stamps):
+        return timeline.rows_of_each([readings_[0] for readings_ in stamps])
     out = []
     for readings_ in stamps:
         rows = [timeline.rows(w) for w in readings_]
