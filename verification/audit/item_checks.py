@@ -136,13 +136,13 @@ def _dates_shown(drawn: Drawn, config: AuditConfig) -> Finding:
     if not bad:
         return Finding(check="dates_shown", passed=True,
                        message=f"the dates {told} items name are the ones their series show")
-    item, where, date, spans = bad[0]
+    item, where, named, spans = bad[0]
     shown = "; ".join(f"{str(a)[:16].replace('T', ' ').removesuffix(' 00:00')} to "
                       f"{str(b - np.timedelta64(1, 's'))[:16].replace('T', ' ').removesuffix(' 23:59')}"
                       for a, b, _ in spans[:2])
     return Finding(check="dates_shown", passed=False,
                    message=f"{len(bad)} of {told} items name a date their series do not show, e.g. "
-                           f"{short(item.question)!r}: {where} names {date!r}, but the series shown cover {shown}; "
+                           f"{short(item.question)!r}: {where} names {named!r}, but the series shown cover {shown}; "
                            "name the first and last timestamps shown (dates[0], dates[-1] of the window the key is "
                            "computed on), draw date options inside it (date_options(..., low=dates[0], "
                            "high=dates[-1])), or, for a date the question needs beyond the data (a forecast's "
@@ -369,8 +369,9 @@ def _ambiguous_keys(drawn: Drawn, config: AuditConfig) -> Finding:
         return Finding(check="ambiguous_key", passed=True,
                        message=f"no other option is also right on the {told} items whose key can be recomputed")
     item, others = bad[0]
-    why = "at the precision the question states ('approximately' over data written to " \
-          f"{data_decimals(item)} decimals)" if APPROXIMATELY.search(item.question) else "as the data shows it"
+    approximately = APPROXIMATELY.search(item.question)
+    why = f"at the precision the question states ({approximately[0]!r} over data written to {data_decimals(item)} " \
+          "decimals)" if approximately else "as the data shows it"
     return Finding(check="ambiguous_key", passed=False,
                    message=f"{len(bad)} of {told} items have another option that is also right {why}, e.g. "
                            f"{short(item.question)!r} keyed {item.answer!r} where "
