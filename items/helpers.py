@@ -227,6 +227,77 @@ def date_options(correct: Any, *, rng: np.random.Generator, spread_days: float =
     return origin.strftime(fmt), [t for k, t in zip(offsets, texts, strict=True) if k != 0]
 
 
+_HOW = {"mean": "mean", "average": "mean", "sum": "total", "total": "total", "min": "min", "max": "max",
+        "median": "median", "std": "std", "first": "first", "last": "last", "count": "count"}
+_PERIOD = {"hour": "hourly", "h": "hourly", "day": "daily", "d": "daily", "week": "weekly", "w": "weekly",
+           "month": "monthly", "m": "monthly", "ms": "monthly", "me": "monthly", "quarter": "quarterly",
+           "q": "quarterly", "year": "yearly", "y": "yearly", "a": "yearly", "ys": "yearly", "ye": "yearly"}
+_STEP_UNITS = ("point", "day", "hour", "minute", "week", "month", "year", "trading day")
+
+
+def _checked(value: str, choices: dict[str, str] | tuple[str, ...], what: str) -> str:
+    key = str(value).strip().lower()
+    if key not in choices:
+        raise ValueError(f"{what} must be one of {sorted(set(choices))}, got {value!r}")
+    return choices[key] if isinstance(choices, dict) else key
+
+
+def _window(n: Any, unit: str) -> str:
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+        raise ValueError(f"a window is a whole number of {unit}s, at least 1; got {n!r}")
+    return f"{int(n)}-{_checked(unit, _STEP_UNITS, 'unit')}"
+
+
+class RecipeWriter:
+    """Writes a `derived=` text the item audit reads and recomputes on the named records (its
+    vocabulary, docs/authoring.md). Each returns a string; the column may be another recipe
+    (`recipe.rolling(recipe.convert("temp_max", "degF"), "mean", 7)`). In templates: `recipe.rolling(...)`."""
+
+    @staticmethod
+    def rolling(column: str, how: str, window: int, unit: str = "day", centred: bool = False) -> str:
+        """A rolling statistic over `window` rows (unit "point") or time: "7-day rolling mean of temp_max".
+        Trailing (pandas' default) unless `centred` (rolling(..., center=True))."""
+        where = "centred " if centred else "trailing "
+        return f"{_window(window, unit)} {where}rolling {_checked(how, _HOW, 'how')} of {column}"
+
+    @staticmethod
+    def resample(column: str, period: str, how: str) -> str:
+        """A calendar resample with an aggregate: "monthly total of precipitation" (period: hour, day,
+        week, month, quarter or year, or a pandas alias such as "W", "MS")."""
+        return f"{_checked(period, _PERIOD, 'period')} {_checked(how, _HOW, 'how')} of {column}"
+
+    @staticmethod
+    def change(column: str, periods: int = 1, unit: str = "point", kind: str = "difference") -> str:
+        """The change over `periods` rows (unit "point", pandas' diff/pct_change) or time: kind
+        "difference" (diff), "percent" (pct_change() * 100) or "log" (log return)."""
+        what = {"difference": "change", "percent": "percentage change", "log": "log return"}
+        return f"{_window(periods, unit)} {_checked(kind, what, 'kind')} of {column}"
+
+    @staticmethod
+    def zscore(column: str, window: int | None = None, unit: str = "day") -> str:
+        """(x - mean) / std over the stretch shown (or the record), or over a rolling window."""
+        return f"{_window(window, unit)} rolling z-score of {column}" if window is not None else f"z-score of {column}"
+
+    @staticmethod
+    def log(column: str, base: str = "e") -> str:
+        """The natural log (base "e"), log10 (base "10") or log2 (base "2") of the values."""
+        return f"{_checked(base, {'e': 'natural log', '10': 'log10', '2': 'log2'}, 'base')} of {column}"
+
+    @staticmethod
+    def convert(column: str, unit: str) -> str:
+        """The values converted into another unit of the same quantity (the handler declares the
+        column's): "temp_max in degF", "precipitation in inches"."""
+        return f"{column} in {unit}"
+
+    @staticmethod
+    def combine(first: str, op: str, second: str) -> str:
+        """Two columns row by row: op "+", "-", "*" or "/" ("temp_max - temp_min", "close / open")."""
+        return f"{first} {_checked(op, ('+', '-', '*', '/'), 'op')} {second}"
+
+
+recipe = RecipeWriter()
+
+
 HELPERS: dict[str, Callable[..., Any]] = {
     "mc_item": mc_item,
     "tf_item": tf_item,
@@ -236,8 +307,9 @@ HELPERS: dict[str, Callable[..., Any]] = {
 }
 
 
-def bind_helpers(rng: np.random.Generator) -> dict[str, Callable[..., Any]]:
+def bind_helpers(rng: np.random.Generator) -> dict[str, Any]:
     """The helper names a template sees, each bound to the run's generator."""
-    bound: dict[str, Callable[..., Any]] = {name: functools.partial(fn, rng=rng) for name, fn in HELPERS.items()}
+    bound: dict[str, Any] = {name: functools.partial(fn, rng=rng) for name, fn in HELPERS.items()}
     bound["series"] = series
+    bound["recipe"] = recipe
     return bound

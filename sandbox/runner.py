@@ -66,7 +66,7 @@ def _wrap_helper(fn: Any) -> Any:
 def make_namespace(handler: Any, seed: int, print_sink: policy.PrintSink, synth: Any) -> dict[str, Any]:
     randomness = proxies.RunRandomness(seed)
     bound = {**bind_helpers(randomness.rng), **bind_blocks(randomness.rng)}
-    helpers = {name: _wrap_helper(fn) for name, fn in bound.items()}
+    helpers = {name: _wrap_helper(fn) if callable(fn) else fn for name, fn in bound.items()}  # `recipe`: a namespace
     return policy.build_namespace(handler=handler, randomness=randomness, helpers=helpers, synth=synth,
                                   print_sink=print_sink)
 

@@ -55,6 +55,9 @@ class AuditConfig(BaseModel):
     min_mismatched_keys: int = Field(
         10, ge=1, description="items keyed with another statistic of a series shown than the question asks for "
                               "that fail the template (when they are also half of the items that can be told)")
+    unverified_derivation: Literal["reject", "flag"] = Field(
+        "reject", description="a channel whose derived= the audit cannot read as a recipe (or cannot compute on the "
+                              "named records): reject the template, or flag it in the report and pass")
     max_unmatched_key_share: float = Field(
         0.2, ge=0, le=1,
         description="largest share of the items whose key the audit can recompute that may be keyed with no "
@@ -71,6 +74,8 @@ class AuditConfig(BaseModel):
     def lowered(self) -> list[str]:
         """The thresholds set laxer than the defaults, as `name=value (default d)`."""
         changes: list[str] = []
+        if self.unverified_derivation != "reject":
+            changes.append(f"unverified_derivation={self.unverified_derivation} (default reject)")
         for name, laxer in _LAXER_WHEN.items():
             value, default = getattr(self, name), type(self).model_fields[name].default
             if (laxer == "higher" and value > default) or (laxer == "lower" and value < default):

@@ -175,3 +175,32 @@ def test_numeric_options_on_the_datas_steps() -> None:
         numeric_options(5.0, spread=0.2, decimals=0, step=0.1, rng=rng)
     with pytest.raises(ValueError, match="step > 0"):
         numeric_options(5.0, step=0, rng=rng)
+
+
+# --- recipe: derived= texts in the audit's vocabulary -------------------------------------------------
+
+
+def test_recipe_writes_the_texts_users_read():
+    from itemsmith.items.helpers import recipe
+
+    assert recipe.rolling("temp_max", "mean", 7) == "7-day trailing rolling mean of temp_max"
+    assert recipe.rolling("close", "max", 20, unit="point", centred=True) == "20-point centred rolling max of close"
+    assert recipe.resample("precipitation", "MS", "sum") == "monthly total of precipitation"
+    assert recipe.change("close", kind="percent") == "1-point percentage change of close"
+    assert recipe.zscore("close", 30) == "30-day rolling z-score of close"
+    assert recipe.log("volume", "10") == "log10 of volume"
+    assert recipe.combine("temp_max", "-", "temp_min") == "temp_max - temp_min"
+    assert recipe.rolling(recipe.convert("temp_max", "degF"), "mean", 7) == \
+        "7-day trailing rolling mean of temp_max in degF"
+
+
+@pytest.mark.parametrize("call", [
+    lambda r: r.rolling("x", "average-ish", 7), lambda r: r.rolling("x", "mean", 0), lambda r: r.rolling("x", "mean", 2.5),
+    lambda r: r.rolling("x", "mean", 7, unit="fortnight"), lambda r: r.resample("x", "decade", "sum"),
+    lambda r: r.change("x", kind="ratio"), lambda r: r.combine("a", "%", "b"), lambda r: r.log("x", "3"),
+])
+def test_recipe_refuses_what_the_vocabulary_lacks(call):
+    from itemsmith.items.helpers import recipe
+
+    with pytest.raises(ValueError, match="must be|whole number"):
+        call(recipe)

@@ -291,6 +291,18 @@ TEMPLATES = {
             return [tf_item(f"{df.shape} {col.name} {arr.tolist()} {mat.sum():.0f} {df.attrs['source']}", arr[2] == 4.0)
                     for _ in range(num_samples)]
     ''',
+    "derived_with_the_recipe_helper": '''
+        def question(num_samples):
+            items = []
+            for i in range(num_samples):
+                rid, frame, s = load(i)
+                smooth = s.rolling(3).mean().dropna()
+                how = recipe.rolling(str(frame.columns[0]), "mean", 3, unit="point")
+                items.append(mc_item(f"What is the highest value of the {how}?", f"{smooth.max():.3f}",
+                                     [f"{smooth.max() + d:.3f}" for d in (1, 2, 3)],
+                                     series=[series(smooth.to_numpy(), name="smoothed", derived=how)]))
+            return items
+    ''',
     "printing": '''
         def question(num_samples):
             print("starting", num_samples)
@@ -365,3 +377,8 @@ def test_synth_is_loaded_on_first_use_by_other_handlers(pool) -> None:
     assert result.status is RunStatus.ok, f"{result.error}\n{result.traceback_tail}"
     again = pool.run(SYNTH_TEMPLATE, num_samples=2, seed=1)
     assert again.items == result.items
+
+
+def test_the_recipe_helper_is_read_only(pool) -> None:
+    result = pool.run("def question(num_samples):\n    recipe.rolling = None\n    return []\n", num_samples=1)
+    assert result.status is RunStatus.error and "cannot modify" in (result.error or "")

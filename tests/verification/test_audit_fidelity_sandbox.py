@@ -86,18 +86,18 @@ def test_a_declared_rolling_mean_passes(pool: SandboxPool) -> None:
     report = audit_template(source, HANDLER, pool=pool)
     assert report.passed, report.feedback
     fidelity = next(f for f in report.findings if f.check == "data_fidelity")
-    assert fidelity.passed and "declared derived" in fidelity.message
+    assert fidelity.passed and "made as its derived= says" in fidelity.message
 
 
 def test_an_undeclared_rolling_mean_fails_with_what_to_write(pool: SandboxPool) -> None:
     report = audit_template(template(ROLLING.format(derived="")), HANDLER, pool=pool)
     assert "data_fidelity" in report.failed_checks
-    assert "is not a stretch of any column" in report.feedback and 'derived="<how it was made' in report.feedback
+    assert "is not at its timestamps a column" in report.feedback and 'derived="<how it was made' in report.feedback
 
 
 def test_fahrenheit_labelled_celsius_fails(pool: SandboxPool) -> None:
     report = audit_template(window(shown="high[6:] * 9 / 5 + 32", keyed="shown"), HANDLER, pool=pool)
-    assert "data_fidelity" in report.failed_checks and "is not a stretch of any column" in report.feedback
+    assert "data_fidelity" in report.failed_checks and "is not at its timestamps a column" in report.feedback
 
 
 def test_a_key_from_temp_min_under_a_temp_max_question_fails(pool: SandboxPool) -> None:

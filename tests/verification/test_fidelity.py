@@ -69,7 +69,7 @@ def test_a_stretch_across_two_named_records_passes() -> None:
 
 
 def test_values_rounded_for_display_pass() -> None:
-    assert check(item(np.round(column("precipitation")[:10] + 0.0, 0), name="precipitation", unit="mm/day",
+    assert check(item(np.round(column("precipitation")[:10] + 0.0, 0), name="precipitation", unit="mm/day", start=0,
                       question="How many days had more than 1 mm of precipitation?")).passed
 
 
@@ -90,8 +90,8 @@ def test_a_series_scaled_by_a_hair_fails_and_quotes_the_values() -> None:
     shown = column("temp_max")[3:20] * 1.0001
     finding = check(item(shown))
     assert not finding.passed
-    assert "not a stretch of any column" in finding.message and "derived=" in finding.message
-    assert f"shown {shown[0]:.6g}, temp_max is {column('temp_max')[3]:.6g}" in finding.message
+    assert "is not at its timestamps a column" in finding.message and "derived=" in finding.message
+    assert f"2013-03-04: shown {shown[0]:.6g}, temp_max at that time is {column('temp_max')[3]:.6g}" in finding.message
 
 
 def test_one_changed_value_fails_naming_its_day() -> None:
@@ -114,7 +114,7 @@ def test_another_unit_on_the_column_fails(unit: str) -> None:
 
 
 def test_a_question_naming_another_unit_fails() -> None:
-    shown = item(column("precipitation")[:10], name="precipitation", unit="mm/day",
+    shown = item(column("precipitation")[:10], name="precipitation", unit="mm/day", start=0,
                  question="What was the total precipitation in inches over these days?")
     finding = check(shown)
     assert not finding.passed and "names the unit 'in' but the length shown is in 'mm'" in finding.message
@@ -128,7 +128,7 @@ def test_an_option_in_fahrenheit_under_a_celsius_series_fails() -> None:
 def test_a_conversion_labelled_with_the_old_unit_fails() -> None:
     fahrenheit = column("temp_max")[3:20] * 9 / 5 + 32
     finding = check(item(fahrenheit, unit="°C", derived="temp_max in Fahrenheit"))
-    assert not finding.passed and "label names degF" in finding.message
+    assert not finding.passed and "is in degF but is labelled '°C'" in finding.message
 
 
 def test_a_derived_series_without_saying_how_fails_with_the_hint() -> None:
@@ -180,3 +180,102 @@ def test_free_text_finds_units_but_not_words() -> None:
     assert {u.name for u in units_named("a high of 61 °F (about 16 deg C) and 3 inches of rain")} == \
         {"degF", "degC", "in"}
     assert units_named("Which month in 2013 had the most rain? Count days in March.") == set()
+
+
+# --- by timestamp -------------------------------------------------------------------------------------
+
+
+def stamped(values: Any, stamps: list[str], *, question: str = "What was the highest daily maximum temperature?",
+            record_ids: Any = ("2013-03",), name: str = "temp_max") -> Item:
+    return Item.model_validate(mc_item(question, "12.0", ["13.5", "15.1", "16.4"], rng=np.random.default_rng(0),
+                                       series=[series(list(values), name=name, timestamps=stamps, unit="°C")],
+                                       metadata={"record_ids": list(record_ids)}))
+
+
+MARCH = [d[:10] for d in DAYS["2013-03"]]
+
+
+def test_values_shifted_a_day_against_their_timestamps_fail_quoting_the_day() -> None:
+    shown = column("temp_max")[4:20]  # the values of Mar 5..20 under the dates Mar 4..19
+    finding = check(stamped(shown, MARCH[3:19]))
+    assert not finding.passed
+    assert f"2013-03-04: shown {shown[0]:.6g}, temp_max at that time is {column('temp_max')[3]:.6g}" in finding.message
+
+
+@pytest.mark.parametrize("fmt", ["%Y-%m-%d", "%Y-%m-%d 00:00", "%b %d, %Y", "%d %B %Y", "%A, %B %d, %Y", "%d.%m.%Y",
+                                 "%Y-%m-%dT%H:%M:%S"])
+def test_timestamps_in_any_common_format_are_compared_as_moments(fmt: str) -> None:
+    stamps = [np.datetime64(d).astype(object).strftime(fmt) for d in MARCH[3:19]]
+    assert check(stamped(column("temp_max")[3:19], stamps)).passed
+    assert not check(stamped(column("temp_max")[4:20], stamps)).passed  # and shifted, in that format, fails
+
+
+def test_a_subset_of_the_rows_passes_at_its_timestamps() -> None:
+    every_7th = list(range(0, 31, 7))
+    assert check(stamped(column("temp_max")[every_7th], [MARCH[i] for i in every_7th])).passed
+    assert not check(stamped(column("temp_max")[[i + 1 for i in every_7th[:-1]]], [MARCH[i] for i in every_7th[:-1]])).passed
+
+
+def test_a_stretch_across_two_records_passes_at_its_timestamps() -> None:
+    values = np.concatenate([column("temp_max")[25:], column("temp_max", "2013-04")[:6]])
+    stamps = [d[:10] for d in DAYS["2013-03"][25:] + DAYS["2013-04"][:6]]
+    assert check(stamped(values, stamps, record_ids=["2013-03", "2013-04"])).passed
+
+
+def test_a_shifted_series_with_its_timestamps_dropped_fails_on_the_dates_the_question_names() -> None:
+    shown = column("temp_max")[4:20]
+    dropped = Item.model_validate(mc_item(
+        "What was the highest daily maximum temperature from 2013-03-04 to 2013-03-19?", "12.0", ["13.5", "15.1", "16.4"],
+        rng=np.random.default_rng(0), series=[series(list(shown), name="temp_max", unit="°C")],
+        metadata={"record_ids": ["2013-03"]}))
+    finding = check(dropped)
+    assert not finding.passed and "names 2013-03-04" in finding.message and "2013-03-05 to 2013-03-20" in finding.message
+    honest = dropped.model_copy(update={"question": "What was the highest daily maximum temperature from 2013-03-05 to "
+                                                    "2013-03-20?"})
+    assert check(honest).passed
+
+
+def test_timestamps_in_a_format_the_audit_cannot_read_fail() -> None:
+    stamps = [d.replace("-", "|") for d in MARCH[4:20]]
+    finding = check(stamped(column("temp_max")[4:20], stamps))
+    assert not finding.passed and "'2013|03|05', a date in a format the audit does not read" in finding.message
+
+
+def test_labels_that_are_no_dates_are_compared_by_position() -> None:
+    assert check(stamped(column("temp_max")[4:20], [f"day {i + 1}" for i in range(16)])).passed
+
+
+def test_a_channel_mixing_two_records_on_the_same_dates_fails() -> None:
+    other = {"temp_max": list(column("temp_max") + 5), "temp_min": list(column("temp_min")),
+             "precipitation": list(column("precipitation"))}
+    data = WEATHER.model_copy(update={"records": {**WEATHER.records, "2013-03 bis": RecordFrame.of(DAYS["2013-03"], other)}})
+    mixed = np.concatenate([column("temp_max")[3:10], column("temp_max")[10:20] + 5])
+    assert not check(stamped(mixed, MARCH[3:20], record_ids=["2013-03", "2013-03 bis"]), data=data).passed
+    assert check(stamped(column("temp_max")[3:20] + 5, MARCH[3:20], record_ids=["2013-03", "2013-03 bis"]),
+                 data=data).passed
+
+
+def test_month_options_of_a_channel_without_timestamps_are_not_dates_it_claims() -> None:
+    """"Which month is it?" over unlabelled days: the options are the reader's guesses, not dates shown."""
+    hidden = Item.model_validate(mc_item(
+        "These are 17 consecutive days of 2013 with the dates hidden. Which month is it?", "March",
+        ["January", "July", "October"], rng=np.random.default_rng(0),
+        series=[series(list(column("temp_max")[3:20]), name="temp_max", unit="°C")], metadata={"record_ids": ["2013-03"]}))
+    assert check(hidden).passed
+    assert not check(hidden.model_copy(update={"question": hidden.question.replace("2013", "2014")})).passed
+
+
+def test_a_channel_named_after_one_named_record_showing_another_fails() -> None:
+    """Four tickers' prices under each other's names (names in draw order, columns sorted)."""
+    data = WEATHER.model_copy(update={"records": {
+        "AAPL-2013": RecordFrame.of(DAYS["2013-03"], {"close": list(column("temp_max") + 100)}),
+        "MSFT-2013": RecordFrame.of(DAYS["2013-03"], {"close": list(column("temp_max") + 50)})}, "units": {}})
+
+    def ticker_item(name: str, values: np.ndarray) -> Item:
+        return Item.model_validate(mc_item(
+            "Which stock gained more?", "AAPL", ["MSFT"], rng=np.random.default_rng(0),
+            series=[series(list(values), name=name, timestamps=MARCH[3:20])],
+            metadata={"record_ids": ["AAPL-2013", "MSFT-2013"]}))
+    assert check(ticker_item("AAPL close", column("temp_max")[3:20] + 100), data=data).passed
+    finding = check(ticker_item("AAPL close", column("temp_max")[3:20] + 50), data=data)
+    assert not finding.passed and "names record 'AAPL-2013' but shows record 'MSFT-2013'" in finding.message

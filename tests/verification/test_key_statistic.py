@@ -171,3 +171,122 @@ def test_questions_the_audit_cannot_recompute_are_not_told() -> None:
                                         series=[series(values, name=f"precipitation {y}") for y in range(2012, 2016)]))
     assert recompute(beats) is None and recompute(labels) is None and recompute(rate) is None
     assert recompute(years) is None  # the options name the series: labels, not amounts
+
+
+# --- the numbers the question prints are the numbers used ------------------------------------------------
+
+MACRO = np.round(RECORD.normal(0.3, 0.5, 2000), 6)  # monthly changes in percent, six decimals
+
+
+def threshold_count(printed: int, unrounded: bool) -> Callable[[np.random.Generator], dict[str, Any] | None]:
+    """"How many months rose more than t%?" with t a value of the window (as `draw_threshold` draws it),
+    printed with `printed` decimals; the key counts against t as drawn (`unrounded`) or as printed."""
+    def make(rng: np.random.Generator) -> dict[str, Any] | None:
+        start, size = int(rng.integers(0, 1900)), int(rng.integers(20, 40))
+        values = MACRO[start:start + size]
+        drawn = float(values[int(rng.integers(size))])
+        used = drawn if unrounded else round(drawn, printed)
+        try:
+            key, wrong = numeric_options(int((values > used).sum()), rng=rng, spread=2, decimals=0, low=0)
+        except ValueError:
+            return None
+        return mc_item(f"In how many of these months was the change above {drawn:.{printed}f}%?", key, wrong, rng=rng,
+                       series=[series(values, name="change", unit="%")])
+    return make
+
+
+def test_a_count_keyed_against_the_unrounded_threshold_fails() -> None:
+    found = finding(audit(threshold_count(3, unrounded=True)))
+    assert not found.passed, found.message
+
+
+@pytest.mark.parametrize("printed", [3, 6])
+def test_a_count_keyed_against_the_printed_threshold_passes(printed: int) -> None:
+    found = finding(audit(threshold_count(printed, unrounded=False)))
+    assert found.passed, found.message
+
+
+def test_a_count_over_changes_under_a_question_about_values_fails() -> None:
+    def make(rng: np.random.Generator) -> dict[str, Any] | None:
+        start, size = int(rng.integers(0, 1900)), int(rng.integers(20, 40))
+        values = RAIN[start:start + size]
+        try:
+            key, wrong = numeric_options(int((np.diff(values) > 2).sum()), rng=rng, spread=2, decimals=0, low=0)
+        except ValueError:
+            return None
+        return mc_item("On how many of these days was the precipitation more than 2 mm?", key, wrong, rng=rng,
+                       series=[series(values, name="precipitation", unit="mm")])
+    assert not finding(audit(make)).passed
+
+
+def test_a_count_of_rises_under_a_question_about_changes_passes() -> None:
+    def make(rng: np.random.Generator) -> dict[str, Any] | None:
+        start, size = int(rng.integers(0, 1900)), int(rng.integers(20, 40))
+        values = TEMP_MAX[start:start + size]
+        try:
+            key, wrong = numeric_options(int((np.diff(values) > 3).sum()), rng=rng, spread=2, decimals=0, low=0)
+        except ValueError:
+            return None
+        return mc_item("On how many days did the maximum temperature rise by more than 3 °C from the day before?", key,
+                       wrong, rng=rng, series=[series(values, name="temp_max", unit="°C")])
+    found = finding(audit(make))
+    assert found.passed and found.message.startswith("240 of 240"), found.message
+
+
+def test_a_mean_over_the_last_days_the_question_names_passes() -> None:
+    def make(rng: np.random.Generator) -> dict[str, Any] | None:
+        start, size, last = int(rng.integers(0, 1900)), int(rng.integers(20, 40)), int(rng.integers(5, 10))
+        values = TEMP_MAX[start:start + size]
+        key, wrong = numeric_options(float(values[-last:].mean()), rng=rng, spread=1.0, decimals=1, unit="°C")
+        return mc_item(f"What was the average daily maximum temperature over the last {last} days shown?", key, wrong,
+                       rng=rng, series=[series(values, name="temp_max", unit="°C")])
+    found = finding(audit(make))
+    assert found.passed and found.message.startswith("240 of 240"), found.message
+
+
+def test_the_reading_that_matches_the_key_decides_ambiguity() -> None:
+    """The maximum of the values is the key; another option is the maximum of the changes, another
+    reading: not a second right answer to "the highest value"."""
+    values = [3.0, 9.0, 2.0, 4.0, 1.0, 5.0, 2.0]
+    item = Item.model_validate(mc_item("What was the highest daily change in value?", "9.0", ["7.0", "1.0", "2.5"],
+                                       rng=np.random.default_rng(0), series=[series(values, name="x")]))
+    found = recompute(item)
+    assert found is not None and found.matched and found.also_right() == []
+    tie = Item.model_validate(mc_item("On which date was the value highest?", "2013-03-02",
+                                      ["2013-03-04", "2013-03-05", "2013-03-06"], rng=np.random.default_rng(0),
+                                      series=[series([3.0, 9.0, 2.0, 9.0, 1.0, 5.0], name="x",
+                                                     timestamps=[f"2013-03-0{d}" for d in range(1, 7)])]))
+    found = recompute(tie)
+    assert found is not None and [tie.options[i] for i in found.also_right()] == ["2013-03-04"]
+
+
+def rise_date_item(day_before: bool, wording: str) -> Callable[[np.random.Generator], dict[str, Any] | None]:
+    """The date of the largest rise, keyed on the day of the rise or the day before it."""
+    def make(rng: np.random.Generator) -> dict[str, Any] | None:
+        start, size = int(rng.integers(0, 1900)), int(rng.integers(20, 40))
+        values = TEMP_MAX[start:start + size]
+        rises = np.diff(values)
+        if (rises == rises.max()).sum() > 1:
+            return None
+        i = int(np.argmax(rises))
+        stamps = DATES[start:start + size]
+        try:
+            key, wrong = date_options(stamps[i if day_before else i + 1], rng=rng, spread_days=4, low=stamps[0],
+                                      high=stamps[-1])
+        except ValueError:
+            return None
+        return mc_item(wording, key, wrong, rng=rng,
+                       series=[series(values, name="temp_max", timestamps=stamps, unit="°C")])
+    return make
+
+
+FROM_PREVIOUS = "On which date was the rise in the daily maximum from the previous day largest?"
+TO_NEXT = "On which date did the daily maximum rise the most to the next day?"
+
+
+def test_the_date_of_a_change_is_the_day_the_question_says() -> None:
+    assert finding(audit(rise_date_item(day_before=False, wording=FROM_PREVIOUS))).passed
+    assert not finding(audit(rise_date_item(day_before=True, wording=FROM_PREVIOUS))).passed
+    assert finding(audit(rise_date_item(day_before=True, wording=TO_NEXT))).passed
+    unsaid = "On which date was the largest day-to-day rise in the daily maximum?"
+    assert finding(audit(rise_date_item(day_before=True, wording=unsaid))).passed  # either day, unsaid

@@ -16,10 +16,12 @@ the seeds drawn before and scored on the next one; each one's accuracy is tested
 chance (exact Poisson-binomial) with Holm's correction over the solvers. Besides the named cues
 they include one learned over generic option features (``learned``). Item checks (``item_checks``)
 cover distinct and repeated items, distinct series, option counts, distinct options, keys that
-agree across runs, options the question's own wording rules out and keys that are the asked
-statistic of a series shown (``recompute``). Data fidelity (``fidelity``) traces every channel
-shown to the named records' columns, read in the sandbox (``record_data``), with its name and unit
-(``units``), unless it declares how it was derived. A failed report's ``feedback`` names each
+agree across runs, options the question's own wording rules out, options that say the same thing,
+dates the text names that are the ones shown (``dates``), keys that are the asked statistic of a
+series shown read from the printed question, and no other option also right (``recompute``). Data
+fidelity (``fidelity``) traces every channel shown to the named records' columns at its timestamps,
+read in the sandbox (``record_data``), with its name and unit (``units``), or recomputes its
+declared ``derived=`` recipe (``recipes``, ``readings``). A failed report's ``feedback`` names each
 shortcut or failed check and its fix, for the template's author (docs/audit.md).
 """
 

@@ -13,10 +13,12 @@ from datetime import date
 from functools import lru_cache
 
 from itemsmith.items.schema import Item
+from itemsmith.verification.audit.dates import dates_in, read_when
+from itemsmith.verification.audit.units import canonical_unit
 
 __all__ = [
-    "canonical", "content_key", "format_signature", "numeric_values", "option_value", "plain_number", "tie_break",
-    "tokens", "wording", "words_besides_numbers",
+    "canonical", "content_key", "denotation", "format_signature", "numeric_values", "option_value", "overlapping",
+    "plain_number", "tie_break", "tokens", "wording", "words_besides_numbers",
 ]
 
 _DATE = re.compile(r"^\D*?(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2}))?\D*$")
@@ -131,3 +133,48 @@ def tie_break(item: Item, candidates: list[int]) -> int:
     digest = hashlib.sha1((item.question + "\x00" + "\x00".join(sorted(item.options))).encode()).digest()
     ordered = sorted(candidates, key=lambda i: item.options[i])
     return ordered[int.from_bytes(digest[:4], "big") % len(ordered)]
+
+
+_ARTICLES = re.compile(r"^(?:a|an|the)\s+")
+_CONNECTORS = re.compile(r"^[\s,;:()\-–—]*(?:(?:from|to|through|thru|until|till|and|between|-|–|—)[\s,;:()\-–—]*)*$", re.I)
+Denotation = tuple[object, ...]
+
+
+def denotation(option: str, *, years: bool = False) -> Denotation:
+    """What an option says once its spelling is set aside: a moment ("2013-03-04" and "Mar 4, 2013", "Jul"
+    and "July"), a run of moments ("Mar 4 - Mar 10, 2013"), an amount with its unit ("0.50" and "0.5",
+    "12 °C" and "12 degC"), or a label (case, spacing, hyphens, articles and end punctuation aside). Two
+    options with one denotation say the same thing."""
+    whens = read_when(option, years=years)
+    if whens:
+        return ("when", frozenset(whens))
+    mentions = dates_in(option)
+    if mentions:
+        rest = option
+        for mention in reversed(mentions):
+            rest = rest[:mention.start] + " " + rest[mention.start + len(mention.text):]
+        if _CONNECTORS.fullmatch(rest):
+            return ("whens", tuple(frozenset(m.readings) for m in mentions))
+    number = plain_number(option)
+    words = words_besides_numbers(option)
+    if number is not None and len(words) <= _MAX_QUANTITY_WORDS:
+        rest = _NUMBER.sub(" ", option.strip().rstrip(".")).strip()
+        unit = canonical_unit(rest)
+        return ("amount", number[0], unit.name if unit is not None else " ".join(rest.casefold().split()))
+    label = " ".join(re.sub(r"[^\w%+<>=]+", " ", option.casefold().replace("_", " ")).split())
+    return ("label", _ARTICLES.sub("", label))
+
+
+def overlapping(a: Denotation, b: Denotation) -> bool:
+    """Whether two denotations say the same thing, or one moment holds the other ("2013-03" holds
+    "2013-03-15", "2013-03-04" holds "2013-03-04 00:00")."""
+    if a == b:
+        return True
+    if a[0] != "when" or b[0] != "when":
+        return False
+    spans_a = [w.span() for w in a[1]]  # type: ignore[attr-defined]
+    spans_b = [w.span() for w in b[1]]  # type: ignore[attr-defined]
+    if any(s is None for s in spans_a + spans_b):
+        return bool(set(a[1]) & set(b[1]))  # type: ignore[arg-type]
+    return any((x[0] <= y[0] and y[1] <= x[1]) or (y[0] <= x[0] and x[1] <= y[1])
+               for x in spans_a for y in spans_b)  # type: ignore[index]

@@ -1,14 +1,21 @@
-"""Data fidelity: every channel an item shows is the data its metadata names, under its own name
-and unit.
+"""Data fidelity: every channel an item shows is the data its metadata names, at its timestamps,
+under its own name and unit, or is made from that data the way its `derived=` says.
 
-A channel is traced when its values equal a stretch of one column of the records
-`metadata["record_ids"]` names (one record, or the named records one after another), as they are
-or rounded to the decimals shown; a channel made otherwise (a rolling mean, a conversion, a
-percentage change) says how in `series(..., derived="7-day mean of temp_max")`, and a handler
-whose templates make their own series (synthetic data) declares `generated_series`. A traced
-channel whose name names another column, or whose unit is another unit than the column's (the
-handler declares `units`), contradicts its data; so does a question, option or context naming a
-unit of the same quantity other than the one shown ("inches" over a series in mm).
+A channel with timestamps is traced when every point equals a column of the records
+`metadata["record_ids"]` names (one record, or the named records one after another) at its
+timestamp, as it is or rounded to the decimals shown; timestamps are compared as moments whatever
+their format ("2013-03-11", "2013-03-11 14:00", "Mar 11, 2013"), and a channel may show a subset of
+the rows (every 7th day). A channel without timestamps is traced as a stretch of a column; when the
+item then names dates, they must lie within the stretch's dates in the record. A channel made
+otherwise says how in `series(..., derived="7-day rolling mean of temp_max")`: the text is read as a
+recipe (`recipes`) and recomputed on the named records (`readings`), point by point at its timestamps; a
+derivation the vocabulary cannot read is unverified (rejected, or flagged with
+`AuditConfig.unverified_derivation="flag"`). A handler whose templates make their own series
+(synthetic data) declares `generated_series`: its channels are not traced, and a derived channel is
+recomputed from the item's other channels. A traced channel whose name names another column, or
+whose unit is another unit than the column's (the handler declares `units`), contradicts its data;
+so does a question, option or context naming a unit of the same quantity other than the one shown
+("inches" over a series in mm).
 
 Pure: it compares items with `RecordData` read in the sandbox (`record_data`). A failure quotes
 one item: which channel, the values shown against the column's values where they differ, and
@@ -17,24 +24,29 @@ exactly what to write instead.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from itemsmith.items.schema import Item, Series
+from itemsmith.verification.audit.dates import Span, Timeline, When, looks_like_date, named_outside, read_when
 from itemsmith.verification.audit.models import Finding
 from itemsmith.verification.audit.quantities import normal_text
+from itemsmith.verification.audit.readings import Compared, Reading, Table, Tolerance, compare, readings, stamp_rows
+from itemsmith.verification.audit.recipes import VOCABULARY, Recipe, describe, parse_recipe
 from itemsmith.verification.audit.record_data import RecordData
 from itemsmith.verification.audit.units import Unit, canonical_unit, units_named
+from itemsmith.verification.settings import AuditConfig, VerificationSettings
 
-__all__ = ["check_fidelity", "named_record_ids"]
+__all__ = ["channel_stamps", "check_fidelity", "named_record_ids"]
 
-_RTOL, _ATOL = 1e-9, 1e-12
-_MAX_DECIMALS = 6
+_RAW_RTOL, _DERIVED_RTOL = 1e-9, 1e-6
 _DERIVED_HINT = ('series(values, name="...", unit="...", derived="<how it was made from which column, e.g. '
-                 '7-day mean of temp_max>")')
+                 '7-day rolling mean of temp_max>")')
+_RECIPE_HINT = (f"write derived= in the audit's vocabulary: {VOCABULARY}; recipe.rolling(\"temp_max\", \"mean\", 7) "
+                "and the other recipe helpers write it for you")
 
 
 def named_record_ids(item: Item) -> list[str]:
@@ -56,125 +68,240 @@ def _number(value: float) -> str:
 
 
 @dataclass(frozen=True)
-class _Frame:
-    """One record, or several named records one after another."""
+class Stamps:
+    """A channel's timestamps as read: each one's readings, or why they cannot be compared."""
 
-    label: str
-    index: list[str]
-    columns: dict[str, np.ndarray]
+    readings: list[list[When]] | None  # None: no timestamps the audit compares by
+    unreadable: str | None = None  # a timestamp that looks like a date in a format the audit does not read
+
+
+def channel_stamps(s: Series) -> Stamps:
+    """A channel's timestamps read as moments: all of them (compared by time), none (a channel without
+    timestamps, or with labels that are no dates: "day 1", "t3"; compared by position), or one that
+    looks like a date the audit cannot read (the channel cannot be compared: that is the finding)."""
+    if not s.timestamps:
+        return Stamps(None)
+    out = []
+    for text in s.timestamps:
+        whens = read_when(text)
+        if not whens:
+            return Stamps(None, text if looks_like_date(text) else None)
+        out.append(whens)
+    return Stamps(out)
 
 
 class _Records:
-    """The fetched records as arrays (built once per check), and the frames an item's ids name."""
+    """The fetched records as tables (built once per check), and the tables an item's ids name."""
 
     def __init__(self, data: RecordData) -> None:
-        self.single = {rid: _Frame(f"record {rid!r}", record.stamps(),
-                                   {c: record.values(c) for c in record.columns})
-                       for rid, record in data.records.items()}
-        self._joined: dict[tuple[str, ...], _Frame] = {}
-        self._rounded: dict[tuple[int, int], np.ndarray] = {}
+        units = {c: canonical_unit(u) for c, u in data.units.items()}
+        self.single: dict[str, Table] = {}
+        for rid, record in data.records.items():
+            stamps = record.stamps()
+            self.single[rid] = Table(f"record {rid!r}", {c: record.values(c) for c in record.columns},
+                                     Timeline.read(stamps) if stamps else None, units, (rid,))
+        self._joined: dict[tuple[str, ...], Table] = {}
+        self._candidates: dict[tuple[int, tuple[str, ...]], list[np.ndarray]] = {}
+        self._readings: dict[tuple[int, Recipe], list[Reading]] = {}
+        self.units = units
 
-    def frames(self, ids: list[str]) -> list[_Frame]:
+    def tables(self, ids: list[str]) -> list[Table]:
         parts = [self.single[rid] for rid in dict.fromkeys(ids) if rid in self.single]
         if len(parts) < 2:
             return parts
         key = tuple(dict.fromkeys(r for r in ids if r in self.single))
         if key not in self._joined:
-            common = sorted(set.intersection(*(set(f.columns) for f in parts)))
-            self._joined[key] = _Frame("records " + " + ".join(repr(rid) for rid in key),
-                                       [t for f in parts for t in f.index],
-                                       {c: np.concatenate([f.columns[c] for f in parts]) for c in common})
+            common = sorted(set.intersection(*(set(t.columns) for t in parts)))
+            timelines = [t.timeline for t in parts]
+            timeline = None
+            if all(t is not None for t in timelines):
+                starts = np.concatenate([t.starts for t in timelines])  # type: ignore[union-attr]
+                ends = np.concatenate([t.ends for t in timelines])  # type: ignore[union-attr]
+                if (np.diff(starts) > np.timedelta64(0, "s")).all():  # records that follow each other in time
+                    timeline = Timeline(starts, ends)
+            self._joined[key] = Table("records " + " + ".join(repr(rid) for rid in key),
+                                      {c: np.concatenate([t.columns[c] for t in parts]) for c in common},
+                                      timeline, self.units, key)
         return [self._joined[key], *parts]  # a stretch of one record is also one of the records joined
 
-    def rounded(self, values: np.ndarray, decimals: int) -> np.ndarray:
-        key = (id(values), decimals)
-        if key not in self._rounded:
-            self._rounded[key] = np.round(values, decimals)
-        return self._rounded[key]
+    def readings(self, table: Table, recipe: Recipe) -> list[Reading]:
+        """Every reading of a recipe on a table (computed once per check: items share records)."""
+        key = (id(table), recipe)
+        if key not in self._readings:
+            self._readings[key] = readings(recipe, table)
+        return self._readings[key]
+
+    def candidates(self, table: Table, s: Series, stamps: list[list[When]]) -> list[np.ndarray]:
+        """The rows of each timestamp of a channel on a table (looked up once per table and channel)."""
+        assert table.timeline is not None
+        key = (id(table), tuple(s.timestamps or ()))
+        if key not in self._candidates:
+            self._candidates[key] = stamp_rows(table.timeline, stamps)
+        return self._candidates[key]
 
 
-def _decimals(values: np.ndarray) -> int | None:
-    """The fewest decimals that write every value exactly (None: more than `_MAX_DECIMALS`)."""
-    for d in range(_MAX_DECIMALS + 1):
-        scaled = values * 10.0 ** d
-        if np.all(np.abs(scaled - np.round(scaled)) <= 1e-6 * np.maximum(1.0, np.abs(scaled))):
-            return d
-    return None
+@dataclass
+class _Best:
+    """The reading that came closest to a channel, for the message."""
+
+    compared: Compared
+    table: str
+    what: str
+    by_time: bool
+    reading: str = ""  # which reading of a recipe (a trailing 7-row mean, weeks from Monday)
+
+    def quote(self, s: Series) -> str:
+        shown = s.values
+        diffs = self.compared.diffs
+
+        def where(i: int) -> str:
+            return s.timestamps[i] if self.by_time and s.timestamps else f"point {i + 1}"
+
+        parts = []
+        for i, value in diffs[:3]:
+            if value is None:
+                parts.append(f"{where(i)}: shown {_number(shown[i])}, {self.table} has no row at that time")
+            else:
+                at = " at that time" if self.by_time else ""
+                parts.append(f"{where(i)}: shown {_number(shown[i])}, {self.what}{at} is {_number(value)}")
+        more = f" (and {len(diffs) - 3} more)" if len(diffs) > 3 else ""
+        total = self.compared.equal + len(diffs)
+        how = f" read as {self.reading}" if self.reading else ""
+        return f"closest is {self.what}{how} of {self.table}: {self.compared.equal} of {total} values equal; " + \
+            "; ".join(parts) + more
 
 
-def _close(values: np.ndarray | float, shown: np.ndarray | float) -> np.ndarray:
-    """Elementwise equality up to float noise (np.isclose without its overhead; NaN is never close)."""
-    return np.abs(values - shown) <= _ATOL + _RTOL * np.abs(shown)
+def _closer(best: _Best | None, candidate: _Best) -> _Best:
+    return candidate if best is None or candidate.compared.equal > best.compared.equal else best
 
 
-def _is_stretch(values: np.ndarray, shown: np.ndarray) -> bool:
-    n = len(shown)
-    if n > len(values):
-        return False
-    for start in np.flatnonzero(_close(values[: len(values) - n + 1], float(shown[0]))):
-        if _close(values[start:start + n], shown).all():
-            return True
-    return False
+@dataclass
+class _Trace:
+    """Where a channel is in the named records."""
+
+    columns: set[str]
+    best: _Best | None
+    spans: list[Span]  # dates of the stretch in the record (a channel without timestamps)
+    records: tuple[str, ...] = ()  # the records it is in
 
 
-def _traced_columns(shown: np.ndarray, frames: list[_Frame], records: _Records) -> set[str]:
-    """The columns `shown` is a stretch of, as they are or rounded to the decimals shown, in the
-    first of `frames` (the named records joined, then each alone) where it is one."""
-    decimals = _decimals(shown)
-    for frame in frames:
-        traced = {c for c, values in frame.columns.items() if _is_stretch(values, shown)}
-        if not traced and decimals is not None:
-            traced = {c for c, values in frame.columns.items()
-                      if _is_stretch(records.rounded(values, decimals), shown)}
-        if traced:
-            return traced
-    return set()
-
-
-def _stamps(texts: Sequence[str]) -> pd.DatetimeIndex | None:
-    parsed = pd.to_datetime(pd.Series(list(texts)), errors="coerce", format="mixed")
-    return None if parsed.isna().any() else pd.DatetimeIndex(parsed)
-
-
-def _closest(s: Series, frames: list[_Frame]) -> str:
-    """Where the channel comes closest to the named data: the column and the positions that differ."""
+def _trace(s: Series, stamps: Stamps, tables: list[Table], records: _Records) -> _Trace:
+    """The columns a raw channel is, at its timestamps (or as a stretch), in the first of `tables`
+    (the named records joined, then each alone) where it is one."""
     shown = np.asarray(s.values, dtype=float)
-    best: tuple[int, str, str, list[tuple[str, float, float]]] | None = None  # (equal, frame, column, diffs)
-    shown_stamps = _stamps(s.timestamps) if s.timestamps else None
-    for frame in frames:
-        index_stamps = _stamps(frame.index) if shown_stamps is not None else None
-        for column, values in frame.columns.items():
-            if index_stamps is not None and shown_stamps is not None:  # align by timestamp
-                where = pd.Index(index_stamps).get_indexer(shown_stamps)
-                if (where < 0).any():
-                    continue
-                pairs = [(s.timestamps[i], shown[i], values[w]) for i, w in enumerate(where)]  # type: ignore[index]
-            else:  # align by the offset most values agree on
-                offsets = {int(p) - j for j in {0, len(shown) // 2, len(shown) - 1}
-                           for p in np.flatnonzero(_close(values, float(shown[j])))}
-                offsets = {o for o in offsets if 0 <= o <= len(values) - len(shown)}
-                if not offsets:
-                    continue
-                start = max(offsets, key=lambda o: int(_close(values[o:o + len(shown)], shown).sum()))
-                pairs = [(f"position {start + i}", shown[i], values[start + i]) for i in range(len(shown))]
-            diffs = [(where_, a, b) for where_, a, b in pairs if not _close(np.float64(b), a)]
-            equal = len(pairs) - len(diffs)
-            if best is None or equal > best[0]:
-                best = (equal, frame.label, column, diffs)
-    if best is None:
-        return "no stretch of any column of the named records lines up with it"
-    equal, label, column, diffs = best
-    shown_diffs = ", ".join(f"{w}: shown {_number(a)}, {column} is {_number(b)}" for w, a, b in diffs[:3])
-    more = f" (and {len(diffs) - 3} more)" if len(diffs) > 3 else ""
-    return f"closest is column {column!r} of {label}: {equal} of {len(shown)} values equal; {shown_diffs}{more}"
+    tolerance = Tolerance.of(shown, _RAW_RTOL)
+    best: _Best | None = None
+    for table in tables:
+        if stamps.readings is not None and table.timeline is None and len(table.records) > 1:
+            continue  # records on the same dates, one after another: a dated channel is in one of them
+        by_time = stamps.readings is not None and table.timeline is not None
+        rows = records.candidates(table, s, stamps.readings) if by_time else None  # type: ignore[arg-type]
+        traced: set[str] = set()
+        spans: list[Span] = []
+        for column, values in table.columns.items():
+            reading = Reading(values, table.timeline if by_time else None, column)
+            compared = compare(reading, shown, stamps.readings if by_time else None, tolerance, rows)
+            if compared.ok:
+                traced.add(column)
+                if not by_time and table.timeline is not None:
+                    spans += [(table.timeline.starts[o], table.timeline.ends[o + len(shown) - 1], table.timeline.step())
+                              for o in compared.offsets]
+            else:
+                best = _closer(best, _Best(compared, table.label, column, by_time))
+        if traced:
+            return _Trace(traced, None, spans, table.records)
+    return _Trace(set(), best, [])
 
 
-def _names_other_column(s: Series, traced: set[str], columns: Iterable[str]) -> str | None:
+def _channel_tables(item: Item, s: Series) -> list[Table]:
+    """The item's other channels, each a table of one column (what a derivation on generated data reads)."""
+    tables = []
+    for other in item.series:
+        if other is s or other.derived is not None:
+            continue
+        stamps = channel_stamps(other)
+        timeline = Timeline.read(other.timestamps) if stamps.readings is not None and other.timestamps else None
+        tables.append(Table(f"channel {other.name!r}", {other.name: np.asarray(other.values, dtype=float)}, timeline,
+                            {other.name: canonical_unit(other.unit)}))
+    return tables
+
+
+@dataclass(frozen=True)
+class _Problem:
+    kind: str
+    message: str
+    unverified: bool = False  # a derivation the audit could not check (rejects or flags, by setting)
+
+
+def _verify_derived(s: Series, stamps: Stamps, item: Item, tables: list[Table], data: RecordData,
+                    records: _Records) -> _Problem | None:
+    """Whether a derived channel is what its recipe computes on the named records (or, on generated
+    data or where no records are named, on the item's other channels)."""
+    text = s.derived or ""
+    columns = {c for t in tables for c in t.columns} | set(data.units)
+    channel_tables = _channel_tables(item, s) if data.generated_series or not named_record_ids(item) else []
+    columns |= {c for t in channel_tables for c in t.columns}
+    recipes = parse_recipe(text, columns)
+    if not recipes:
+        known = ", ".join(sorted(columns)[:12]) or "none"
+        return _Problem("unverified_derivation", f"channel {s.name!r} declares derived={text!r}, which the audit "
+                                                 f"cannot read as a recipe on the columns of the named records "
+                                                 f"({known}); {_RECIPE_HINT}", unverified=True)
+    shown = np.asarray(s.values, dtype=float)
+    tolerance = Tolerance.of(shown, _DERIVED_RTOL)
+    best: _Best | None = None
+    computed = False
+    for table in tables or channel_tables:
+        by_time = stamps.readings is not None and table.timeline is not None
+        for recipe in recipes:
+            for reading in records.readings(table, recipe) if tables else readings(recipe, table):
+                computed = True
+                by_time_here = by_time and reading.timeline is not None
+                compared = compare(reading, shown, stamps.readings if by_time_here else None, tolerance)
+                if compared.ok:
+                    return _unit_of_derived(s, reading)
+                best = _closer(best, _Best(compared, table.label, describe(recipe), by_time_here, reading.label))
+    if not computed or best is None:
+        where = "the named records" if tables else "the item's other channels" if channel_tables else \
+            "no records (the item names none: metadata={'record_ids': [...]})"
+        return _Problem("unverified_derivation", f"channel {s.name!r} declares derived={text!r} "
+                                                 f"({' or '.join(describe(r) for r in recipes[:2])}), which cannot be "
+                                                 f"computed from {where}: name the records it is made from, and the "
+                                                 "columns as the handler spells them", unverified=True)
+    return _Problem("wrong_derivation", f"channel {s.name!r} is not {text!r} of the named data ({best.quote(s)}); "
+                                        "show what the text says, or say what the values are (a window of N is "
+                                        "'N-day', a trailing window ends on its day)")
+
+
+def _unit_of_derived(s: Series, reading: Reading) -> _Problem | None:
+    shown = canonical_unit(s.unit)
+    if shown is None or reading.unit is None or shown.quantity != reading.unit.quantity or shown == reading.unit:
+        return None
+    return _Problem("wrong_unit", f"channel {s.name!r} (derived={s.derived!r}) is in {reading.unit.name} but is "
+                                  f"labelled {s.unit!r}; write unit={reading.unit.name!r}, or convert it and say so "
+                                  f"(derived=\"... in {shown.name}\")")
+
+
+def _names_other_column(s: Series, traced: set[str], columns: set[str]) -> str | None:
     name = f" {normal_text(s.name)} "
     named = {c for c in columns if f" {normal_text(c)} " in name}
     if not named or named & traced:
         return None
     return sorted(named)[0]
+
+
+def _record_tokens(rid: str) -> set[str]:
+    return {t for t in re.split(r"[^0-9a-z]+", rid.casefold()) if len(t) >= 2 and re.search(r"[a-z]", t)}
+
+
+def _names_other_record(s: Series, traced: tuple[str, ...], ids: list[str]) -> str | None:
+    """A record the channel's name names ("AAPL adj_close": the one named record whose id holds "aapl")
+    when the channel shows another named record."""
+    tokens = {rid: _record_tokens(rid) for rid in dict.fromkeys(ids)}
+    words = set(re.split(r"[^0-9a-z]+", s.name.casefold()))
+    named = {rid for rid, own in tokens.items()
+             if own & words - set().union(*(other for r, other in tokens.items() if r != rid))}
+    return None if not named or named & set(traced) else sorted(named)[0]
 
 
 def _unit_clash(s: Series, column_unit: str | None) -> str | None:
@@ -188,56 +315,83 @@ def _unit_clash(s: Series, column_unit: str | None) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class _Problem:
-    kind: str
-    message: str
+def _raw_problems(s: Series, stamps: Stamps, ids: list[str], tables: list[Table], data: RecordData,
+                  records: _Records) -> tuple[list[_Problem], str | None, list[Span]]:
+    """What is wrong with a channel that says it is a column as it is: (problems, the column's unit,
+    the dates it covers in the record when it has no timestamps)."""
+    trace = _trace(s, stamps, tables, records)
+    if not trace.columns:
+        closest = trace.best.quote(s) if trace.best else "no stretch of any column lines up with it"
+        at = "at its timestamps " if stamps.readings is not None else ""
+        return [_Problem("untraced", f"channel {s.name!r} is not {at}a column of {', '.join(repr(r) for r in ids)} "
+                                     f"({closest}); show the column's values at their own timestamps, or, if the "
+                                     f"channel is made from them, say how: {_DERIVED_HINT}")], None, []
+    problems = []
+    shown = sorted(trace.columns)[0]
+    other = _names_other_column(s, trace.columns, {c for t in tables for c in t.columns})
+    if other is not None:
+        problems.append(_Problem("wrong_name", f"channel {s.name!r} names column {other!r} but shows column {shown!r}; "
+                                               "name it after the column it shows (or show the column it names)"))
+    record = _names_other_record(s, trace.records, ids)
+    if record is not None:
+        problems.append(_Problem("wrong_name", f"channel {s.name!r} names record {record!r} but shows record "
+                                               f"{' + '.join(trace.records)!r}; name each channel after the record it "
+                                               "shows (build names and values from one list)"))
+    units = {data.units[c] for c in trace.columns if c in data.units}
+    column_unit = units.pop() if len(units) == 1 else None
+    clash = _unit_clash(s, column_unit)
+    if clash is not None:
+        problems.append(_Problem("wrong_unit", f"channel {s.name!r} (column {shown!r}) is labelled {clash}; write "
+                                               f"unit={column_unit!r}, or convert and say so: {_DERIVED_HINT}"))
+    return problems, column_unit, trace.spans
 
 
 def _item_problems(item: Item, data: RecordData, records: _Records) -> list[_Problem]:
     problems: list[_Problem] = []
     ids = named_record_ids(item)
-    frames = records.frames(ids)
-    columns = {c for f in frames for c in f.columns}
+    tables = records.tables(ids)
     shown_units: dict[str, set[Unit]] = {}  # quantity -> units of the channels shown
+    implied: list[Span] = []  # dates of channels found without timestamps
+    timed = False
     for s in item.series:
         declared = s.derived is not None
+        stamps = channel_stamps(s)
+        timed = timed or stamps.readings is not None
+        traced = declared or not data.generated_series
+        if stamps.unreadable is not None and (not data.generated_series or ids):
+            problems.append(_Problem("unreadable_timestamps", f"channel {s.name!r} has the timestamp "
+                                                              f"{stamps.unreadable!r}, a date in a format the audit "
+                                                              "does not read: write ISO dates ('2013-03-11', "
+                                                              "'2013-03-11 14:00') or 'Mar 11, 2013'"))
+            continue
         if declared and not (s.derived or "").strip():
             problems.append(_Problem("blank_derived", f"channel {s.name!r} declares derived= but not how it was made; "
                                                       f"write {_DERIVED_HINT}"))
             continue
+        if traced and any(rid in data.missing for rid in ids):
+            problems.append(_Problem("untraced", f"metadata names record(s) the handler does not have: "
+                                                 f"{sorted(set(ids) & set(data.missing))}"))
+            continue
+        if traced and ids and not tables:  # named records over the fetch limit: not checked
+            continue
         column_unit = None
-        if not declared and not data.generated_series:
+        if declared:
+            problem = _verify_derived(s, stamps, item, tables, data, records)
+            if problem is not None:
+                problems.append(problem)
+                if problem.kind != "wrong_unit":
+                    continue
+        elif traced:
             if not ids:
                 problems.append(_Problem("untraced", f"channel {s.name!r} names no records: give the item "
                                                      "metadata={'record_ids': [rid, ...]} for the records it shows, "
                                                      f"or, if it is not a stretch of a column, {_DERIVED_HINT}"))
                 continue
-            if any(rid in data.missing for rid in ids):
-                problems.append(_Problem("untraced", f"metadata names record(s) the handler does not have: "
-                                                     f"{sorted(set(ids) & set(data.missing))}"))
+            found, column_unit, spans = _raw_problems(s, stamps, ids, tables, data, records)
+            problems += found
+            implied += spans
+            if any(p.kind == "untraced" for p in found):
                 continue
-            if not frames:  # named records over the fetch limit: not checked
-                continue
-            traced = _traced_columns(np.asarray(s.values, dtype=float), frames, records)
-            if not traced:
-                problems.append(_Problem("untraced", f"channel {s.name!r} is not a stretch of any column of "
-                                                     f"{', '.join(repr(r) for r in ids)} ({_closest(s, frames)}); "
-                                                     f"show the column's values as they are, or, if the channel is "
-                                                     f"made from them, say how: {_DERIVED_HINT}"))
-                continue
-            other = _names_other_column(s, traced, columns)
-            if other is not None:
-                problems.append(_Problem("wrong_name", f"channel {s.name!r} names column {other!r} but shows "
-                                                       f"column {sorted(traced)[0]!r}; name it after the column it "
-                                                       "shows (or show the column it names)"))
-            units = {data.units[c] for c in traced if c in data.units}
-            column_unit = units.pop() if len(units) == 1 else None
-            clash = _unit_clash(s, column_unit)
-            if clash is not None:
-                problems.append(_Problem("wrong_unit", f"channel {s.name!r} (column {sorted(traced)[0]!r}) is "
-                                                       f"labelled {clash}; write unit={column_unit!r}, or convert and "
-                                                       f"say so: {_DERIVED_HINT}"))
         unit = canonical_unit(s.unit) or canonical_unit(column_unit)
         if unit is not None:
             shown_units.setdefault(unit.quantity, set()).add(unit)
@@ -245,6 +399,12 @@ def _item_problems(item: Item, data: RecordData, records: _Records) -> list[_Pro
             if unit is not None and named.quantity == unit.quantity and named != unit:
                 problems.append(_Problem("wrong_unit", f"channel {s.name!r} is in {unit.name} but its label names "
                                                        f"{named.name}"))
+    if implied and not timed:  # the question's dates only: options are what a reader who sees no dates guesses
+        for where, date in named_outside(item.question, [], item.context, implied)[:1]:
+            problems.append(_Problem("dates_not_shown", f"{where} names {date}, but the channel shown (found in the "
+                                                        f"record without timestamps) covers "
+                                                        f"{_span_text(implied)}; name the dates shown, give the channel "
+                                                        "its timestamps, or declare the date in context="))
     texts = {"question": item.question, "context": item.context or "", **{f"option {o!r}": o for o in item.options}}
     for where, text in texts.items():
         for named in units_named(text):
@@ -259,20 +419,37 @@ def _item_problems(item: Item, data: RecordData, records: _Records) -> list[_Pro
     return problems
 
 
-def check_fidelity(items: Sequence[Item], data: RecordData) -> Finding:
-    """Whether every item shows the data its metadata names, under its own name and unit."""
+def _span_text(spans: Sequence[Span]) -> str:
+    first, end, _ = spans[0]
+    last = end - np.timedelta64(1, "s")
+    return f"{str(first)[:10]} to {str(last)[:10]}" + (f" (or {len(spans) - 1} other stretches)" if len(spans) > 1
+                                                        else "")
+
+
+def check_fidelity(items: Sequence[Item], data: RecordData, config: AuditConfig | None = None) -> Finding:
+    """Whether every item shows the data its metadata names, at its timestamps, under its own name and
+    unit, or made from it as its `derived=` says."""
+    config = config or VerificationSettings().audit
     if data.error is not None:
         return Finding(check="data_fidelity", passed=False, message=data.error)
     failed: dict[str, list[tuple[Item, _Problem]]] = {}
+    flagged: list[tuple[Item, _Problem]] = []
     records = _Records(data)
     for item in items:
         for problem in _item_problems(item, data, records):
-            failed.setdefault(problem.kind, []).append((item, problem))
+            if problem.unverified and config.unverified_derivation == "flag":
+                flagged.append((item, problem))
+            else:
+                failed.setdefault(problem.kind, []).append((item, problem))
     unchecked = f"; {len(data.skipped)} records over the size limit not compared" if data.skipped else ""
+    if flagged:
+        item, problem = flagged[0]
+        unchecked += (f"; flagged, not checked: {len({id(i) for i, _ in flagged})} items show a derivation the audit "
+                      f"could not verify, e.g. {_short(item.question)!r}: {problem.message}")
     if not failed:
         return Finding(check="data_fidelity", passed=True,
-                       message=f"every channel of {len(items)} items is a stretch of a named record's column, "
-                               f"declared derived or generated{unchecked}")
+                       message=f"every channel of {len(items)} items is a named record's column at its timestamps, "
+                               f"made as its derived= says, or generated{unchecked}")
     kinds = sorted(failed, key=lambda k: -len({id(i) for i, _ in failed[k]}))
     bad_items = len({id(i) for hits in failed.values() for i, _ in hits})
     item, problem = failed[kinds[0]][0]

@@ -1,22 +1,31 @@
 """Checks on the drawn items themselves: every item shows its data, the declared number of
-distinct options, keys that agree across runs, no option the question's own wording rules out, keys
-that are another statistic of the series than the question asks for. How many different items a
-template makes is a property, not a check (`pool`)."""
+options, options that say different things, dates the text names that are the ones shown, keys that
+agree across runs, no option the question's own wording rules out, keys that are the statistic the
+question asks for (and no other option is), keys that are another statistic of the series than the
+question asks for. How many different items a template makes is a property, not a check (`pool`)."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import date
 
 import numpy as np
 
 from itemsmith.items.schema import Item, ItemKind
-from itemsmith.verification.audit.features import content_key, option_value, plain_number, words_besides_numbers
+from itemsmith.verification.audit.dates import Span, Timeline, named_outside
+from itemsmith.verification.audit.features import (
+    content_key,
+    denotation,
+    option_value,
+    overlapping,
+    plain_number,
+)
 from itemsmith.verification.audit.models import Finding, ItemDraw
 from itemsmith.verification.audit.quantities import STATISTICS, agree, normal_text, quantities
-from itemsmith.verification.audit.recompute import recompute
+from itemsmith.verification.audit.recompute import APPROXIMATELY, Recomputed, data_decimals, label_ties, recompute
 from itemsmith.verification.settings import AuditConfig
 
 __all__ = ["ITEM_CHECKS", "STATIC_ITEM_CHECKS", "STATISTICAL_CHECKS", "Drawn", "check_items", "short"]
@@ -33,6 +42,7 @@ class Drawn:
 
     draws: Sequence[ItemDraw]
     keys: list[list[str]]
+    _recomputed: dict[int, Recomputed | None] = field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, draws: Sequence[ItemDraw]) -> Drawn:
@@ -45,6 +55,12 @@ class Drawn:
     @property
     def all_keys(self) -> list[str]:
         return [k for keys in self.keys for k in keys]
+
+    def recomputed(self, item: Item) -> Recomputed | None:
+        """`recompute(item)`, once per item (two checks read it)."""
+        if id(item) not in self._recomputed:
+            self._recomputed[id(item)] = recompute(item)
+        return self._recomputed[id(item)]
 
 
 def _shows_series(drawn: Drawn, config: AuditConfig) -> Finding:
@@ -73,16 +89,64 @@ def _option_count(drawn: Drawn, config: AuditConfig) -> Finding:
                            f"{config.min_options}) builds them)")
 
 
+_ASKS_YEAR = re.compile(r"\byears?\b", re.I)
+
+
 def _distinct_options(drawn: Drawn, config: AuditConfig) -> Finding:
+    """Two options that say the same thing once spelling is set aside ("Jul" and "July", "2013-03-04" and
+    "Mar 4, 2013", "0.50" and "0.5", "Upward trend" and "upward-trend.") are both right or both wrong."""
     for item in drawn.items:
-        values = [option_value(o) for o in item.options]
-        # the same number with other words ("Series 1 with trend", "Series 1 with noise") is not the same value
-        stated = {(v, words_besides_numbers(o)) for v, o in zip(values, item.options, strict=True)}
-        if all(v is not None for v in values) and len(stated) < len(values):
-            return Finding(check="distinct_options", passed=False,
-                           message=f"two options state the same value: {item.options}; format every option "
-                                   "from distinct values after rounding")
-    return Finding(check="distinct_options", passed=True, message="options state distinct values")
+        years = bool(_ASKS_YEAR.search(item.question))
+        said = [denotation(o, years=years) for o in item.options]
+        for i, a in enumerate(said):
+            j = next((j for j in range(i + 1, len(said)) if overlapping(a, said[j])), None)
+            if j is not None:
+                return Finding(check="distinct_options", passed=False,
+                               message=f"two options say the same thing: {item.options[i]!r} and {item.options[j]!r} "
+                                       f"in {short(item.question)!r}; write every option in one format (one date "
+                                       "format, one month spelling, the same decimals) and draw distractors that "
+                                       "differ from the key after that formatting")
+    return Finding(check="distinct_options", passed=True, message="options say different things")
+
+
+def _channel_spans(item: Item) -> list[Span]:
+    """The time each channel with readable timestamps covers, with the step between its points (a
+    weekly total labelled by its Sunday covers the Monday before: a day is finer than its step)."""
+    spans = []
+    for s in item.series:
+        if s.timestamps and (timeline := Timeline.read(s.timestamps)) is not None:
+            spans.append((*timeline.bounds(), timeline.step()))
+    return spans
+
+
+def _dates_shown(drawn: Drawn, config: AuditConfig) -> Finding:
+    """A date or a range the question or an option names is a timestamp shown or lies inside the time
+    shown, unless the item's context declares it (a forecast's target date): "from 2013-03-03 to
+    2013-03-10" over a series shown from 2013-03-04 names a day the reader never sees."""
+    bad: list[tuple[Item, str, str, list[Span]]] = []
+    told = 0
+    for item in drawn.items:
+        spans = _channel_spans(item)
+        if not spans:
+            continue
+        told += 1
+        outside = named_outside(item.question, item.options, item.context, spans)
+        if outside:
+            bad.append((item, *outside[0], spans))
+    if not bad:
+        return Finding(check="dates_shown", passed=True,
+                       message=f"the dates {told} items name are the ones their series show")
+    item, where, named, spans = bad[0]
+    shown = "; ".join(f"{str(a)[:16].replace('T', ' ').removesuffix(' 00:00')} to "
+                      f"{str(b - np.timedelta64(1, 's'))[:16].replace('T', ' ').removesuffix(' 23:59')}"
+                      for a, b, _ in spans[:2])
+    return Finding(check="dates_shown", passed=False,
+                   message=f"{len(bad)} of {told} items name a date their series do not show, e.g. "
+                           f"{short(item.question)!r}: {where} names {named!r}, but the series shown cover {shown}; "
+                           "name the first and last timestamps shown (dates[0], dates[-1] of the window the key is "
+                           "computed on), draw date options inside it (date_options(..., low=dates[0], "
+                           "high=dates[-1])), or, for a date the question needs beyond the data (a forecast's "
+                           "target), declare it in context=")
 
 
 def _key_consistency(drawn: Drawn, config: AuditConfig) -> Finding:
@@ -217,6 +281,18 @@ def _key_answers_the_question(drawn: Drawn, config: AuditConfig) -> Finding:
                            "ask for what the answer is)")
 
 
+def _as_read(value: float, kind: str) -> str:
+    """A reading as the key would write it: a clock time (minutes) as HH:MM, a date (a day's ordinal plus
+    its fraction) as a date."""
+    if kind != "time" or value < 0:
+        return f"{value:g}"
+    if value < 1440:
+        return f"{int(value) // 60:02d}:{int(value) % 60:02d}"
+    day = date.fromordinal(int(value))
+    minutes = round((value - int(value)) * 1440)
+    return f"{day:%Y-%m-%d}" + (f" {minutes // 60:02d}:{minutes % 60:02d}" if minutes else "")
+
+
 def _key_is_the_statistic(drawn: Drawn, config: AuditConfig) -> Finding:
     """Keys that are not the statistic the question asks for of any series shown (the other way
     round from `key_statistic`: a key computed on another window, another column, the whole record
@@ -228,7 +304,7 @@ def _key_is_the_statistic(drawn: Drawn, config: AuditConfig) -> Finding:
     for draw in drawn.draws:
         run_told = run_unmatched = 0
         for item in draw.items:
-            found = recompute(item)
+            found = drawn.recomputed(item)
             if found is None:
                 continue
             run_told += 1
@@ -254,20 +330,68 @@ def _key_is_the_statistic(drawn: Drawn, config: AuditConfig) -> Finding:
                    message=f"{unmatched} of {told} items whose key can be recomputed{where} are keyed with a {what} "
                            f"that is not the {'/'.join(sorted(found.asked))} of any series shown, e.g. "
                            f"{short(item.question)!r} keyed {item.answer!r} where the series shown give "
-                           f"{', '.join(f'{v:g}' for v in near)}; compute the key from exactly the values shown "
+                           f"{', '.join(_as_read(v, found.kind) for v in near)}; compute the key from exactly the "
+                           "values shown "
                            "(the same window, column and records as series=[...]), for every num_samples")
 
 
+def _too_close(item: Item, key: float, others: list[tuple[int, float]]) -> list[int]:
+    """Under "approximately/about/roughly/around/nearly", options closer to the key than one unit of
+    the data's last decimal: at the precision the question grants, both are right."""
+    decimals = data_decimals(item)
+    if decimals is None or not APPROXIMATELY.search(item.question):
+        return []
+    unit = 10.0 ** -decimals
+    return [i for i, value in others if abs(value - key) < unit * (1 - 1e-6)]
+
+
+def _ambiguous_keys(drawn: Drawn, config: AuditConfig) -> Finding:
+    """A key whose statistic another option also satisfies: the reading that matches the key (a
+    maximum reached on two days that are both options, a value two options round to), or the
+    precision the question states ("approximately" over options closer than the data's precision)."""
+    bad: list[tuple[Item, list[int]]] = []
+    told = 0
+    for item in drawn.items:
+        found = drawn.recomputed(item)
+        if found is None or not found.matched:
+            if ties := label_ties(item):  # "which week had the most rainy days?" over channels that tie
+                told += 1
+                bad.append((item, ties))
+            continue
+        told += 1
+        others = found.also_right()
+        if found.kind == "amount" and found.asked - {"count", "share"}:
+            values = [(i, o[0]) for i, o in enumerate(found.options) if o is not None and i != found.key_index]
+            others = sorted(set(others) | set(_too_close(item, found.key, values)))
+        if others:
+            bad.append((item, others))
+    if not bad:
+        return Finding(check="ambiguous_key", passed=True,
+                       message=f"no other option is also right on the {told} items whose key can be recomputed")
+    item, others = bad[0]
+    approximately = APPROXIMATELY.search(item.question)
+    why = f"at the precision the question states ({approximately[0]!r} over data written to {data_decimals(item)} " \
+          "decimals)" if approximately else "as the data shows it"
+    return Finding(check="ambiguous_key", passed=False,
+                   message=f"{len(bad)} of {told} items have another option that is also right {why}, e.g. "
+                           f"{short(item.question)!r} keyed {item.answer!r} where "
+                           f"{', '.join(repr(item.options[i]) for i in others)} is too; skip items whose statistic "
+                           "is tied (two days share the maximum), draw distractors that differ from the key by more "
+                           "than the rounding shown, and under 'approximately' space options at least one unit of the "
+                           "data's last decimal apart")
+
+
 ITEM_CHECKS: tuple[Callable[[Drawn, AuditConfig], Finding], ...] = (
-    _shows_series, _option_count, _distinct_options, _key_consistency,
-    _contradictions, _key_answers_the_question, _key_is_the_statistic,
+    _shows_series, _option_count, _distinct_options, _dates_shown, _key_consistency,
+    _contradictions, _key_answers_the_question, _key_is_the_statistic, _ambiguous_keys,
 )
 
 
 # The checks that mean the same on a fixed set of items as on draws of a template (the others count
 # draws, seeds or sizes; the static audit has its own duplicate and series checks, `audit.static`).
 STATIC_ITEM_CHECKS: tuple[Callable[[Drawn, AuditConfig], Finding], ...] = (
-    _option_count, _distinct_options, _key_consistency, _contradictions, _key_answers_the_question,
+    _option_count, _distinct_options, _dates_shown, _key_consistency, _contradictions, _key_answers_the_question,
+    _ambiguous_keys,
 )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Unit", "canonical_unit", "units_named"]
+__all__ = ["Unit", "canonical_unit", "conversions", "units_of", "units_named"]
 
 
 @dataclass(frozen=True)
@@ -76,3 +76,33 @@ def units_named(text: str) -> set[Unit]:
     if not _ANY_UNIT.search(text):
         return set()
     return {unit for pattern, unit in _TEXT if pattern.search(text)}
+
+
+# value in the quantity's base unit = value * scale + offset; glucose's mmol/L has two factors in use
+# (18, from the rounded molar mass, and 18.016)
+_TO_BASE: dict[str, tuple[tuple[float, float], ...]] = {
+    "degC": ((1.0, 0.0),), "degF": ((5 / 9, -32 * 5 / 9),), "K": ((1.0, -273.15),),
+    "mm": ((1.0, 0.0),), "cm": ((10.0, 0.0),), "in": ((25.4, 0.0),),
+    "m/s": ((1.0, 0.0),), "km/h": ((1 / 3.6, 0.0),), "mph": ((0.44704, 0.0),), "kn": ((1852 / 3600, 0.0),),
+    "mg/dL": ((1.0, 0.0),), "mmol/L": ((18.0, 0.0), (18.016, 0.0)),
+    "mV": ((1.0, 0.0),), "uV": ((1e-3, 0.0),), "V": ((1e3, 0.0),),
+}
+
+
+def units_of(quantity: str) -> list[Unit]:
+    """Every unit this module knows of a quantity ("temperature": degC, degF, K)."""
+    return [Unit(q, name) for name, (q, _, _) in _UNITS.items() if q == quantity]
+
+
+def conversions(source: Unit, target: Unit, *, interval: bool = False) -> list[tuple[float, float]]:
+    """(scale, offset) with target = source * scale + offset, one per factor in use (empty: the units
+    measure different quantities or a currency); an `interval` (a difference, a spread) converts
+    without the offset."""
+    if source.quantity != target.quantity or source.name not in _TO_BASE or target.name not in _TO_BASE:
+        return []
+    out = []
+    for a, b in _TO_BASE[source.name]:
+        for c, d in _TO_BASE[target.name]:
+            scale = a / c
+            out.append((scale, 0.0 if interval else (b - d) / c))
+    return list(dict.fromkeys(out))
