@@ -163,7 +163,7 @@ def audit_items(draws: Sequence[ItemDraw], config: AuditConfig | None = None,
     drawn = Drawn.of(draws)
     findings = check_items(drawn, config)
     if records is not None:
-        findings.append(check_fidelity(items, records))
+        findings.append(check_fidelity(items, records, config))
     solvers = _test_solvers(_folds(drawn), config)
     return AuditReport(passed=_passed(solvers, findings), solvers=solvers, findings=findings,
                        feedback=_feedback(solvers, findings), n_distinct=len(set(drawn.all_keys)),

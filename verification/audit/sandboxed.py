@@ -112,7 +112,11 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
 
     report = audit_items(draws, config, records)
     if not report.passed and report.error is None:  # it must fail again with fresh seeds added
-        confirm = list(confirmation_plan) if confirmation_plan is not None else plan_draws(config)
+        if confirmation_plan is not None:  # a recorded audit's, replayed
+            confirm = list(confirmation_plan)
+        else:  # fresh seeds, the first also at the first seed's other sizes: a key wrong only at larger
+            confirm = plan_draws(config)  # num_samples shows again
+            confirm += [(confirm[0][0], n) for n in resized]
         more: list[ItemDraw] = []
         for (seed, size), result in zip(confirm, run_all(confirm), strict=True):
             if (error := _run_error(seed, size, result)) is not None:
