@@ -15,17 +15,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic import BaseModel
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
     from sqlalchemy.orm import Session
 
     from itemsmith.agents.settings import AgentSettings
     from itemsmith.agents.specs import ModelSpec, StudentSpec
     from itemsmith.sandbox import SandboxLimits
     from itemsmith.templates_bank.releases import Release
+else:
+    # Typer reads a command's annotations when it builds the command; an option parsed by
+    # `model_spec` needs no more than a name there, so `agents.specs` (pydantic) is imported only
+    # when a spec is given, not to show --help or refuse a wrong command line.
+    ModelSpec = object
 
-__all__ = ["NO_VERDICT", "DbOpt", "HandlerOpt", "JsonOpt", "ReasoningBudgetOpt", "ReleaseArg", "SamplesOpt", "SeedOpt",
+__all__ = ["NO_VERDICT", "DbOpt", "ModelSpec", "HandlerOpt", "JsonOpt", "ReasoningBudgetOpt", "ReleaseArg", "SamplesOpt", "SeedOpt",
            "StudentOpt", "WorkersOpt", "agent_settings", "bank_session", "check_handler", "fail", "load_release",
            "local_sandbox", "migrate_if_known", "model_spec", "parse_students", "print_json", "progress_line",
            "usage_error", "usage_line"]
@@ -151,6 +156,8 @@ def fail(message: str) -> typer.Exit:
 
 def print_json(payload: BaseModel | dict[str, Any] | list[Any]) -> None:
     """One JSON document on stdout."""
+    from pydantic import BaseModel
+
     if isinstance(payload, BaseModel):
         sys.stdout.write(payload.model_dump_json() + "\n")
         return

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from itemsmith.agents.specs import ModelSpec
 from itemsmith.cli._common import (
     DbOpt,
     HandlerOpt,
+    ModelSpec,
     ReasoningBudgetOpt,
     agent_settings,
     bank_session,
@@ -90,6 +90,11 @@ def author(
     live table on a terminal; with --no-live, a line per change and a status line every 30 s).
     Resumable; a finished run named again with --run-id only prints its stored report. Exit code 0
     only when every slot's template was accepted (or, with --allow-partial, at least one); 1 otherwise."""
+    if no_judges and judge:
+        raise usage_error("--judge and --no-judges exclude each other")
+    if no_students and student:
+        raise usage_error("--student and --no-students exclude each other")
+
     import asyncio
 
     from pydantic import ValidationError
@@ -103,10 +108,6 @@ def author(
     from itemsmith.handlers import HandlerSourceError
     from itemsmith.sandbox import SandboxError
 
-    if no_judges and judge:
-        raise usage_error("--judge and --no-judges exclude each other")
-    if no_students and student:
-        raise usage_error("--student and --no-students exclude each other")
     run_id = run_id or new_run_id()
     if bank is not None:
         _require_bank(bank, db)

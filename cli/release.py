@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from itemsmith.agents.specs import ModelSpec
 from itemsmith.cli._common import (
     NO_VERDICT,
     DbOpt,
     JsonOpt,
+    ModelSpec,
     ReasoningBudgetOpt,
     ReleaseArg,
     StudentOpt,
@@ -31,7 +31,7 @@ from itemsmith.cli._common import (
     usage_error,
     usage_line,
 )
-from itemsmith.items.rendering import TextFormat
+from itemsmith.items.text_format import TextFormat
 
 if TYPE_CHECKING:
     from itemsmith.templates_bank.reverification import ReverificationReport

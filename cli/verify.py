@@ -53,6 +53,16 @@ def verify(
     (each stage's verdict by name). A stage whose model calls failed, came back empty or were cut is
     errored: no verdict, never a rejection. Exit codes: 0 accepted; 1 rejected, or the verification
     could not run; 2 a wrong command line; 3 errored (no verdict: run it again)."""
+    if no_judges and judge:
+        raise usage_error("--judge and --no-judges exclude each other")
+    if no_students and student:
+        raise usage_error("--student and --no-students exclude each other")
+    if no_rederivation and solver:
+        raise usage_error("--solver and --no-rederivation exclude each other")
+    settings = agent_settings(reasoning_budget)
+    if not template_file.is_file():
+        raise usage_error(f"template file {str(template_file)!r} does not exist")
+
     import asyncio
 
     from pydantic import ValidationError
@@ -64,15 +74,6 @@ def verify(
     from itemsmith.handlers import HandlerSourceError
     from itemsmith.sandbox import SandboxError
 
-    if no_judges and judge:
-        raise usage_error("--judge and --no-judges exclude each other")
-    if no_students and student:
-        raise usage_error("--student and --no-students exclude each other")
-    if no_rederivation and solver:
-        raise usage_error("--solver and --no-rederivation exclude each other")
-    settings = agent_settings(reasoning_budget)
-    if not template_file.is_file():
-        raise usage_error(f"template file {str(template_file)!r} does not exist")
     try:
         source = template_file.read_text()
     except (OSError, UnicodeDecodeError) as exc:
