@@ -21,6 +21,7 @@ Clients are built with their own retries off: `agents.inference.complete` is the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection
 from functools import cache
 from pathlib import Path
@@ -30,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, SecretStr
 
 from itemsmith.agents.errors import ProviderConfigError
 from itemsmith.agents.inference import ModelHandle, redact
-from itemsmith.agents.local_models import get_local_model
+from itemsmith.agents.local_models import LOCAL_MODELS, get_local_model
 from itemsmith.agents.model_catalog import Capabilities, entry_for
 from itemsmith.agents.settings import AgentSettings, CallPolicy, get_settings
 from itemsmith.agents.specs import ModelSpec
@@ -80,6 +81,42 @@ def check_spec(spec: ModelSpec, policy: SpecPolicy, settings: AgentSettings | No
     if spec.provider == "scripted":
         script_path(spec.model, settings, anywhere=policy.scripts_anywhere)
     return spec
+
+
+_MODEL_NAME = r"[!-?A-~]+"  # a model's (or a script's) name: printable ASCII but "@" (it separates an endpoint, a rank)
+# what follows "provider:" in a spec a request may name, by provider (None: nothing can follow)
+_SPEC_SHAPES: dict[str, Callable[[AgentSettings], str | None]] = {
+    "local": lambda settings: "(?:" + "|".join(re.escape(name) for name in sorted(LOCAL_MODELS)) + ")",
+    "openai_compatible": lambda settings: (
+        f"{_MODEL_NAME}@(?:" + "|".join(re.escape(name) for name in sorted(settings.endpoints)) + ")"
+        if settings.endpoints else None),
+    "scripted": lambda settings: _scripts_in(settings.scripted_dir),
+}
+
+
+def _scripts_in(folder: Path | None) -> str | None:
+    """The script files a service's request may name: those in its scripts folder, by relative path."""
+    if folder is None:
+        return None
+    root = folder.expanduser().resolve()
+    names = sorted(str(path.relative_to(root)) for path in root.rglob("*")
+                   if path.is_file() and path.resolve().is_relative_to(root)
+                   and re.fullmatch(_MODEL_NAME, str(path.relative_to(root))))
+    return "(?:" + "|".join(re.escape(name) for name in names) + ")" if names else None
+
+
+def spec_pattern(policy: SpecPolicy, settings: AgentSettings | None = None) -> str:
+    """A regular expression of the spec texts `policy` lets a request name, as far as the text tells
+    (enabled providers, known local models, configured endpoints by name; a script must also exist),
+    for a service's API description and its check of a request's text (`policy` must allow no URLs)."""
+    assert not policy.allow_urls, "a spec naming a URL has no pattern here"
+    settings = settings or get_settings()
+    shapes = []
+    for provider in sorted(PROVIDERS):
+        shape = _SPEC_SHAPES.get(provider, lambda _: _MODEL_NAME)(settings)
+        if shape is not None and (policy.providers is None or provider in policy.providers):
+            shapes.append(f"{re.escape(provider)}:{shape}")
+    return "^(?:" + "|".join(shapes) + ")$" if shapes else "^(?!)$"
 
 
 def _endpoint_names(settings: AgentSettings) -> str:
