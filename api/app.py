@@ -111,7 +111,7 @@ def create_app(settings: ApiSettings | None = None) -> FastAPI:
     # the last added is the outermost: refusals of the body gate get the security headers too
     caps = BodyCaps(upload=settings.max_upload_bytes + settings.max_handler_source_bytes + 65536,  # + form fields
                     default=settings.max_request_bytes, login=LOGIN_FORM_MAX_BYTES)
-    app.add_middleware(HeldToDescription, paths=lambda: _described(app))
+    app.add_middleware(HeldToDescription, paths=lambda: _described(app), is_live_key=_key_checker(engine))
     app.add_middleware(RequestBodyGate, caps=caps, is_live_key=_key_checker(engine), cookie_name=COOKIE_NAME,
                        login_path=LOGIN_PATH)
     app.add_middleware(SecurityHeaders)

@@ -9,7 +9,9 @@ describe, before any route runs, so that the server agrees with what a client re
   ``OPTIONS /banks`` said ``Allow: POST`` although ``GET /banks`` exists, and ``GET /banks/imports``
   reached ``GET /banks/{bank_id}`` and got a 422 for its id);
 - a query parameter the operation does not take is a 422 naming it and the ones it takes, never
-  silently ignored (``?fmt=zip`` for ``?format=zip`` used the default format).
+  silently ignored (``?fmt=zip`` for ``?format=zip`` used the default format); for an operation
+  behind the API key only once the key is live: without one the route answers 401 as always (a
+  key sent as ``?api_key=`` is told to go in the header).
 
 Paths outside the description (the review pages, ``/docs``) are left as they are.
 """
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
@@ -32,9 +34,15 @@ _PARAMETER = re.compile(r"\{([^}/]+)\}")
 
 
 @dataclass(frozen=True)
+class _Operation:
+    query: frozenset[str]  # the query parameters it takes
+    keyed: bool  # behind the API key
+
+
+@dataclass(frozen=True)
 class _Path:
     pattern: re.Pattern[str]
-    queries: dict[str, frozenset[str]]  # method -> the query parameters its operation takes
+    operations: dict[str, _Operation]  # by method
 
 
 def _path_pattern(template: str, operations: dict[str, Any]) -> re.Pattern[str]:
@@ -56,7 +64,8 @@ class DescribedPaths:
     def __init__(self, description: dict[str, Any]) -> None:
         self._paths = [
             _Path(_path_pattern(template, operations),
-                  {method.upper(): frozenset(p["name"] for p in operation.get("parameters", []) if p.get("in") == "query")
+                  {method.upper(): _Operation(frozenset(p["name"] for p in operation.get("parameters", [])
+                                                        if p.get("in") == "query"), bool(operation.get("security")))
                    for method, operation in operations.items() if isinstance(operation, dict)})
             for template, operations in description.get("paths", {}).items()]
 
@@ -68,45 +77,55 @@ class DescribedPaths:
         matching = self._matching(path)
         if not matching:
             return None
-        return sorted({method for described in matching for method in described.queries})
+        return sorted({method for described in matching for method in described.operations})
 
-    def query_parameters(self, method: str, path: str) -> frozenset[str] | None:
-        """The query parameters the operation takes; None when the description has no such operation."""
+    def operation(self, method: str, path: str) -> _Operation | None:
+        """The described operation of `method` on `path`; None when the description has none."""
         for described in self._matching(path):
-            if method in described.queries:
-                return described.queries[method]
+            if method in described.operations:
+                return described.operations[method]
         return None
 
 
 class HeldToDescription:
     """ASGI middleware: a request to a described path with a method it does not have gets 405 and
     ``Allow``; one with a query parameter its operation does not take gets 422, in FastAPI's error
-    shape (``loc: ["query", NAME]``)."""
+    shape (``loc: ["query", NAME]``), once a keyed operation's ``X-API-Key`` is live (`is_live_key`)."""
 
-    def __init__(self, app: ASGIApp, *, paths: Callable[[], DescribedPaths]) -> None:
+    def __init__(self, app: ASGIApp, *, paths: Callable[[], DescribedPaths],
+                 is_live_key: Callable[[str], Awaitable[bool]]) -> None:
         self.app = app
         self.paths = paths  # built on first use: the description is generated from the finished app
+        self.is_live_key = is_live_key
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            refusal = self._refusal(scope["method"], scope["path"], scope.get("query_string", b""))
+            refusal = await self._refusal(scope)
             if refusal is not None:
                 await refusal(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
-    def _refusal(self, method: str, path: str, query: bytes) -> JSONResponse | None:
+    async def _refusal(self, scope: Scope) -> JSONResponse | None:
         described = self.paths()
-        methods = described.methods(path)
+        methods = described.methods(scope["path"])
         if methods is None:
             return None
-        if method not in methods:
+        if scope["method"] not in methods:
             return JSONResponse(status_code=405, content={"detail": "Method Not Allowed"},
                                 headers={"Allow": ", ".join(methods)})
-        known = described.query_parameters(method, path) or frozenset()
-        names = dict.fromkeys(name for name, _ in parse_qsl(query.decode("latin-1"), keep_blank_values=True))
-        unknown = [_unknown(name, known) for name in names if name not in known]
-        return JSONResponse(status_code=422, content={"detail": unknown}) if unknown else None
+        operation = described.operation(scope["method"], scope["path"])
+        assert operation is not None
+        query = scope.get("query_string", b"").decode("latin-1")
+        names = dict.fromkeys(name for name, _ in parse_qsl(query, keep_blank_values=True))
+        unknown = [_unknown(name, operation.query) for name in names if name not in operation.query]
+        if not unknown or (operation.keyed and not await self._keyed(scope)):
+            return None
+        return JSONResponse(status_code=422, content={"detail": unknown})
+
+    async def _keyed(self, scope: Scope) -> bool:
+        key = next((value.decode("latin-1") for name, value in scope["headers"] if name == b"x-api-key"), None)
+        return key is not None and await self.is_live_key(key)
 
 
 def _unknown(name: str, known: frozenset[str]) -> dict[str, Any]:

@@ -37,6 +37,7 @@ def serve(host: Annotated[str, typer.Option("--host", help="Interface to listen 
     unless ITEMSMITH_API_JOB_RUNNER=celery."""
     import uvicorn
 
+    from itemsmith.api.access_log import log_config
     from itemsmith.api.app import create_app
     from itemsmith.api.settings import ApiSettings
     from itemsmith.service.jobs import upgrade_database
@@ -47,7 +48,7 @@ def serve(host: Annotated[str, typer.Option("--host", help="Interface to listen 
     upgrade_database(settings.database_url)
     typer.echo(f"database at revision {current_revision(settings.database_url)}; serving on http://{host}:{port}",
                err=True)
-    uvicorn.run(create_app(settings), host=host, port=port)
+    uvicorn.run(create_app(settings), host=host, port=port, log_config=log_config())
 
 
 def worker(

@@ -53,3 +53,11 @@ def test_described_query_parameters_and_undescribed_pages_pass(client: TestClien
     assert client.get("/jobs", params={"kind": "author", "limit": 5}, headers=headers).status_code == 200
     # the review pages are not part of the API description: their own rules apply
     assert client.get("/review/login", params={"next": "/review"}).status_code == 200
+
+
+def test_without_a_live_key_the_route_answers_401_before_any_query_check(client: TestClient) -> None:
+    """A key sent as ``?api_key=`` is told where keys go, not that api_key is an unknown parameter."""
+    response = client.get("/banks", params={"api_key": "ism_x"})
+    assert response.status_code == 401 and "X-API-Key header" in response.json()["detail"]
+    response = client.get("/banks", params={"api_key": "ism_x"}, headers={"X-API-Key": "ism_not-a-key"})
+    assert response.status_code == 401 and "revoked" in response.json()["detail"]
