@@ -37,6 +37,7 @@ from typer._click.exceptions import ClickException
 from typer._click.formatting import HelpFormatter
 from typer.core import TyperGroup
 
+from itemsmith.cli._interrupt import INTERRUPTED, interrupted_message, stopped_promptly, without_finalizing
 from itemsmith.registry import LazyTarget, Registry
 
 __all__ = ["COMMANDS", "app"]
@@ -121,7 +122,8 @@ class _Commands(TyperGroup):
     """The root group: commands resolved lazily (`COMMANDS`), listed without importing them. A
     malformed or misspelt ``ITEMSMITH_*`` variable, or a sandbox that may not start with the layers
     this machine has (the operator set ITEMSMITH_SANDBOX_ALLOW_DEGRADED=false), is a failed
-    operation with its reason, exit code 1, whichever command met it."""
+    operation with its reason, exit code 1, whichever command met it. Ctrl-C stops any command
+    within about two seconds, exit code 130, with its resume hint (`cli._interrupt`)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -139,6 +141,10 @@ class _Commands(TyperGroup):
             return super().invoke(ctx)
         except (ClickException, typer.Exit, typer.Abort):  # a usage error, an exit code: as they are
             raise
+        except KeyboardInterrupt:
+            if (message := interrupted_message()) is not None:
+                typer.secho(message, err=True, fg=typer.colors.RED)
+            raise typer.Exit(code=INTERRUPTED) from None
         except Exception as exc:
             # imported here: the settings and the sandbox are not loaded to answer --help
             from itemsmith.cli._common import fail
@@ -150,7 +156,17 @@ class _Commands(TyperGroup):
             raise
 
 
-app = typer.Typer(cls=_Commands, help="Author, verify and export time-series reasoning benchmarks.",
+class _Program(typer.Typer):
+    """`itemsmith` as a program (the console script calls ``app()``): Ctrl-C is watched for the whole
+    process, and an interrupted command exits at once (`cli._interrupt`). Tests drive the commands
+    through Click, without either."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with stopped_promptly(), without_finalizing(INTERRUPTED):
+            return super().__call__(*args, **kwargs)
+
+
+app = _Program(cls=_Commands, help="Author, verify and export time-series reasoning benchmarks.",
                   no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=MARKUP_MODE)
 
 

@@ -23,6 +23,7 @@ from itemsmith.cli._common import (
     print_json,
     usage_error,
 )
+from itemsmith.cli._interrupt import say_on_interrupt
 
 if TYPE_CHECKING:
     from itemsmith.agents.models import RunReport
@@ -126,6 +127,7 @@ def author(
     except AgentError as exc:
         raise fail(str(exc)) from None
     typer.echo(f"run {run_id} (if it stops, resume with --run-id {run_id})", err=True)
+    say_on_interrupt(f"finished templates are kept: resume with --run-id {run_id}")
     typer.echo("\n".join(run_header(config, settings, pipeline)), err=True)
     try:
         with ProgressTable(max_rounds=rounds, live=not no_live and sys.stderr.isatty()) as progress:
@@ -133,8 +135,6 @@ def author(
                                             settings=settings, pipeline=pipeline, limits=local_sandbox()))
     except (AgentError, HandlerSourceError, SandboxError) as exc:
         raise fail(str(exc)) from None
-    except KeyboardInterrupt:
-        raise fail(f"interrupted; finished templates are kept: resume with --run-id {run_id}") from None
     if progress.run_phase == "finished earlier":
         typer.echo(f"run {run_id} had finished: its stored report (report.json is left as it was)", err=True)
     summary = report.summary()

@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from itemsmith.cli._common import DbOpt, fail, usage_error
+from itemsmith.cli._interrupt import own_signal_handling
 
 __all__ = ["serve", "worker"]
 
@@ -48,7 +49,8 @@ def serve(host: Annotated[str, typer.Option("--host", help="Interface to listen 
     upgrade_database(settings.database_url)
     typer.echo(f"database at revision {current_revision(settings.database_url)}; serving on http://{host}:{port}",
                err=True)
-    uvicorn.run(create_app(settings), host=host, port=port, log_config=log_config())
+    with own_signal_handling():  # uvicorn's graceful shutdown on Ctrl-C
+        uvicorn.run(create_app(settings), host=host, port=port, log_config=log_config())
 
 
 def worker(
@@ -80,7 +82,9 @@ def worker(
     _require_sandbox_layers()
     # the Celery worker is its own process: it reads its settings from its environment
     env = {**os.environ, "ITEMSMITH_DATABASE_URL": db} if db is not None else None
-    raise typer.Exit(supervise([
-        sys.executable, "-m", "celery", "-A", "itemsmith.service.jobs.celery_app", "worker",
-        f"--concurrency={concurrency}", f"--pool={pool}", f"--loglevel={loglevel}",
-        f"--hostname=itemsmith-{os.getpid()}@%h", "--without-gossip", "--without-mingle"], env=env))
+    with own_signal_handling():  # the supervisor passes Ctrl-C on to Celery's warm shutdown
+        code = supervise([
+            sys.executable, "-m", "celery", "-A", "itemsmith.service.jobs.celery_app", "worker",
+            f"--concurrency={concurrency}", f"--pool={pool}", f"--loglevel={loglevel}",
+            f"--hostname=itemsmith-{os.getpid()}@%h", "--without-gossip", "--without-mingle"], env=env)
+    raise typer.Exit(code)
