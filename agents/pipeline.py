@@ -22,11 +22,13 @@ from itemsmith.agents.errors import LocalModelUnavailable, ProviderConfigError
 from itemsmith.agents.generator import restarts_broken
 from itemsmith.agents.local_models import get_local_model, installed
 from itemsmith.agents.models import StageInfo
+from itemsmith.agents.providers import missing_credentials
 from itemsmith.agents.settings import AgentSettings
 from itemsmith.agents.specs import ModelSpec, ModelSpecField, StudentSpec
 from itemsmith.verification.capability import Outcome
 
-__all__ = ["Pipeline", "StageInfo", "header_lines", "missing_local_model", "resolve_pipeline", "run_header"]
+__all__ = ["Pipeline", "StageInfo", "check_models", "header_lines", "missing_local_model", "resolve_pipeline",
+           "run_header"]
 
 TITLES = {"structure": "structure", "audit": "item audit", "rederivation": "re-derivation", "judges": "judge panel", "students": "student pool",
           "capability": "capability filter", "custom": "custom stages"}
@@ -60,6 +62,19 @@ def missing_local_model(spec: ModelSpec) -> str | None:
     if not llamacpp.llama_available():
         return f"llama-cpp-python is not installed: pip install 'itemsmith[{model.extra}]'"
     return None
+
+
+def check_models(pipeline: Pipeline, generator: ModelSpec | None, planner: ModelSpec | None,
+                 settings: AgentSettings) -> None:
+    """Every model the run will build can be built here (a local model's files and llama.cpp, a
+    hosted provider's or an endpoint's key: `providers.missing_credentials`), checked at once and
+    before any work; else one `ProviderConfigError` naming each role and what it lacks."""
+    roles = [("generator", generator), ("planner", planner), ("solver", pipeline.solver),
+             *(("judge", spec) for spec in pipeline.judges), *(("student", s.spec) for s in pipeline.students)]
+    missing = dict.fromkeys(f"{role} {spec}: {why}" for role, spec in roles if spec is not None and (
+        why := missing_local_model(spec) or missing_credentials(spec, settings)) is not None)
+    if missing:
+        raise ProviderConfigError("; ".join(missing))
 
 
 def _available(specs: Sequence[ModelSpec], labels: Sequence[str]) -> tuple[list[ModelSpec], list[str]]:

@@ -235,14 +235,50 @@ def _sampling(capabilities: Capabilities, options: ModelOptions, settings: Agent
     return sent
 
 
+def _hosted_key(provider: str, variable: str) -> Callable[[ModelSpec, AgentSettings], str | None]:
+    def missing(spec: ModelSpec, settings: AgentSettings) -> str | None:
+        if getattr(settings, f"{provider}_api_key") is None:
+            return f"{provider} models need {variable} (or ITEMSMITH_{variable})"
+        return None
+
+    return missing
+
+
+def _endpoint_key(spec: ModelSpec, settings: AgentSettings) -> str | None:
+    endpoint = settings.endpoints.get(spec.endpoint) if spec.endpoint is not None else None
+    if endpoint is not None and endpoint.api_key_env is not None and endpoint.api_key() is None:
+        return f"model endpoint {spec.endpoint!r} needs its key in the server environment variable {endpoint.api_key_env}"
+    return None
+
+
+# the credentials a provider's model needs from this machine, checked without building it (None: all
+# there); a local model's files: `agents.pipeline.missing_local_model`
+_REQUIREMENTS: dict[str, Callable[[ModelSpec, AgentSettings], str | None]] = {
+    "openai": _hosted_key("openai", "OPENAI_API_KEY"), "anthropic": _hosted_key("anthropic", "ANTHROPIC_API_KEY"),
+    "openai_compatible": _endpoint_key}
+
+
+def missing_credentials(spec: ModelSpec, settings: AgentSettings | None = None) -> str | None:
+    """Why `spec`'s model lacks its credentials here (a hosted provider's key, an endpoint's key);
+    None when nothing is missing. Builds nothing and calls nobody, so every role of a run is
+    checked in a moment, before any work."""
+    check = _REQUIREMENTS.get(spec.provider)
+    return None if check is None else check(spec, settings or get_settings())
+
+
+def _require(spec: ModelSpec, settings: AgentSettings) -> None:
+    if (missing := missing_credentials(spec, settings)) is not None:
+        raise ProviderConfigError(missing)
+
+
 @register_provider("openai")
 def _openai(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
     from langchain_openai import ChatOpenAI
 
     from itemsmith.agents.chat_clients import own_async_client
 
-    if settings.openai_api_key is None:
-        raise ProviderConfigError("openai models need OPENAI_API_KEY (or ITEMSMITH_OPENAI_API_KEY)")
+    _require(spec, settings)
+    assert settings.openai_api_key is not None
     calls = settings.call_policy("openai")
     capabilities = _known_or_listed("openai", spec.model, settings.openai_base_url, settings.openai_api_key)
     sent = _sampling(capabilities, options, settings)
@@ -259,8 +295,8 @@ def _openai(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> 
 def _anthropic(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
     from itemsmith.agents.chat_clients import OwnClientChatAnthropic
 
-    if settings.anthropic_api_key is None:
-        raise ProviderConfigError("anthropic models need ANTHROPIC_API_KEY (or ITEMSMITH_ANTHROPIC_API_KEY)")
+    _require(spec, settings)
+    assert settings.anthropic_api_key is not None
     calls = settings.call_policy("anthropic")
     capabilities = _known_or_listed("anthropic", spec.model, settings.anthropic_base_url, settings.anthropic_api_key)
     sent = _sampling(capabilities, options, settings)
@@ -280,9 +316,7 @@ def _openai_compatible(spec: ModelSpec, options: ModelOptions, settings: AgentSe
         endpoint = settings.endpoints.get(spec.endpoint)
         if endpoint is None:
             raise ProviderConfigError(f"no model endpoint named {spec.endpoint!r} (ITEMSMITH_ENDPOINTS)")
-        if endpoint.api_key_env is not None and endpoint.api_key() is None:
-            raise ProviderConfigError(f"model endpoint {spec.endpoint!r} needs its key in the server environment "
-                                      f"variable {endpoint.api_key_env}")
+        _require(spec, settings)
         base_url, key, concurrency = endpoint.base_url, endpoint.api_key() or _NO_KEY, endpoint.max_concurrency
     elif spec.base_url is not None:  # a URL typed at the command line: sent no credential of this machine
         endpoint, base_url, key, concurrency = None, spec.base_url, _NO_KEY, None

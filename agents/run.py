@@ -46,7 +46,7 @@ from itemsmith.agents.graph import build_slot_graph
 from itemsmith.agents.inference import ModelHandle, stream_tokens
 from itemsmith.agents.model_factory import retry_policy
 from itemsmith.agents.models import Attempt, Brief, PlanInfo, RunReport, SlotResult, StageInfo
-from itemsmith.agents.pipeline import Pipeline, resolve_pipeline
+from itemsmith.agents.pipeline import Pipeline, check_models, resolve_pipeline
 from itemsmith.agents.planner import plan_briefs
 from itemsmith.agents.profile import HandlerProfile, profile_handler
 from itemsmith.agents.providers import PROVIDERS, ModelOptions, SpecPolicy, make_model
@@ -348,7 +348,8 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
                  on_event: Callable[[SlotEvent], None] | None = None, settings: AgentSettings | None = None,
                  checker: Callable[[str], Any] | None = None, limits: SandboxLimits | None = None,
                  pool: SandboxPool | None = None, policy: SpecPolicy | None = None,
-                 pipeline: Pipeline | None = None, on_activity: Callable[[Activity], None] | None = None) -> RunReport:
+                 pipeline: Pipeline | None = None, on_activity: Callable[[Activity], None] | None = None,
+                 on_checked: Callable[[], None] | None = None) -> RunReport:
     """Run (or resume, with `config.run_id`) an authoring job and write its outputs.
 
     `generator_model` / `planner_model` override the specs (tests pass scripted models);
@@ -358,7 +359,11 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
     `resolve_pipeline(config, settings)` (e.g. printed as a header before the run); default:
     resolved here. `policy` limits what the specs may name (a service request's:
     `SpecPolicy.service`; default: the operator's). `on_event` gets every slot's `SlotEvent`s;
-    `on_activity` the run's phases and the streamed token counts (`Activity`: live displays).
+    `on_activity` the run's phases and the streamed token counts (`Activity`: live displays);
+    `on_checked` is called once every role's model is known to be buildable here (its key, its
+    local model files: `check_models`, before anything runs); then the handler is loaded and
+    profiled in the sandbox and the models are built, all before the first model call, so each
+    of these mistakes is reported within seconds.
 
     A finished run (every slot final, its report written) is not run again: its stored report is
     returned and nothing is written.
@@ -367,10 +372,8 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
     generator, planner = _model_specs(config, settings)
     generator_spec = generator_model.spec if generator_model else str(generator)
     planner_spec = planner_model.spec if planner_model else str(planner)
-    if generator_model is None:  # a missing key, extra or model file fails here, not after planning
-        generator_model = make_model(generator, settings=settings, policy=policy,
-                                     options=ModelOptions(max_tokens=config.generator_max_tokens, role="generator"))
     pipeline = pipeline or resolve_pipeline(config, settings, custom=[_verifier_name(v) for v in verifiers])
+    check_models(pipeline, None if generator_model else generator, None if planner_model else planner, settings)
     run = _Run(config, settings, on_event, run_id=config.run_id or new_run_id(), generator_spec=generator_spec,
                planner_spec=planner_spec, planner=planner, policy=policy, on_activity=on_activity)
     if config.run_id is not None and (stored := await run.stored_report()) is not None:
@@ -378,7 +381,8 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
             run.emit(_final_event(slot))
         run.activity(Activity(phase="finished earlier"))
         return stored
-    review_models = build_review_models(config, settings=settings, policy=policy, pipeline=pipeline)
+    if on_checked is not None:
+        on_checked()
     own_pool = pool is None
     executor = ThreadPoolExecutor(max_workers=config.sandbox_workers, thread_name_prefix="itemsmith-sandbox")
     try:
@@ -388,6 +392,11 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
                                                                    limits=limits))
         sandbox = pool
         profile: HandlerProfile = await _in_thread(executor, profile_handler, sandbox)
+        if generator_model is None:  # an unknown model of a hosted provider fails here, not after planning
+            generator_model = make_model(generator, settings=settings, policy=policy,
+                                         options=ModelOptions(max_tokens=config.generator_max_tokens,
+                                                              role="generator"))
+        review_models = build_review_models(config, settings=settings, policy=policy, pipeline=pipeline)
         audit = ItemAuditVerifier(config.handler, pool=sandbox, limits=limits, executor=executor,
                                   review_items=config.review_items)
         stages: list[Verifier] = verification_stages(audit, [

@@ -55,13 +55,19 @@ def local_sandbox(**overrides: Any) -> SandboxLimits:
 
 
 def check_handler(value: str) -> str:
-    """A built-in handler's name or an existing handler file, checked before any work starts (the file
-    itself is loaded only in the sandbox)."""
+    """A built-in handler's name or an existing handler file that parses, checked before any work
+    starts (the file is compiled, never run here: it is loaded only in the sandbox)."""
     from itemsmith.handlers.registry import BUILTIN_HANDLERS
 
     if value.endswith(".py") or Path(value).is_file():
         if not Path(value).is_file():
             raise usage_error(f"handler file {value!r} does not exist")
+        try:
+            compile(Path(value).read_bytes(), value, "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            raise fail(f"the handler file {value} does not parse: {exc.msg} (line {exc.lineno})") from None
+        except (OSError, ValueError) as exc:  # unreadable; NUL bytes
+            raise fail(f"the handler file {value} cannot be read as Python: {exc}") from None
         return value
     if value not in BUILTIN_HANDLERS:
         raise usage_error(f"{BUILTIN_HANDLERS.unknown_message(value)}, or a handler .py file")

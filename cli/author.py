@@ -111,7 +111,7 @@ def author(
 
     run_id = run_id or new_run_id()
     if bank is not None:
-        _require_bank(bank, db)
+        _require_bank(bank, handler, db)
     try:
         config = AuthorConfig(handler=handler, task=task, templates=templates, generator=generator, planner=planner,
                               rounds=rounds, restart_broken=restart_broken, slots=slots,
@@ -128,11 +128,12 @@ def author(
         raise fail(str(exc)) from None
     typer.echo(f"run {run_id} (if it stops, resume with --run-id {run_id})", err=True)
     say_on_interrupt(f"finished templates are kept: resume with --run-id {run_id}")
-    typer.echo("\n".join(run_header(config, settings, pipeline)), err=True)
     try:
         with ProgressTable(max_rounds=rounds, live=not no_live and sys.stderr.isatty()) as progress:
-            report = asyncio.run(run_author(config, on_event=progress, on_activity=progress.activity,
-                                            settings=settings, pipeline=pipeline, limits=local_sandbox()))
+            report = asyncio.run(run_author(  # the stages are listed once their models are known to build
+                config, on_event=progress, on_activity=progress.activity, settings=settings, pipeline=pipeline,
+                limits=local_sandbox(),
+                on_checked=lambda: typer.echo("\n".join(run_header(config, settings, pipeline)), err=True)))
     except (AgentError, HandlerSourceError, SandboxError) as exc:
         raise fail(str(exc)) from None
     if progress.run_phase == "finished earlier":
@@ -157,14 +158,15 @@ def author(
         raise typer.Exit(code=1)
 
 
-def _require_bank(bank: str, db: str | None) -> None:
-    """Fail before authoring when the bank to store into does not exist."""
+def _require_bank(bank: str, handler: str, db: str | None) -> None:
+    """Fail before authoring when the bank to store into does not exist or is another handler's."""
+    from itemsmith.service.bank_import import RunImportError, require_bank_handler
     from itemsmith.templates_bank.storage import StorageError, get_bank
 
     try:
         with bank_session(db) as session:
-            get_bank(session, bank)
-    except StorageError as exc:
+            require_bank_handler(get_bank(session, bank), handler)
+    except (StorageError, RunImportError) as exc:
         raise fail(str(exc)) from None
 
 
