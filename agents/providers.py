@@ -25,17 +25,19 @@ import re
 from collections.abc import Callable, Collection
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, SecretStr
 
 from itemsmith.agents.errors import ProviderConfigError
-from itemsmith.agents.inference import ModelHandle, redact
 from itemsmith.agents.local_models import LOCAL_MODELS, get_local_model
 from itemsmith.agents.model_catalog import Capabilities, entry_for
 from itemsmith.agents.settings import AgentSettings, CallPolicy, get_settings
 from itemsmith.agents.specs import ModelSpec
 from itemsmith.registry import Registry
+
+if TYPE_CHECKING:  # `agents.inference` (LangChain) is imported when a model is built, not to check a spec
+    from itemsmith.agents.inference import ModelHandle
 
 _NO_KEY = SecretStr("not-needed")  # the OpenAI client insists on some key; keyless servers ignore it
 
@@ -153,7 +155,7 @@ class ModelOptions(BaseModel):
     role: str = ""
 
 
-Factory = Callable[[ModelSpec, ModelOptions, AgentSettings], ModelHandle]
+Factory = Callable[[ModelSpec, ModelOptions, AgentSettings], "ModelHandle"]
 PROVIDERS: Registry[Factory] = Registry("provider", unknown_error=ProviderConfigError)
 
 
@@ -185,6 +187,8 @@ def _max_tokens(options: ModelOptions, settings: AgentSettings) -> int:
 
 def _handle(model: Any, provider: str, name: str, calls: CallPolicy, *, max_concurrency: int | None = None,
             capabilities: Capabilities | None = None) -> ModelHandle:
+    from itemsmith.agents.inference import ModelHandle
+
     assert calls.timeout_s is not None and calls.retry_timeouts is not None  # AgentSettings.call_policy sets them
     return ModelHandle(model, provider, name, calls.timeout_s, max_concurrency=max_concurrency,
                        max_retries=calls.max_retries, retry_timeouts=calls.retry_timeouts,
@@ -197,6 +201,8 @@ def _provider_has_model(provider: str, base_url: str | None, key: str, model: st
     (or cannot say now: the calls will report that). Asked once per process."""
     import anthropic
     import openai
+
+    from itemsmith.agents.inference import redact
 
     try:
         if provider == "openai":
@@ -334,8 +340,8 @@ def _openai_compatible(spec: ModelSpec, options: ModelOptions, settings: AgentSe
 
 @register_provider("local")
 def _local(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
-    from itemsmith.agents.llamacpp import LlamaCppChatModel, llama_available
-    from itemsmith.agents.local_models import model_path
+    from itemsmith.agents.llamacpp import LlamaCppChatModel
+    from itemsmith.agents.local_models import llama_available, model_path
 
     entry = get_local_model(spec.model)
     if not llama_available():

@@ -38,15 +38,15 @@ from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
 from itemsmith.agents.checkpoint import open_checkpointer
-from itemsmith.agents.config import AuthorConfig
+from itemsmith.agents.config import AuthorConfig, restarts_broken
 from itemsmith.agents.context import Activity, SlotContext, SlotEvent
 from itemsmith.agents.errors import AgentError
-from itemsmith.agents.generator import build_prompt, restarts_broken
+from itemsmith.agents.generator import build_prompt
 from itemsmith.agents.graph import build_slot_graph
 from itemsmith.agents.inference import ModelHandle, stream_tokens
 from itemsmith.agents.model_factory import retry_policy
-from itemsmith.agents.models import Attempt, Brief, PlanInfo, RunReport, SlotResult, StageInfo
-from itemsmith.agents.pipeline import Pipeline, check_models, resolve_pipeline
+from itemsmith.agents.models import Attempt, Brief, PlanInfo, RunReport, SlotResult
+from itemsmith.agents.pipeline import Pipeline, StageInfo, authoring_models, check_models, resolve_pipeline
 from itemsmith.agents.planner import plan_briefs
 from itemsmith.agents.profile import HandlerProfile, profile_handler
 from itemsmith.agents.providers import PROVIDERS, ModelOptions, SpecPolicy, make_model
@@ -328,8 +328,7 @@ def _new_slot_state(slot: int, brief: Brief) -> dict[str, Any]:
 
 def _model_specs(config: AuthorConfig, settings: AgentSettings) -> tuple[ModelSpec, ModelSpec]:
     """The generator's and the planner's specs; an unknown provider fails here, before any work."""
-    generator = config.generator or settings.default_generator()
-    planner = config.planner or settings.planner or generator
+    generator, planner = authoring_models(config, settings)
     for spec in {generator, planner}:
         PROVIDERS.resolve(spec.provider)
     return generator, planner

@@ -17,8 +17,7 @@ from pydantic import BaseModel, Field
 
 from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.model_factory import retry_policy
-from itemsmith.agents.models import StageInfo
-from itemsmith.agents.pipeline import Pipeline, check_models, resolve_pipeline
+from itemsmith.agents.pipeline import Pipeline, StageInfo, check_models, resolve_pipeline
 from itemsmith.agents.profile import profile_handler
 from itemsmith.agents.providers import SpecPolicy
 from itemsmith.agents.settings import AgentSettings

@@ -174,7 +174,6 @@ def migrate_if_known(db: str | None) -> None:
     """Migrate an empty database, or one an older itemsmith migrated, to this itemsmith's schema (as
     `itemsmith serve` does, saying so on stderr); exit 1 on a database at a revision this itemsmith
     does not know (a newer itemsmith's: migrating it down would drop its newer tables)."""
-    from itemsmith.service.jobs import upgrade_database
     from itemsmith.templates_bank.storage import current_revision, head_revision, is_known_revision, normalize_url
 
     url = normalize_url(db)
@@ -185,6 +184,8 @@ def migrate_if_known(db: str | None) -> None:
     if current is not None and not is_known_revision(current):
         raise fail(f"the bank database {where} is at revision {current}, which this itemsmith does not know (it "
                    f"needs {head}): a newer itemsmith migrated it; upgrade itemsmith")
+    from itemsmith.service.jobs import upgrade_database  # the jobs' checkpoint tables too: only when migrating
+
     upgrade_database(url.render_as_string(hide_password=False))
     typer.echo(f"migrated the bank database {where} from revision {current or '(empty)'} to {head}", err=True)
 

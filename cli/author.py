@@ -96,22 +96,10 @@ def author(
     if no_students and student:
         raise usage_error("--student and --no-students exclude each other")
 
-    import asyncio
-
     from pydantic import ValidationError
 
-    from itemsmith.agents.config import AuthorConfig
-    from itemsmith.agents.errors import AgentError
-    from itemsmith.agents.pipeline import resolve_pipeline, run_header
-    from itemsmith.agents.progress import ProgressTable
-    from itemsmith.agents.run import author as run_author
-    from itemsmith.agents.run import new_run_id
-    from itemsmith.handlers import HandlerSourceError
-    from itemsmith.sandbox import SandboxError
+    from itemsmith.agents.config import AuthorConfig  # the request alone: checked before the agents are imported
 
-    run_id = run_id or new_run_id()
-    if bank is not None:
-        _require_bank(bank, handler, db)
     try:
         config = AuthorConfig(handler=handler, task=task, templates=templates, generator=generator, planner=planner,
                               rounds=rounds, restart_broken=restart_broken, slots=slots,
@@ -121,11 +109,28 @@ def author(
                               students=[] if no_students else parse_students(student) or None)
     except ValidationError as exc:
         raise usage_error("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
-    try:
+    from itemsmith.agents.errors import AgentError
+    from itemsmith.agents.pipeline import authoring_models, check_models, resolve_pipeline, run_header
+
+    try:  # every role's model can be built here: checked before the agents are imported
         settings = agent_settings(reasoning_budget)
         pipeline = resolve_pipeline(config, settings)
+        check_models(pipeline, *authoring_models(config, settings), settings)
     except AgentError as exc:
         raise fail(str(exc)) from None
+    if bank is not None:
+        _require_bank(bank, handler, db)
+
+    import asyncio
+
+    from itemsmith.agents.progress import ProgressTable
+    from itemsmith.agents.run import author as run_author
+    from itemsmith.agents.run import new_run_id
+    from itemsmith.handlers import HandlerSourceError
+    from itemsmith.sandbox import SandboxError
+
+    run_id = run_id or new_run_id()
+    config = config.model_copy(update={"run_id": run_id})
     typer.echo(f"run {run_id} (if it stops, resume with --run-id {run_id})", err=True)
     say_on_interrupt(f"finished templates are kept: resume with --run-id {run_id}")
     try:
@@ -160,13 +165,14 @@ def author(
 
 def _require_bank(bank: str, handler: str, db: str | None) -> None:
     """Fail before authoring when the bank to store into does not exist or is another handler's."""
-    from itemsmith.service.bank_import import RunImportError, require_bank_handler
+    from itemsmith.templates_bank.handler_identity import HandlerMismatch, require_same_handler
     from itemsmith.templates_bank.storage import StorageError, get_bank
 
     try:
         with bank_session(db) as session:
-            require_bank_handler(get_bank(session, bank), handler)
-    except (StorageError, RunImportError) as exc:
+            row = get_bank(session, bank)
+        require_same_handler(row.name, row.handler, handler)
+    except (StorageError, HandlerMismatch) as exc:
         raise fail(str(exc)) from None
 
 

@@ -63,16 +63,9 @@ def verify(
     if not template_file.is_file():
         raise usage_error(f"template file {str(template_file)!r} does not exist")
 
-    import asyncio
-
     from pydantic import ValidationError
 
-    from itemsmith.agents.config import AuthorConfig
-    from itemsmith.agents.errors import AgentError
-    from itemsmith.agents.pipeline import header_lines, resolve_pipeline
-    from itemsmith.agents.template_verification import verify_template
-    from itemsmith.handlers import HandlerSourceError
-    from itemsmith.sandbox import SandboxError
+    from itemsmith.agents.config import AuthorConfig  # the request alone: checked before the agents are imported
 
     try:
         source = template_file.read_text()
@@ -85,8 +78,23 @@ def verify(
                               rederivation=False if no_rederivation else None)
     except ValidationError as exc:
         raise usage_error("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
-    try:
+
+    from itemsmith.agents.errors import AgentError
+    from itemsmith.agents.pipeline import check_models, header_lines, resolve_pipeline
+
+    try:  # every stage's model can be built here: checked before the agents are imported
         pipeline = resolve_pipeline(config, settings)
+        check_models(pipeline, None, None, settings)
+    except AgentError as exc:
+        raise fail(str(exc)) from None
+
+    import asyncio
+
+    from itemsmith.agents.template_verification import verify_template
+    from itemsmith.handlers import HandlerSourceError
+    from itemsmith.sandbox import SandboxError
+
+    try:
         typer.echo("\n".join(header_lines(pipeline.stages)), err=True)
         verification = asyncio.run(verify_template(
             source, config, settings=settings, pipeline=pipeline, limits=local_sandbox(),

@@ -21,7 +21,6 @@ from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy.orm import Session
 
 from itemsmith.agents.models import RunReport, SlotResult
-from itemsmith.handlers import HandlerSourceError
 from itemsmith.sandbox import SandboxLimits, SandboxPool
 from itemsmith.service.jobs import store_accepted
 from itemsmith.templates_bank.calibration import (
@@ -31,28 +30,15 @@ from itemsmith.templates_bank.calibration import (
     calibration_on_record,
 )
 from itemsmith.templates_bank.diversity import TemplateDiversity, stored_diversity
-from itemsmith.templates_bank.handler_identity import handler_ref
-from itemsmith.templates_bank.storage import BankPublic, get_bank
+from itemsmith.templates_bank.handler_identity import HandlerMismatch, require_same_handler
+from itemsmith.templates_bank.storage import get_bank
 from itemsmith.verification.structure import check_structure
 
-__all__ = ["ImportReport", "RunImportError", "StoredTemplate", "import_run", "load_run", "require_bank_handler"]
+__all__ = ["ImportReport", "RunImportError", "StoredTemplate", "import_run", "load_run"]
 
 
 class RunImportError(ValueError):
     """A run folder or report that cannot be imported."""
-
-
-def require_bank_handler(bank: BankPublic, handler: str) -> None:
-    """A run on `handler` may fill `bank` only when it is the bank's handler (the same name and
-    content: `templates_bank.handler_identity`); else `RunImportError` naming both. Checked before an
-    authoring run starts (``itemsmith author --bank``) and before a run is imported."""
-    try:
-        ours, theirs = handler_ref(bank.handler), handler_ref(handler)
-    except HandlerSourceError as exc:
-        raise RunImportError(str(exc)) from None
-    if ours != theirs:
-        raise RunImportError(f"bank {bank.name!r} holds templates for the handler {ours.label}, not {theirs.label}: "
-                             "create a bank for this handler (itemsmith bank create NAME --handler ...)")
 
 
 class StoredTemplate(BaseModel):
@@ -97,7 +83,10 @@ def import_run(session: Session, report: RunReport, bank: str, *, created_by: st
     num_samples = report.num_samples if report.num_samples is not None else num_samples
     seed = report.seed if report.seed is not None else seed
     bank_row = get_bank(session, bank)
-    require_bank_handler(bank_row, report.handler)
+    try:
+        require_same_handler(bank_row.name, bank_row.handler, report.handler)
+    except HandlerMismatch as exc:
+        raise RunImportError(str(exc)) from None
     accepted: list[SlotResult] = [s for s in report.slots if s.template is not None and s.decision is not None
                                   and s.status == "accepted"]
     stored: list[StoredTemplate] = []

@@ -86,7 +86,7 @@ def test_the_default_local_judge_is_advisory_and_the_header_says_so(monkeypatch:
     from itemsmith.agents import pipeline as pipeline_module
 
     monkeypatch.setattr(pipeline_module, "installed", lambda name: True)
-    monkeypatch.setattr(pipeline_module.llamacpp, "llama_available", lambda: True)
+    monkeypatch.setattr(pipeline_module, "llama_available", lambda: True)
     monkeypatch.delenv("ITEMSMITH_ADVISORY_JUDGES", raising=False)
     settings = AgentSettings(default_judges=["local:qwen2.5-coder-1.5b"])
     config = AuthorConfig(handler="weather", task="temperature questions", students=[])

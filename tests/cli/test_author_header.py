@@ -37,7 +37,7 @@ def builtin_defaults_and_a_dummy_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def installed_only(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
     monkeypatch.setattr(pipeline_module, "installed", lambda name: name in names)
-    monkeypatch.setattr(pipeline_module.llamacpp, "llama_available", lambda: True)
+    monkeypatch.setattr(pipeline_module, "llama_available", lambda: True)
 
 
 def invoke(tmp_path: Path, *extra: str) -> tuple[int, str, str]:
