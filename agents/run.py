@@ -346,14 +346,17 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
                  planner_model: ModelHandle | None = None, verifiers: Sequence[Verifier] = (),
                  on_event: Callable[[SlotEvent], None] | None = None, settings: AgentSettings | None = None,
                  checker: Callable[[str], Any] | None = None, limits: SandboxLimits | None = None,
-                 pool: SandboxPool | None = None, policy: SpecPolicy | None = None,
-                 pipeline: Pipeline | None = None, on_activity: Callable[[Activity], None] | None = None,
+                 pool: SandboxPool | None = None, profile: HandlerProfile | None = None,
+                 policy: SpecPolicy | None = None, pipeline: Pipeline | None = None,
+                 on_activity: Callable[[Activity], None] | None = None,
                  on_checked: Callable[[], None] | None = None) -> RunReport:
     """Run (or resume, with `config.run_id`) an authoring job and write its outputs.
 
     `generator_model` / `planner_model` override the specs (tests pass scripted models);
     `checker` overrides the sandbox structure check (an async `source -> StructureReport`);
-    `pool` reuses a running `SandboxPool` for `config.handler` (left open). `verifiers` replace the
+    `pool` reuses a running `SandboxPool` for `config.handler` (left open), and `profile` is its
+    handler's profile when the caller made it (`profile_handler(pool)`: a handler that does not load
+    is then reported before the agents are imported). `verifiers` replace the
     judges and students (`config` must then name none). `pipeline` is the caller's
     `resolve_pipeline(config, settings)` (e.g. printed as a header before the run); default:
     resolved here. `policy` limits what the specs may name (a service request's:
@@ -390,7 +393,8 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
             pool = await _in_thread(executor, lambda: SandboxPool(config.handler, workers=config.sandbox_workers,
                                                                    limits=limits))
         sandbox = pool
-        profile: HandlerProfile = await _in_thread(executor, profile_handler, sandbox)
+        if profile is None:
+            profile = await _in_thread(executor, profile_handler, sandbox)
         if generator_model is None:  # an unknown model of a hosted provider fails here, not after planning
             generator_model = make_model(generator, settings=settings, policy=policy,
                                          options=ModelOptions(max_tokens=config.generator_max_tokens,

@@ -121,23 +121,35 @@ def author(
     if bank is not None:
         _require_bank(bank, handler, db)
 
+    from itemsmith.agents.profile import profile_handler
+    from itemsmith.handlers import HandlerSourceError
+    from itemsmith.sandbox import SandboxError, SandboxPool
+
+    limits = local_sandbox()
+    pool: SandboxPool | None = None
+    try:  # the handler loads and profiles in the sandbox: also checked before the agents are imported
+        pool = SandboxPool(handler, workers=sandbox_workers, limits=limits)
+        profile = profile_handler(pool)
+    except (AgentError, HandlerSourceError, SandboxError) as exc:
+        if pool is not None:
+            pool.close()
+        raise fail(str(exc)) from None
+
     import asyncio
 
     from itemsmith.agents.progress import ProgressTable
     from itemsmith.agents.run import author as run_author
     from itemsmith.agents.run import new_run_id
-    from itemsmith.handlers import HandlerSourceError
-    from itemsmith.sandbox import SandboxError
 
     run_id = run_id or new_run_id()
     config = config.model_copy(update={"run_id": run_id})
     typer.echo(f"run {run_id} (if it stops, resume with --run-id {run_id})", err=True)
     say_on_interrupt(f"finished templates are kept: resume with --run-id {run_id}")
     try:
-        with ProgressTable(max_rounds=rounds, live=not no_live and sys.stderr.isatty()) as progress:
+        with pool, ProgressTable(max_rounds=rounds, live=not no_live and sys.stderr.isatty()) as progress:
             report = asyncio.run(run_author(  # the stages are listed once their models are known to build
                 config, on_event=progress, on_activity=progress.activity, settings=settings, pipeline=pipeline,
-                limits=local_sandbox(),
+                limits=limits, pool=pool, profile=profile,
                 on_checked=lambda: typer.echo("\n".join(run_header(config, settings, pipeline)), err=True)))
     except (AgentError, HandlerSourceError, SandboxError) as exc:
         raise fail(str(exc)) from None
