@@ -41,12 +41,12 @@ def curated_sample(
     as_json: JsonOpt = False,
 ) -> None:
     """Sample items from curated templates (in the sandbox) into a JSONL file."""
+    if every == bool(template):
+        raise usage_error("give either --all or one or more --template NAME")
     from itemsmith.items.schema import Item, RunStatus
     from itemsmith.sandbox import run_template
     from itemsmith.templates_bank.curated import CuratedTemplateError, get_curated, load_curated
 
-    if every == bool(template):
-        raise usage_error("give either --all or one or more --template NAME")
     try:
         chosen = list(load_curated().values()) if every else [get_curated(name) for name in template or []]
     except CuratedTemplateError as exc:

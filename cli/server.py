@@ -64,12 +64,12 @@ def worker(
     ITEMSMITH_API_JOB_RUNNER=celery. Start as many as you like; a job whose worker is killed is
     resumed by another one once its lease (ITEMSMITH_API_JOB_LEASE_S) expires. The Celery worker
     runs in a child process, started again if it exits on its own (a broker restart)."""
+    if pool not in WORKER_POOLS:
+        raise usage_error(f"--pool {pool!r}: use {', '.join(WORKER_POOLS)}")
     import sys
 
     from itemsmith.templates_bank.storage import StorageError, require_current_schema
 
-    if pool not in WORKER_POOLS:
-        raise usage_error(f"--pool {pool!r}: use {', '.join(WORKER_POOLS)}")
     try:
         from itemsmith.service.jobs.celery_app import app as celery_app  # noqa: F401 - fail here, not in the child
         from itemsmith.service.jobs.supervisor import supervise
