@@ -5,8 +5,8 @@ each a fresh process, against ``python -c "import typer"`` on the same machine i
 
 The cases run interleaved, round after round, so that a change of load hits them alike; each
 reports the median and the quartiles of its wall times, and its ratio to the Typer import's median
-(the target: ``--help`` and a wrong command line each at most 2x). ``python -X importtime`` tells
-what a case loads. Prints one JSON object and writes it to ``--out``.
+(the target: ``--help`` and a wrong command line each at most 2x). The API's and the worker's
+imports are timed too, for the record. ``python -X importtime`` tells what a case loads. Prints one JSON object and writes it to ``--out``.
 """
 
 from __future__ import annotations
@@ -33,6 +33,9 @@ def _cases() -> dict[str, list[str]]:
         "wrong: author --templates 0": [itemsmith, "author", "--handler", "synthetic", "--task", "levels",
                                         "--templates", "0"],
         "wrong: author --handler nosuch": [itemsmith, "author", "--handler", "nosuch", "--task", "levels"],
+        # the service's start-up, for the record (no target yet: they still import the whole job layer)
+        "serve: import the API app": [sys.executable, "-c", "import itemsmith.api.app"],
+        "worker: import the Celery app": [sys.executable, "-c", "import itemsmith.service.jobs.celery_app"],
     }
 
 
