@@ -26,8 +26,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["GRACE_S", "INTERRUPTED", "interrupted_message", "own_signal_handling", "say_on_interrupt",
-           "stopped_promptly", "without_finalizing"]
+__all__ = ["GRACE_S", "INTERRUPTED", "interrupted_message", "new_command", "own_signal_handling",
+           "say_on_interrupt", "stopped_promptly", "without_finalizing"]
 
 GRACE_S = 1.5
 _STDERR = 2
@@ -35,6 +35,12 @@ INTERRUPTED = 130  # the exit code of an interrupted command (128 + SIGINT, as s
 
 _state = {"hint": "", "said": False}
 _said = threading.Lock()
+
+
+def new_command() -> None:
+    """A command starts: nothing to say yet, nothing said (commands run one after another in tests)."""
+    with _said:
+        _state.update(hint="", said=False)
 
 
 def say_on_interrupt(text: str) -> None:

@@ -37,7 +37,13 @@ from typer._click.exceptions import ClickException
 from typer._click.formatting import HelpFormatter
 from typer.core import TyperGroup
 
-from itemsmith.cli._interrupt import INTERRUPTED, interrupted_message, stopped_promptly, without_finalizing
+from itemsmith.cli._interrupt import (
+    INTERRUPTED,
+    interrupted_message,
+    new_command,
+    stopped_promptly,
+    without_finalizing,
+)
 from itemsmith.registry import LazyTarget, Registry
 
 __all__ = ["COMMANDS", "app"]
@@ -137,6 +143,7 @@ class _Commands(TyperGroup):
             formatter.write_dl([(name, entry.summary) for name, entry in COMMANDS.items()])
 
     def invoke(self, ctx: ClickContext) -> Any:
+        new_command()
         try:
             return super().invoke(ctx)
         except (ClickException, typer.Exit, typer.Abort):  # a usage error, an exit code: as they are
