@@ -115,8 +115,9 @@ def spec_pattern(policy: SpecPolicy, settings: AgentSettings | None = None) -> s
     settings = settings or get_settings()
     shapes = []
     for provider in sorted(PROVIDERS):
-        shape = _SPEC_SHAPES.get(provider, lambda _: _MODEL_NAME)(settings)
-        if shape is not None and (policy.providers is None or provider in policy.providers):
+        if policy.providers is not None and provider not in policy.providers:
+            continue
+        if (shape := _SPEC_SHAPES.get(provider, lambda _: _MODEL_NAME)(settings)) is not None:
             shapes.append(f"{re.escape(provider)}:{shape}")
     return "^(?:" + "|".join(shapes) + ")$" if shapes else "^(?!)$"
 
