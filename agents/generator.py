@@ -39,17 +39,6 @@ def build_prompt(profile: HandlerProfile, task: str, *, examples: int = 1,
                            handler_name=profile.name, examples=examples, restart_broken=restart_broken)
 
 
-def restarts_broken(configured: bool | None, generator_provider: str) -> bool:
-    """Whether a round after code that did not run restarts from the brief without the curated
-    example (`GeneratorPrompt.restart_broken`): as configured, else for a local generator. Measured
-    on Qwen2.5-Coder-1.5B: its refinements fixed none of 14 templates that did not run (three quick
-    starts), while a prompt without the curated example gave code that ran for 5 of 8 fixed briefs,
-    with it 3 of 8 (benchmarks/generator_examples.py)."""
-    if configured is not None:
-        return configured
-    return generator_provider == "local"
-
-
 def first_message(prompt: GeneratorPrompt, brief: dict[str, object], accepted_titles: Sequence[str], *,
                   examples: int | None = None) -> str:
     """The first user message of a slot, with `examples` curated examples (default: the prompt's)."""

@@ -8,7 +8,8 @@ beside every verdict, and decide nothing (the re-verification of a release with 
 version's status). Measured, the local qwen2.5-coder-1.5b separates the semantic corpus at about
 0.6, and qwen2.5-coder-0.5b scores every template 4.6 to 5.1.
 
-`itemsmith judges validate --judge SPEC --corpus DIR` measures a judge (`measure_judge`) on a corpus
+`itemsmith judges validate --judge SPEC --corpus DIR` measures a judge (`measure_judge`, which imports
+the models and the sandbox when it runs: the rest is read on every command's start) on a corpus
 in the semantic corpus's format (a `manifest.toml` of `[[template]]` entries with `file`, `kind`
 good/flawed/gaming and `handler`) and records the result in the validations file
 (`ITEMSMITH_JUDGE_VALIDATIONS`, default `judge_validations.json` in the data folder), which every
@@ -26,17 +27,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from itemsmith.agents.model_factory import CallLog, build_judges, retry_policy
 from itemsmith.agents.settings import AgentSettings
 from itemsmith.agents.specs import ModelSpec
-from itemsmith.items.hashing import sha256_hex
-from itemsmith.items.schema import Item
-from itemsmith.sandbox import run_template
 from itemsmith.templates_bank.settings import BankSettings
-from itemsmith.verification.judges import PanelConfig, ajudge_template, separation_auc
-from itemsmith.verification.samples import TemplateSample
 
-__all__ = ["JudgeValidation", "load_validations", "measure_judge", "record_validation", "validated",
+__all__ = ["JudgeValidation", "advisory", "load_validations", "measure_judge", "record_validation", "validated",
            "validations_path"]
 
 FLAWED_KINDS = ("flawed", "gaming")
@@ -124,6 +119,13 @@ async def measure_judge(spec: ModelSpec, corpus: Path, *, settings: AgentSetting
     """Score every template of `corpus` (its first `per_kind` of each kind) with the judge as the
     panel does (`items` items drawn in the sandbox under `seed`) and measure its separation of the
     good templates from the flawed and gaming ones. `on_template(kind, file, scores)` follows it."""
+    from itemsmith.agents.model_factory import CallLog, build_judges, retry_policy
+    from itemsmith.items.hashing import sha256_hex
+    from itemsmith.items.schema import Item
+    from itemsmith.sandbox import run_template
+    from itemsmith.verification.judges import PanelConfig, ajudge_template, separation_auc
+    from itemsmith.verification.samples import TemplateSample
+
     judge = build_judges([spec], settings=settings, samples=1)[0].bind(CallLog(), retry_policy(settings))
     panel = PanelConfig(items_per_prompt=items, max_concurrency=1)
     rows: list[tuple[str, dict[str, float]]] = []

@@ -140,14 +140,6 @@ _LOADED: dict[tuple[str, int, int], LoadedModel] = {}
 _LOAD_LOCK = threading.Lock()
 
 
-def llama_available() -> bool:
-    try:
-        import llama_cpp  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def _lookup_llama_class() -> Any:
     """`Llama` that reads logits only where a token is sampled, so a draft model costs no memory.
 

@@ -194,3 +194,12 @@ def model_path(name: str, cache_dir: Path) -> Path:
             os.unlink(tmp_name)
     _mark(cache_dir, model, target)
     return target
+
+
+def llama_available() -> bool:
+    """Whether llama-cpp-python (the `local` extras' engine) is installed."""
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        return False
+    return True

@@ -287,12 +287,12 @@ class StudentModel:
 
 def _local(spec: ModelSpec, role: str, what: str) -> Any:
     from itemsmith.agents import llamacpp  # llama-cpp-python is an optional extra
-    from itemsmith.agents.local_models import get_local_model
+    from itemsmith.agents.local_models import get_local_model, llama_available
 
     if spec.provider != "local":
         raise ProviderConfigError(f"{role} {str(spec)!r}: {what} need a local model (local:NAME)")
     entry = get_local_model(spec.model)
-    if not llamacpp.llama_available():
+    if not llama_available():
         raise ProviderConfigError(f"{role} {str(spec)!r} needs llama-cpp-python: "
                                   f"pip install 'itemsmith[{entry.extra}]'")
     return llamacpp

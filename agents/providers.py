@@ -21,20 +21,23 @@ Clients are built with their own retries off: `agents.inference.complete` is the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, SecretStr
 
 from itemsmith.agents.errors import ProviderConfigError
-from itemsmith.agents.inference import ModelHandle, redact
-from itemsmith.agents.local_models import get_local_model
+from itemsmith.agents.local_models import LOCAL_MODELS, get_local_model
 from itemsmith.agents.model_catalog import Capabilities, entry_for
 from itemsmith.agents.settings import AgentSettings, CallPolicy, get_settings
 from itemsmith.agents.specs import ModelSpec
 from itemsmith.registry import Registry
+
+if TYPE_CHECKING:  # `agents.inference` (LangChain) is imported when a model is built, not to check a spec
+    from itemsmith.agents.inference import ModelHandle
 
 _NO_KEY = SecretStr("not-needed")  # the OpenAI client insists on some key; keyless servers ignore it
 
@@ -82,6 +85,43 @@ def check_spec(spec: ModelSpec, policy: SpecPolicy, settings: AgentSettings | No
     return spec
 
 
+_MODEL_NAME = r"[!-?A-~]+"  # a model's (or a script's) name: printable ASCII but "@" (it separates an endpoint, a rank)
+# what follows "provider:" in a spec a request may name, by provider (None: nothing can follow)
+_SPEC_SHAPES: dict[str, Callable[[AgentSettings], str | None]] = {
+    "local": lambda settings: "(?:" + "|".join(re.escape(name) for name in sorted(LOCAL_MODELS)) + ")",
+    "openai_compatible": lambda settings: (
+        f"{_MODEL_NAME}@(?:" + "|".join(re.escape(name) for name in sorted(settings.endpoints)) + ")"
+        if settings.endpoints else None),
+    "scripted": lambda settings: _scripts_in(settings.scripted_dir),
+}
+
+
+def _scripts_in(folder: Path | None) -> str | None:
+    """The script files a service's request may name: those in its scripts folder, by relative path."""
+    if folder is None:
+        return None
+    root = folder.expanduser().resolve()
+    names = sorted(str(path.relative_to(root)) for path in root.rglob("*")
+                   if path.is_file() and path.resolve().is_relative_to(root)
+                   and re.fullmatch(_MODEL_NAME, str(path.relative_to(root))))
+    return "(?:" + "|".join(re.escape(name) for name in names) + ")" if names else None
+
+
+def spec_pattern(policy: SpecPolicy, settings: AgentSettings | None = None) -> str:
+    """A regular expression of the spec texts `policy` lets a request name, as far as the text tells
+    (enabled providers, known local models, configured endpoints by name; a script must also exist),
+    for a service's API description and its check of a request's text (`policy` must allow no URLs)."""
+    assert not policy.allow_urls, "a spec naming a URL has no pattern here"
+    settings = settings or get_settings()
+    shapes = []
+    for provider in sorted(PROVIDERS):
+        if policy.providers is not None and provider not in policy.providers:
+            continue
+        if (shape := _SPEC_SHAPES.get(provider, lambda _: _MODEL_NAME)(settings)) is not None:
+            shapes.append(f"{re.escape(provider)}:{shape}")
+    return "^(?:" + "|".join(shapes) + ")$" if shapes else "^(?!)$"
+
+
 def _endpoint_names(settings: AgentSettings) -> str:
     names = sorted(settings.endpoints)
     return f"configured: {', '.join(names)}" if names else "none is configured"
@@ -116,7 +156,7 @@ class ModelOptions(BaseModel):
     role: str = ""
 
 
-Factory = Callable[[ModelSpec, ModelOptions, AgentSettings], ModelHandle]
+Factory = Callable[[ModelSpec, ModelOptions, AgentSettings], "ModelHandle"]
 PROVIDERS: Registry[Factory] = Registry("provider", unknown_error=ProviderConfigError)
 
 
@@ -148,6 +188,8 @@ def _max_tokens(options: ModelOptions, settings: AgentSettings) -> int:
 
 def _handle(model: Any, provider: str, name: str, calls: CallPolicy, *, max_concurrency: int | None = None,
             capabilities: Capabilities | None = None) -> ModelHandle:
+    from itemsmith.agents.inference import ModelHandle
+
     assert calls.timeout_s is not None and calls.retry_timeouts is not None  # AgentSettings.call_policy sets them
     return ModelHandle(model, provider, name, calls.timeout_s, max_concurrency=max_concurrency,
                        max_retries=calls.max_retries, retry_timeouts=calls.retry_timeouts,
@@ -160,6 +202,8 @@ def _provider_has_model(provider: str, base_url: str | None, key: str, model: st
     (or cannot say now: the calls will report that). Asked once per process."""
     import anthropic
     import openai
+
+    from itemsmith.agents.inference import redact
 
     try:
         if provider == "openai":
@@ -198,14 +242,50 @@ def _sampling(capabilities: Capabilities, options: ModelOptions, settings: Agent
     return sent
 
 
+def _hosted_key(provider: str, variable: str) -> Callable[[ModelSpec, AgentSettings], str | None]:
+    def missing(spec: ModelSpec, settings: AgentSettings) -> str | None:
+        if getattr(settings, f"{provider}_api_key") is None:
+            return f"{provider} models need {variable} (or ITEMSMITH_{variable})"
+        return None
+
+    return missing
+
+
+def _endpoint_key(spec: ModelSpec, settings: AgentSettings) -> str | None:
+    endpoint = settings.endpoints.get(spec.endpoint) if spec.endpoint is not None else None
+    if endpoint is not None and endpoint.api_key_env is not None and endpoint.api_key() is None:
+        return f"model endpoint {spec.endpoint!r} needs its key in the server environment variable {endpoint.api_key_env}"
+    return None
+
+
+# the credentials a provider's model needs from this machine, checked without building it (None: all
+# there); a local model's files: `agents.pipeline.missing_local_model`
+_REQUIREMENTS: dict[str, Callable[[ModelSpec, AgentSettings], str | None]] = {
+    "openai": _hosted_key("openai", "OPENAI_API_KEY"), "anthropic": _hosted_key("anthropic", "ANTHROPIC_API_KEY"),
+    "openai_compatible": _endpoint_key}
+
+
+def missing_credentials(spec: ModelSpec, settings: AgentSettings | None = None) -> str | None:
+    """Why `spec`'s model lacks its credentials here (a hosted provider's key, an endpoint's key);
+    None when nothing is missing. Builds nothing and calls nobody, so every role of a run is
+    checked in a moment, before any work."""
+    check = _REQUIREMENTS.get(spec.provider)
+    return None if check is None else check(spec, settings or get_settings())
+
+
+def _require(spec: ModelSpec, settings: AgentSettings) -> None:
+    if (missing := missing_credentials(spec, settings)) is not None:
+        raise ProviderConfigError(missing)
+
+
 @register_provider("openai")
 def _openai(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
     from langchain_openai import ChatOpenAI
 
     from itemsmith.agents.chat_clients import own_async_client
 
-    if settings.openai_api_key is None:
-        raise ProviderConfigError("openai models need OPENAI_API_KEY (or ITEMSMITH_OPENAI_API_KEY)")
+    _require(spec, settings)
+    assert settings.openai_api_key is not None
     calls = settings.call_policy("openai")
     capabilities = _known_or_listed("openai", spec.model, settings.openai_base_url, settings.openai_api_key)
     sent = _sampling(capabilities, options, settings)
@@ -222,8 +302,8 @@ def _openai(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> 
 def _anthropic(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
     from itemsmith.agents.chat_clients import OwnClientChatAnthropic
 
-    if settings.anthropic_api_key is None:
-        raise ProviderConfigError("anthropic models need ANTHROPIC_API_KEY (or ITEMSMITH_ANTHROPIC_API_KEY)")
+    _require(spec, settings)
+    assert settings.anthropic_api_key is not None
     calls = settings.call_policy("anthropic")
     capabilities = _known_or_listed("anthropic", spec.model, settings.anthropic_base_url, settings.anthropic_api_key)
     sent = _sampling(capabilities, options, settings)
@@ -243,9 +323,7 @@ def _openai_compatible(spec: ModelSpec, options: ModelOptions, settings: AgentSe
         endpoint = settings.endpoints.get(spec.endpoint)
         if endpoint is None:
             raise ProviderConfigError(f"no model endpoint named {spec.endpoint!r} (ITEMSMITH_ENDPOINTS)")
-        if endpoint.api_key_env is not None and endpoint.api_key() is None:
-            raise ProviderConfigError(f"model endpoint {spec.endpoint!r} needs its key in the server environment "
-                                      f"variable {endpoint.api_key_env}")
+        _require(spec, settings)
         base_url, key, concurrency = endpoint.base_url, endpoint.api_key() or _NO_KEY, endpoint.max_concurrency
     elif spec.base_url is not None:  # a URL typed at the command line: sent no credential of this machine
         endpoint, base_url, key, concurrency = None, spec.base_url, _NO_KEY, None
@@ -263,8 +341,8 @@ def _openai_compatible(spec: ModelSpec, options: ModelOptions, settings: AgentSe
 
 @register_provider("local")
 def _local(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
-    from itemsmith.agents.llamacpp import LlamaCppChatModel, llama_available
-    from itemsmith.agents.local_models import model_path
+    from itemsmith.agents.llamacpp import LlamaCppChatModel
+    from itemsmith.agents.local_models import llama_available, model_path
 
     entry = get_local_model(spec.model)
     if not llama_available():

@@ -38,15 +38,15 @@ from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
 from itemsmith.agents.checkpoint import open_checkpointer
-from itemsmith.agents.config import AuthorConfig
+from itemsmith.agents.config import AuthorConfig, restarts_broken
 from itemsmith.agents.context import Activity, SlotContext, SlotEvent
 from itemsmith.agents.errors import AgentError
-from itemsmith.agents.generator import build_prompt, restarts_broken
+from itemsmith.agents.generator import build_prompt
 from itemsmith.agents.graph import build_slot_graph
 from itemsmith.agents.inference import ModelHandle, stream_tokens
 from itemsmith.agents.model_factory import retry_policy
-from itemsmith.agents.models import Attempt, Brief, PlanInfo, RunReport, SlotResult, StageInfo
-from itemsmith.agents.pipeline import Pipeline, resolve_pipeline
+from itemsmith.agents.models import Attempt, Brief, PlanInfo, RunReport, SlotResult
+from itemsmith.agents.pipeline import Pipeline, StageInfo, authoring_models, check_models, resolve_pipeline
 from itemsmith.agents.planner import plan_briefs
 from itemsmith.agents.profile import HandlerProfile, profile_handler
 from itemsmith.agents.providers import PROVIDERS, ModelOptions, SpecPolicy, make_model
@@ -328,8 +328,7 @@ def _new_slot_state(slot: int, brief: Brief) -> dict[str, Any]:
 
 def _model_specs(config: AuthorConfig, settings: AgentSettings) -> tuple[ModelSpec, ModelSpec]:
     """The generator's and the planner's specs; an unknown provider fails here, before any work."""
-    generator = config.generator or settings.default_generator()
-    planner = config.planner or settings.planner or generator
+    generator, planner = authoring_models(config, settings)
     for spec in {generator, planner}:
         PROVIDERS.resolve(spec.provider)
     return generator, planner
@@ -347,18 +346,26 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
                  planner_model: ModelHandle | None = None, verifiers: Sequence[Verifier] = (),
                  on_event: Callable[[SlotEvent], None] | None = None, settings: AgentSettings | None = None,
                  checker: Callable[[str], Any] | None = None, limits: SandboxLimits | None = None,
-                 pool: SandboxPool | None = None, policy: SpecPolicy | None = None,
-                 pipeline: Pipeline | None = None, on_activity: Callable[[Activity], None] | None = None) -> RunReport:
+                 pool: SandboxPool | None = None, profile: HandlerProfile | None = None,
+                 policy: SpecPolicy | None = None, pipeline: Pipeline | None = None,
+                 on_activity: Callable[[Activity], None] | None = None,
+                 on_checked: Callable[[], None] | None = None) -> RunReport:
     """Run (or resume, with `config.run_id`) an authoring job and write its outputs.
 
     `generator_model` / `planner_model` override the specs (tests pass scripted models);
     `checker` overrides the sandbox structure check (an async `source -> StructureReport`);
-    `pool` reuses a running `SandboxPool` for `config.handler` (left open). `verifiers` replace the
+    `pool` reuses a running `SandboxPool` for `config.handler` (left open), and `profile` is its
+    handler's profile when the caller made it (`profile_handler(pool)`: a handler that does not load
+    is then reported before the agents are imported). `verifiers` replace the
     judges and students (`config` must then name none). `pipeline` is the caller's
     `resolve_pipeline(config, settings)` (e.g. printed as a header before the run); default:
     resolved here. `policy` limits what the specs may name (a service request's:
     `SpecPolicy.service`; default: the operator's). `on_event` gets every slot's `SlotEvent`s;
-    `on_activity` the run's phases and the streamed token counts (`Activity`: live displays).
+    `on_activity` the run's phases and the streamed token counts (`Activity`: live displays);
+    `on_checked` is called once every role's model is known to be buildable here (its key, its
+    local model files: `check_models`, before anything runs); then the handler is loaded and
+    profiled in the sandbox and the models are built, all before the first model call, so each
+    of these mistakes is reported within seconds.
 
     A finished run (every slot final, its report written) is not run again: its stored report is
     returned and nothing is written.
@@ -367,10 +374,8 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
     generator, planner = _model_specs(config, settings)
     generator_spec = generator_model.spec if generator_model else str(generator)
     planner_spec = planner_model.spec if planner_model else str(planner)
-    if generator_model is None:  # a missing key, extra or model file fails here, not after planning
-        generator_model = make_model(generator, settings=settings, policy=policy,
-                                     options=ModelOptions(max_tokens=config.generator_max_tokens, role="generator"))
     pipeline = pipeline or resolve_pipeline(config, settings, custom=[_verifier_name(v) for v in verifiers])
+    check_models(pipeline, None if generator_model else generator, None if planner_model else planner, settings)
     run = _Run(config, settings, on_event, run_id=config.run_id or new_run_id(), generator_spec=generator_spec,
                planner_spec=planner_spec, planner=planner, policy=policy, on_activity=on_activity)
     if config.run_id is not None and (stored := await run.stored_report()) is not None:
@@ -378,7 +383,8 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
             run.emit(_final_event(slot))
         run.activity(Activity(phase="finished earlier"))
         return stored
-    review_models = build_review_models(config, settings=settings, policy=policy, pipeline=pipeline)
+    if on_checked is not None:
+        on_checked()
     own_pool = pool is None
     executor = ThreadPoolExecutor(max_workers=config.sandbox_workers, thread_name_prefix="itemsmith-sandbox")
     try:
@@ -387,7 +393,13 @@ async def author(config: AuthorConfig, *, generator_model: ModelHandle | None = 
             pool = await _in_thread(executor, lambda: SandboxPool(config.handler, workers=config.sandbox_workers,
                                                                    limits=limits))
         sandbox = pool
-        profile: HandlerProfile = await _in_thread(executor, profile_handler, sandbox)
+        if profile is None:
+            profile = await _in_thread(executor, profile_handler, sandbox)
+        if generator_model is None:  # an unknown model of a hosted provider fails here, not after planning
+            generator_model = make_model(generator, settings=settings, policy=policy,
+                                         options=ModelOptions(max_tokens=config.generator_max_tokens,
+                                                              role="generator"))
+        review_models = build_review_models(config, settings=settings, policy=policy, pipeline=pipeline)
         audit = ItemAuditVerifier(config.handler, pool=sandbox, limits=limits, executor=executor,
                                   review_items=config.review_items)
         stages: list[Verifier] = verification_stages(audit, [

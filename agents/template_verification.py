@@ -17,8 +17,7 @@ from pydantic import BaseModel, Field
 
 from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.model_factory import retry_policy
-from itemsmith.agents.models import StageInfo
-from itemsmith.agents.pipeline import Pipeline, resolve_pipeline
+from itemsmith.agents.pipeline import Pipeline, StageInfo, check_models, resolve_pipeline
 from itemsmith.agents.profile import profile_handler
 from itemsmith.agents.providers import SpecPolicy
 from itemsmith.agents.settings import AgentSettings
@@ -109,6 +108,7 @@ async def verify_template(source: str, config: AuthorConfig, *, settings: AgentS
     the settings'). A missing key or model
     fails before any template runs (`ProviderConfigError`)."""
     pipeline = pipeline or resolve_pipeline(config, settings)
+    check_models(pipeline, None, None, settings)
     models = build_review_models(config, settings=settings, policy=policy, pipeline=pipeline)
     retry = retry_policy(settings)
     executor = ThreadPoolExecutor(max_workers=config.sandbox_workers, thread_name_prefix="itemsmith-verify")

@@ -13,6 +13,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.concurrency import run_in_threadpool
 
 from itemsmith.api.deps import DB_RETRY_AFTER_S
+from itemsmith.api.description import DescribedPaths, HeldToDescription
 from itemsmith.api.docs import router as docs_router
 from itemsmith.api.openapi import install_openapi, operation_id
 from itemsmith.api.routes import api_router
@@ -69,6 +70,14 @@ async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(status_code=422, content={"detail": jsonable_encoder(errors)})
 
 
+def _described(app: FastAPI) -> DescribedPaths:
+    """The app's description as `DescribedPaths`, built once, from the finished app."""
+    if getattr(app.state, "described", None) is None:
+        app.state.described = DescribedPaths(app.openapi())
+    described: DescribedPaths = app.state.described
+    return described
+
+
 def _key_checker(engine: Engine) -> Callable[[str], Awaitable[bool]]:
     def is_live(key: str) -> bool:
         with open_session(engine) as session:
@@ -102,6 +111,7 @@ def create_app(settings: ApiSettings | None = None) -> FastAPI:
     # the last added is the outermost: refusals of the body gate get the security headers too
     caps = BodyCaps(upload=settings.max_upload_bytes + settings.max_handler_source_bytes + 65536,  # + form fields
                     default=settings.max_request_bytes, login=LOGIN_FORM_MAX_BYTES)
+    app.add_middleware(HeldToDescription, paths=lambda: _described(app), is_live_key=_key_checker(engine))
     app.add_middleware(RequestBodyGate, caps=caps, is_live_key=_key_checker(engine), cookie_name=COOKIE_NAME,
                        login_path=LOGIN_PATH)
     app.add_middleware(SecurityHeaders)

@@ -8,15 +8,30 @@ hash (`HandlerRef`), never by where their files are on the server (`BankView`,
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import Form, Path
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 from itemsmith.agents.config import RunSettings
 from itemsmith.agents.errors import ProviderConfigError
-from itemsmith.agents.providers import check_spec
+from itemsmith.agents.providers import check_spec, spec_pattern
 from itemsmith.agents.specs import AsText, ModelSpec, ModelSpecField, StudentSpec
 from itemsmith.items.rendering import TextFormat
 from itemsmith.items.schema import IRTParameters, Item
@@ -72,9 +87,45 @@ def _allowed_student(value: object) -> StudentSpec:
     return check_student(StudentSpec.model_validate(value))
 
 
-AllowedSpec = Annotated[ModelSpecField, AfterValidator(check_model_spec)]
+def _spec_text() -> str:
+    """The texts of the model specs this server lets a request name (`agents.providers.spec_pattern`)."""
+    return spec_pattern(request_policy())
+
+
+def _student_text() -> str:
+    """``SPEC@RANK`` with a spec of `_spec_text` and a rank from 0 to 1000."""
+    return _spec_text().removesuffix("$") + "@(?:[0-9]|[1-9][0-9]{1,2}|1000)$"
+
+
+@dataclass(frozen=True, eq=False)  # hashed as itself: typing hashes the metadata of an Annotated
+class TextMatching:
+    """Pydantic metadata, last of an ``Annotated``: a value given as text must also match `pattern()`
+    (read when a request is checked and when the API description is made, so both say the same),
+    and the description carries the pattern. So a spec the description allows is one this server
+    accepts (but for a script file that does not exist), and one it does not allow is refused (with
+    the reason of the checks before, when they have one)."""
+
+    pattern: Callable[[], str]
+    what: str
+
+    def _check(self, value: Any, checked: core_schema.ValidatorFunctionWrapHandler) -> Any:
+        result = checked(value)
+        if isinstance(value, str) and not re.fullmatch(self.pattern(), value):
+            raise PydanticCustomError("model_spec", "'{value}' is not a {what} this server accepts (see the pattern "
+                                      "in the API description)", {"value": value[:100], "what": self.what})
+        return result
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_wrap_validator_function(self._check, handler(source))
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return {**handler(schema), "pattern": self.pattern()}
+
+
+AllowedSpec = Annotated[ModelSpecField, AfterValidator(check_model_spec), TextMatching(_spec_text, "model spec")]
 AllowedStudent = Annotated[StudentSpec, AsText(_allowed_student, {
-    "type": "string", "minLength": 5, "maxLength": 500, "description": "SPEC@RANK, larger rank: more capable"})]
+    "type": "string", "minLength": 5, "maxLength": 500, "description": "SPEC@RANK, larger rank: more capable"}),
+    TextMatching(_student_text, "student (SPEC@RANK)")]
 Panel = Annotated[list[AllowedSpec], Field(max_length=10, description="judge model specs")]
 StudentPool = Annotated[list[AllowedStudent], Field(max_length=10, description="students as SPEC@RANK")]
 
@@ -172,7 +223,7 @@ class ReleaseCreateRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     seeds: list[Annotated[int, Field(ge=0, le=2**31 - 1)]] = Field(default_factory=lambda: [0], min_length=1,
-                                                                   max_length=1000)
+                                                                   max_length=1000, json_schema_extra={"uniqueItems": True})
     num_samples: int = Field(5, ge=1, le=1000)
     template_ids: list[Annotated[str, Field(max_length=200)]] | None = Field(
         None, min_length=1, max_length=10_000, description="default: every releasable template")
@@ -202,7 +253,11 @@ class EvaluationCreate(BaseModel):
     """Answer every item of a release with one model, or (``adaptive``) a few informative fresh
     instances until the ability's SE reaches ``target_se`` or ``max_items`` were asked."""
 
-    model_config = ConfigDict(extra="forbid")
+    # `_adaptive_options` in the description: adaptive with one format, or neither budget
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "if": {"required": ["adaptive"], "properties": {"adaptive": {"const": True}}},
+        "then": {"properties": {"formats": {"maxItems": 1}}},
+        "else": {"properties": {"max_items": {"type": "null"}, "target_se": {"type": "null"}}}})
 
     model: AllowedSpec
     formats: list[TextFormat] = Field(default_factory=lambda: [TextFormat.plain], min_length=1, max_length=9)

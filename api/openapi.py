@@ -2,8 +2,12 @@
 
 - operationIds are the route functions' names without ``_route`` (``create_bank``, not
   ``create_bank_route_banks_post``), checked unique;
-- every operation behind the API key documents its 401, and every operation its 503 (the
-  database or the sandbox busy: retry after ``Retry-After`` seconds);
+- every operation behind the API key documents its 401, every operation its 503 (the
+  database or the sandbox busy: retry after ``Retry-After`` seconds) and its 422 (an unknown query
+  parameter is one: `api.description`), every operation with a body its 400 (a body that is not
+  JSON, or not a form);
+- a parameter that may be left out is described by its type alone: a header or query string
+  cannot carry JSON's ``null`` (FastAPI describes ``int | None`` as "integer or null");
 - uploads are ``format: binary`` strings (OpenAPI 3.1's ``contentMediaType`` alone makes
   generated clients type them as ``str``), and so are the zip and PNG responses.
 """
@@ -23,6 +27,9 @@ _ERROR = {"content": {"application/json": {"schema": {"$ref": "#/components/sche
 _ERROR_SCHEMA = {"title": "ErrorDetail", "type": "object", "required": ["detail"],
                  "properties": {"detail": {"title": "Detail", "type": "string"}}}
 _METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
+_INVALID = {"description": "a parameter or the body is invalid, or a query parameter is unknown",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/HTTPValidationError"}}}}
+_MALFORMED = {"description": "the body is not what its content type says (malformed JSON or form data)", **_ERROR}
 
 
 def operation_id(route: APIRoute) -> str:
@@ -42,6 +49,18 @@ def _binary_strings(node: Any) -> None:
             _binary_strings(value)
 
 
+def _without_null(parameter: dict[str, Any]) -> None:
+    """A parameter schema's ``null`` branch removed (absent is how a parameter says "none")."""
+    schema = parameter.get("schema", {})
+    branches = [branch for branch in schema.get("anyOf", []) if branch.get("type") != "null"]
+    if "anyOf" in schema and len(branches) < len(schema["anyOf"]):
+        del schema["anyOf"]
+        if len(branches) == 1:
+            schema.update(branches[0])
+        else:
+            schema["anyOf"] = branches
+
+
 def _complete(schema: dict[str, Any]) -> dict[str, Any]:
     schema.setdefault("components", {}).setdefault("schemas", {})["ErrorDetail"] = _ERROR_SCHEMA
     seen: dict[str, str] = {}
@@ -58,6 +77,11 @@ def _complete(schema: dict[str, Any]) -> dict[str, Any]:
                 responses.setdefault("401", {"description": "missing, unknown or revoked API key", **_ERROR})
             responses.setdefault("503", {"description": "the database or the sandbox is busy: try again after "
                                                         "Retry-After seconds", **_ERROR})
+            responses.setdefault("422", _INVALID)
+            if "requestBody" in operation:
+                responses.setdefault("400", _MALFORMED)
+            for parameter in operation.get("parameters", []):
+                _without_null(parameter)
             for response in responses.values():
                 for media, content in response.get("content", {}).items():
                     if media in ("application/zip", "image/png", "application/octet-stream"):

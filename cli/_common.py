@@ -15,17 +15,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic import BaseModel
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
     from sqlalchemy.orm import Session
 
     from itemsmith.agents.settings import AgentSettings
     from itemsmith.agents.specs import ModelSpec, StudentSpec
     from itemsmith.sandbox import SandboxLimits
     from itemsmith.templates_bank.releases import Release
+else:
+    # Typer reads a command's annotations when it builds the command; an option parsed by
+    # `model_spec` needs no more than a name there, so `agents.specs` (pydantic) is imported only
+    # when a spec is given, not to show --help or refuse a wrong command line.
+    ModelSpec = object
 
-__all__ = ["NO_VERDICT", "DbOpt", "HandlerOpt", "JsonOpt", "ReasoningBudgetOpt", "ReleaseArg", "SamplesOpt", "SeedOpt",
+__all__ = ["NO_VERDICT", "DbOpt", "ModelSpec", "HandlerOpt", "JsonOpt", "ReasoningBudgetOpt", "ReleaseArg", "SamplesOpt", "SeedOpt",
            "StudentOpt", "WorkersOpt", "agent_settings", "bank_session", "check_handler", "fail", "load_release",
            "local_sandbox", "migrate_if_known", "model_spec", "parse_students", "print_json", "progress_line",
            "usage_error", "usage_line"]
@@ -50,13 +55,19 @@ def local_sandbox(**overrides: Any) -> SandboxLimits:
 
 
 def check_handler(value: str) -> str:
-    """A built-in handler's name or an existing handler file, checked before any work starts (the file
-    itself is loaded only in the sandbox)."""
+    """A built-in handler's name or an existing handler file that parses, checked before any work
+    starts (the file is compiled, never run here: it is loaded only in the sandbox)."""
     from itemsmith.handlers.registry import BUILTIN_HANDLERS
 
     if value.endswith(".py") or Path(value).is_file():
         if not Path(value).is_file():
             raise usage_error(f"handler file {value!r} does not exist")
+        try:
+            compile(Path(value).read_bytes(), value, "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            raise fail(f"the handler file {value} does not parse: {exc.msg} (line {exc.lineno})") from None
+        except (OSError, ValueError) as exc:  # unreadable; NUL bytes
+            raise fail(f"the handler file {value} cannot be read as Python: {exc}") from None
         return value
     if value not in BUILTIN_HANDLERS:
         raise usage_error(f"{BUILTIN_HANDLERS.unknown_message(value)}, or a handler .py file")
@@ -151,6 +162,8 @@ def fail(message: str) -> typer.Exit:
 
 def print_json(payload: BaseModel | dict[str, Any] | list[Any]) -> None:
     """One JSON document on stdout."""
+    from pydantic import BaseModel
+
     if isinstance(payload, BaseModel):
         sys.stdout.write(payload.model_dump_json() + "\n")
         return
@@ -161,7 +174,6 @@ def migrate_if_known(db: str | None) -> None:
     """Migrate an empty database, or one an older itemsmith migrated, to this itemsmith's schema (as
     `itemsmith serve` does, saying so on stderr); exit 1 on a database at a revision this itemsmith
     does not know (a newer itemsmith's: migrating it down would drop its newer tables)."""
-    from itemsmith.service.jobs import upgrade_database
     from itemsmith.templates_bank.storage import current_revision, head_revision, is_known_revision, normalize_url
 
     url = normalize_url(db)
@@ -172,6 +184,8 @@ def migrate_if_known(db: str | None) -> None:
     if current is not None and not is_known_revision(current):
         raise fail(f"the bank database {where} is at revision {current}, which this itemsmith does not know (it "
                    f"needs {head}): a newer itemsmith migrated it; upgrade itemsmith")
+    from itemsmith.service.jobs import upgrade_database  # the jobs' checkpoint tables too: only when migrating
+
     upgrade_database(url.render_as_string(hide_password=False))
     typer.echo(f"migrated the bank database {where} from revision {current or '(empty)'} to {head}", err=True)
 

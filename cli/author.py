@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from itemsmith.agents.specs import ModelSpec
 from itemsmith.cli._common import (
     DbOpt,
     HandlerOpt,
+    ModelSpec,
     ReasoningBudgetOpt,
     agent_settings,
     bank_session,
@@ -23,6 +23,7 @@ from itemsmith.cli._common import (
     print_json,
     usage_error,
 )
+from itemsmith.cli._interrupt import say_on_interrupt
 
 if TYPE_CHECKING:
     from itemsmith.agents.models import RunReport
@@ -90,26 +91,15 @@ def author(
     live table on a terminal; with --no-live, a line per change and a status line every 30 s).
     Resumable; a finished run named again with --run-id only prints its stored report. Exit code 0
     only when every slot's template was accepted (or, with --allow-partial, at least one); 1 otherwise."""
-    import asyncio
-
-    from pydantic import ValidationError
-
-    from itemsmith.agents.config import AuthorConfig
-    from itemsmith.agents.errors import AgentError
-    from itemsmith.agents.pipeline import resolve_pipeline, run_header
-    from itemsmith.agents.progress import ProgressTable
-    from itemsmith.agents.run import author as run_author
-    from itemsmith.agents.run import new_run_id
-    from itemsmith.handlers import HandlerSourceError
-    from itemsmith.sandbox import SandboxError
-
     if no_judges and judge:
         raise usage_error("--judge and --no-judges exclude each other")
     if no_students and student:
         raise usage_error("--student and --no-students exclude each other")
-    run_id = run_id or new_run_id()
-    if bank is not None:
-        _require_bank(bank, db)
+
+    from pydantic import ValidationError
+
+    from itemsmith.agents.config import AuthorConfig  # the request alone: checked before the agents are imported
+
     try:
         config = AuthorConfig(handler=handler, task=task, templates=templates, generator=generator, planner=planner,
                               rounds=rounds, restart_broken=restart_broken, slots=slots,
@@ -119,21 +109,50 @@ def author(
                               students=[] if no_students else parse_students(student) or None)
     except ValidationError as exc:
         raise usage_error("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
-    try:
+    from itemsmith.agents.errors import AgentError
+    from itemsmith.agents.pipeline import authoring_models, check_models, resolve_pipeline, run_header
+
+    try:  # every role's model can be built here: checked before the agents are imported
         settings = agent_settings(reasoning_budget)
         pipeline = resolve_pipeline(config, settings)
+        check_models(pipeline, *authoring_models(config, settings), settings)
     except AgentError as exc:
         raise fail(str(exc)) from None
+    if bank is not None:
+        _require_bank(bank, handler, db)
+
+    from itemsmith.agents.profile import profile_handler
+    from itemsmith.handlers import HandlerSourceError
+    from itemsmith.sandbox import SandboxError, SandboxPool
+
+    limits = local_sandbox()
+    pool: SandboxPool | None = None
+    try:  # the handler loads and profiles in the sandbox: also checked before the agents are imported
+        pool = SandboxPool(handler, workers=sandbox_workers, limits=limits)
+        profile = profile_handler(pool)
+    except (AgentError, HandlerSourceError, SandboxError) as exc:
+        if pool is not None:
+            pool.close()
+        raise fail(str(exc)) from None
+
+    import asyncio
+
+    from itemsmith.agents.progress import ProgressTable
+    from itemsmith.agents.run import author as run_author
+    from itemsmith.agents.run import new_run_id
+
+    run_id = run_id or new_run_id()
+    config = config.model_copy(update={"run_id": run_id})
     typer.echo(f"run {run_id} (if it stops, resume with --run-id {run_id})", err=True)
-    typer.echo("\n".join(run_header(config, settings, pipeline)), err=True)
+    say_on_interrupt(f"finished templates are kept: resume with --run-id {run_id}")
     try:
-        with ProgressTable(max_rounds=rounds, live=not no_live and sys.stderr.isatty()) as progress:
-            report = asyncio.run(run_author(config, on_event=progress, on_activity=progress.activity,
-                                            settings=settings, pipeline=pipeline, limits=local_sandbox()))
+        with pool, ProgressTable(max_rounds=rounds, live=not no_live and sys.stderr.isatty()) as progress:
+            report = asyncio.run(run_author(  # the stages are listed once their models are known to build
+                config, on_event=progress, on_activity=progress.activity, settings=settings, pipeline=pipeline,
+                limits=limits, pool=pool, profile=profile,
+                on_checked=lambda: typer.echo("\n".join(run_header(config, settings, pipeline)), err=True)))
     except (AgentError, HandlerSourceError, SandboxError) as exc:
         raise fail(str(exc)) from None
-    except KeyboardInterrupt:
-        raise fail(f"interrupted; finished templates are kept: resume with --run-id {run_id}") from None
     if progress.run_phase == "finished earlier":
         typer.echo(f"run {run_id} had finished: its stored report (report.json is left as it was)", err=True)
     summary = report.summary()
@@ -156,14 +175,16 @@ def author(
         raise typer.Exit(code=1)
 
 
-def _require_bank(bank: str, db: str | None) -> None:
-    """Fail before authoring when the bank to store into does not exist."""
+def _require_bank(bank: str, handler: str, db: str | None) -> None:
+    """Fail before authoring when the bank to store into does not exist or is another handler's."""
+    from itemsmith.templates_bank.handler_identity import HandlerMismatch, require_same_handler
     from itemsmith.templates_bank.storage import StorageError, get_bank
 
     try:
         with bank_session(db) as session:
-            get_bank(session, bank)
-    except StorageError as exc:
+            row = get_bank(session, bank)
+        require_same_handler(row.name, row.handler, handler)
+    except (StorageError, HandlerMismatch) as exc:
         raise fail(str(exc)) from None
 
 

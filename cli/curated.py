@@ -9,8 +9,6 @@ from typing import Annotated
 import typer
 
 from itemsmith.cli._common import JsonOpt, SamplesOpt, SeedOpt, fail, local_sandbox, print_json, usage_error
-from itemsmith.items.schema import Item, RunStatus
-from itemsmith.templates_bank.curated import CuratedTemplateError, get_curated, load_curated
 
 __all__ = ["app"]
 
@@ -20,6 +18,8 @@ app = typer.Typer(help="The curated templates shipped with itemsmith.", no_args_
 @app.command("list")
 def curated_list(as_json: JsonOpt = False) -> None:
     """List the curated templates: id, category, handler, concepts, title."""
+    from itemsmith.templates_bank.curated import load_curated
+
     templates = list(load_curated().values())
     if as_json:
         print_json([{"id": t.id, "category": t.category, "handler": t.handler, "concepts": t.concepts,
@@ -41,10 +41,12 @@ def curated_sample(
     as_json: JsonOpt = False,
 ) -> None:
     """Sample items from curated templates (in the sandbox) into a JSONL file."""
-    from itemsmith.sandbox import run_template
-
     if every == bool(template):
         raise usage_error("give either --all or one or more --template NAME")
+    from itemsmith.items.schema import Item, RunStatus
+    from itemsmith.sandbox import run_template
+    from itemsmith.templates_bank.curated import CuratedTemplateError, get_curated, load_curated
+
     try:
         chosen = list(load_curated().values()) if every else [get_curated(name) for name in template or []]
     except CuratedTemplateError as exc:

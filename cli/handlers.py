@@ -7,7 +7,6 @@ from typing import Any
 import typer
 
 from itemsmith.cli._common import JsonOpt, print_json
-from itemsmith.handlers import BUILTIN_HANDLERS, HandlerSourceError
 
 __all__ = ["app"]
 
@@ -17,6 +16,8 @@ app = typer.Typer(help="Dataset handlers.", no_args_is_help=True)
 @app.command("list")
 def handlers_list(as_json: JsonOpt = False) -> None:
     """List the built-in dataset handlers and whether they load here."""
+    from itemsmith.handlers import BUILTIN_HANDLERS, HandlerSourceError
+
     rows: list[dict[str, Any]] = []
     for name, entry in BUILTIN_HANDLERS.items():
         try:

@@ -11,8 +11,8 @@ from itemsmith.cli._common import JsonOpt, fail, print_json
 
 __all__ = ["app"]
 
-app = typer.Typer(help="Judge models: measure how well each separates good from flawed templates; only a judge "
-                       "validated at AUC >= ITEMSMITH_MIN_JUDGE_AUC decides.", no_args_is_help=True)
+app = typer.Typer(help="Judge models: measure how well each separates good from flawed templates; only a "
+                       "validated judge decides.", no_args_is_help=True)
 
 
 @app.command("validate")

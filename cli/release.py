@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from itemsmith.agents.specs import ModelSpec
 from itemsmith.cli._common import (
     NO_VERDICT,
     DbOpt,
     JsonOpt,
+    ModelSpec,
     ReasoningBudgetOpt,
     ReleaseArg,
     StudentOpt,
@@ -31,7 +31,8 @@ from itemsmith.cli._common import (
     usage_error,
     usage_line,
 )
-from itemsmith.items.rendering import TextFormat
+from itemsmith.cli._interrupt import say_on_interrupt
+from itemsmith.items.text_format import TextFormat
 
 if TYPE_CHECKING:
     from itemsmith.templates_bank.releases import Release
@@ -248,6 +249,7 @@ def release_evaluate(
     evaluation_id = resume or f"eval-{uuid.uuid4().hex[:12]}"
     resume_hint = f"--resume {evaluation_id}" + ("" if drawn is None else f" --seed {drawn}")
     typer.echo(f"evaluation {evaluation_id} (if it stops, resume with {resume_hint})", err=True)
+    say_on_interrupt(f"the answers so far are stored: resume with {resume_hint}")
     try:
         with bank_session(db) as session:
             store = EvaluationStore.open(session, frozen, evaluation_id, adaptive=adaptive)

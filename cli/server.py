@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from itemsmith.cli._common import DbOpt, fail, usage_error
+from itemsmith.cli._interrupt import own_signal_handling
 
 __all__ = ["serve", "worker"]
 
@@ -37,6 +38,7 @@ def serve(host: Annotated[str, typer.Option("--host", help="Interface to listen 
     unless ITEMSMITH_API_JOB_RUNNER=celery."""
     import uvicorn
 
+    from itemsmith.api.access_log import log_config
     from itemsmith.api.app import create_app
     from itemsmith.api.settings import ApiSettings
     from itemsmith.service.jobs import upgrade_database
@@ -47,7 +49,8 @@ def serve(host: Annotated[str, typer.Option("--host", help="Interface to listen 
     upgrade_database(settings.database_url)
     typer.echo(f"database at revision {current_revision(settings.database_url)}; serving on http://{host}:{port}",
                err=True)
-    uvicorn.run(create_app(settings), host=host, port=port)
+    with own_signal_handling():  # uvicorn's graceful shutdown on Ctrl-C
+        uvicorn.run(create_app(settings), host=host, port=port, log_config=log_config())
 
 
 def worker(
@@ -61,12 +64,12 @@ def worker(
     ITEMSMITH_API_JOB_RUNNER=celery. Start as many as you like; a job whose worker is killed is
     resumed by another one once its lease (ITEMSMITH_API_JOB_LEASE_S) expires. The Celery worker
     runs in a child process, started again if it exits on its own (a broker restart)."""
+    if pool not in WORKER_POOLS:
+        raise usage_error(f"--pool {pool!r}: use {', '.join(WORKER_POOLS)}")
     import sys
 
     from itemsmith.templates_bank.storage import StorageError, require_current_schema
 
-    if pool not in WORKER_POOLS:
-        raise usage_error(f"--pool {pool!r}: use {', '.join(WORKER_POOLS)}")
     try:
         from itemsmith.service.jobs.celery_app import app as celery_app  # noqa: F401 - fail here, not in the child
         from itemsmith.service.jobs.supervisor import supervise
@@ -79,7 +82,9 @@ def worker(
     _require_sandbox_layers()
     # the Celery worker is its own process: it reads its settings from its environment
     env = {**os.environ, "ITEMSMITH_DATABASE_URL": db} if db is not None else None
-    raise typer.Exit(supervise([
-        sys.executable, "-m", "celery", "-A", "itemsmith.service.jobs.celery_app", "worker",
-        f"--concurrency={concurrency}", f"--pool={pool}", f"--loglevel={loglevel}",
-        f"--hostname=itemsmith-{os.getpid()}@%h", "--without-gossip", "--without-mingle"], env=env))
+    with own_signal_handling():  # the supervisor passes Ctrl-C on to Celery's warm shutdown
+        code = supervise([
+            sys.executable, "-m", "celery", "-A", "itemsmith.service.jobs.celery_app", "worker",
+            f"--concurrency={concurrency}", f"--pool={pool}", f"--loglevel={loglevel}",
+            f"--hostname=itemsmith-{os.getpid()}@%h", "--without-gossip", "--without-mingle"], env=env)
+    raise typer.Exit(code)

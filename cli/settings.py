@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic.fields import FieldInfo
-from pydantic_core import PydanticUndefined
 
 from itemsmith.cli._common import print_json
 
 if TYPE_CHECKING:
+    from pydantic.fields import FieldInfo
+
     from itemsmith.layer_settings import LayerSettings
 
 __all__ = ["SettingRow", "setting_rows", "settings", "settings_markdown"]
@@ -54,6 +54,8 @@ def _fields(model: type[LayerSettings]) -> Iterator[tuple[tuple[str, ...], Field
 
 
 def _default(field: FieldInfo) -> str:
+    from pydantic_core import PydanticUndefined
+
     if field.default is not PydanticUndefined:
         value = field.default
     elif field.default_factory is not None:

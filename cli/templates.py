@@ -8,15 +8,15 @@ from typing import Annotated, Any
 import typer
 
 from itemsmith.cli._common import HandlerOpt, JsonOpt, SamplesOpt, SeedOpt, fail, local_sandbox, print_json, usage_error
-from itemsmith.items.rendering import TextFormat, render_item, terminal_safe
-from itemsmith.items.schema import Item, RunStatus
-from itemsmith.templates_bank.curated import CuratedTemplateError, get_curated
+from itemsmith.items.text_format import TextFormat
 
 __all__ = ["check_template", "sample"]
 
 
 def _template_source(template: str, handler: str | None) -> tuple[str, str]:
     """(source, handler) for a curated template name or a template file."""
+    from itemsmith.templates_bank.curated import CuratedTemplateError, get_curated
+
     path = Path(template)
     if template.endswith(".py") or path.is_file():
         if not path.is_file():
@@ -41,6 +41,8 @@ def sample(
     as_json: Annotated[bool, typer.Option("--json", help="Print the items as one JSON array.")] = False,
 ) -> None:
     """Sample items from a template (run in the sandbox) and print them."""
+    from itemsmith.items.rendering import render_item, terminal_safe
+    from itemsmith.items.schema import Item, RunStatus
     from itemsmith.sandbox import run_template
 
     source, handler_spec = _template_source(template, handler)
@@ -69,6 +71,7 @@ def check_template(
     as_json: JsonOpt = False,
 ) -> None:
     """Run the structure check on a template in the sandbox. Exit code 0 only when it is ok."""
+    from itemsmith.items.rendering import terminal_safe
     from itemsmith.verification.structure import check_structure
 
     overrides: dict[str, Any] = {k: v for k, v in {"wall_s": wall_s, "memory_mb": memory_mb}.items() if v is not None}

@@ -53,17 +53,6 @@ def verify(
     (each stage's verdict by name). A stage whose model calls failed, came back empty or were cut is
     errored: no verdict, never a rejection. Exit codes: 0 accepted; 1 rejected, or the verification
     could not run; 2 a wrong command line; 3 errored (no verdict: run it again)."""
-    import asyncio
-
-    from pydantic import ValidationError
-
-    from itemsmith.agents.config import AuthorConfig
-    from itemsmith.agents.errors import AgentError
-    from itemsmith.agents.pipeline import header_lines, resolve_pipeline
-    from itemsmith.agents.template_verification import verify_template
-    from itemsmith.handlers import HandlerSourceError
-    from itemsmith.sandbox import SandboxError
-
     if no_judges and judge:
         raise usage_error("--judge and --no-judges exclude each other")
     if no_students and student:
@@ -73,6 +62,11 @@ def verify(
     settings = agent_settings(reasoning_budget)
     if not template_file.is_file():
         raise usage_error(f"template file {str(template_file)!r} does not exist")
+
+    from pydantic import ValidationError
+
+    from itemsmith.agents.config import AuthorConfig  # the request alone: checked before the agents are imported
+
     try:
         source = template_file.read_text()
     except (OSError, UnicodeDecodeError) as exc:
@@ -84,8 +78,23 @@ def verify(
                               rederivation=False if no_rederivation else None)
     except ValidationError as exc:
         raise usage_error("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
-    try:
+
+    from itemsmith.agents.errors import AgentError
+    from itemsmith.agents.pipeline import check_models, header_lines, resolve_pipeline
+
+    try:  # every stage's model can be built here: checked before the agents are imported
         pipeline = resolve_pipeline(config, settings)
+        check_models(pipeline, None, None, settings)
+    except AgentError as exc:
+        raise fail(str(exc)) from None
+
+    import asyncio
+
+    from itemsmith.agents.template_verification import verify_template
+    from itemsmith.handlers import HandlerSourceError
+    from itemsmith.sandbox import SandboxError
+
+    try:
         typer.echo("\n".join(header_lines(pipeline.stages)), err=True)
         verification = asyncio.run(verify_template(
             source, config, settings=settings, pipeline=pipeline, limits=local_sandbox(),

@@ -23,13 +23,10 @@ from typing import Any
 import pandas as pd
 
 from itemsmith.handlers.base import _RECORDS_NAMES, _SERIES_NAMES, DatasetHandler, HandlerContractError
+from itemsmith.handlers.errors import HandlerSourceError
 
 LEGACY_PACKAGE = "handlers"
 PACKAGE = "itemsmith.handlers"
-
-
-class HandlerSourceError(ValueError):
-    """The handler source cannot be turned into a working DatasetHandler."""
 
 
 class LegacyHandlerImportWarning(FutureWarning):

@@ -5,10 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from itemsmith.handlers.base import DatasetHandler
-from itemsmith.handlers.loader import HandlerSourceError, load_handler_source
+from itemsmith.handlers.errors import HandlerSourceError
 from itemsmith.registry import LazyTarget, MissingExtraError, Registry
+
+if TYPE_CHECKING:
+    from itemsmith.handlers.base import DatasetHandler
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,8 @@ def get_builtin(name: str) -> DatasetHandler:
 
 def resolve_handler(name_or_path: str) -> DatasetHandler:
     """A built-in handler by name, or a user's handler from a `.py` file."""
+    from itemsmith.handlers.loader import load_handler_source
+
     path = Path(name_or_path)
     if name_or_path.endswith(".py") or path.is_file():
         if not path.is_file():

@@ -48,27 +48,12 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import Enum
 
 from itemsmith.items.schema import Item, Series
+from itemsmith.items.text_format import TextFormat
 
 __all__ = ["TextFormat", "downsample_item", "group_aligned", "option_letter", "render_item", "render_series",
            "series_label", "terminal_safe"]
-
-
-class TextFormat(str, Enum):
-    """The nine text formats of Fons et al., Appendix F, and ``compact`` (see the module docstring)."""
-
-    csv = "csv"
-    plain = "plain"
-    tsv = "tsv"
-    json = "json"
-    markdown = "markdown"
-    spaces = "spaces"
-    context = "context"
-    symbol = "symbol"
-    custom = "custom"
-    compact = "compact"
 
 
 UP, DOWN, FLAT = "↑", "↓", "→"

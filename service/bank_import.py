@@ -30,6 +30,7 @@ from itemsmith.templates_bank.calibration import (
     calibration_on_record,
 )
 from itemsmith.templates_bank.diversity import TemplateDiversity, stored_diversity
+from itemsmith.templates_bank.handler_identity import HandlerMismatch, require_same_handler
 from itemsmith.templates_bank.storage import get_bank
 from itemsmith.verification.structure import check_structure
 
@@ -82,6 +83,10 @@ def import_run(session: Session, report: RunReport, bank: str, *, created_by: st
     num_samples = report.num_samples if report.num_samples is not None else num_samples
     seed = report.seed if report.seed is not None else seed
     bank_row = get_bank(session, bank)
+    try:
+        require_same_handler(bank_row.name, bank_row.handler, report.handler)
+    except HandlerMismatch as exc:
+        raise RunImportError(str(exc)) from None
     accepted: list[SlotResult] = [s for s in report.slots if s.template is not None and s.decision is not None
                                   and s.status == "accepted"]
     stored: list[StoredTemplate] = []

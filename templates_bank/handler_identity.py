@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from itemsmith.handlers import BUILTIN_HANDLERS
 from itemsmith.handlers.loader import HandlerSourceError, find_handler_class_name
 
-__all__ = ["STATIC_HANDLER_PREFIX", "HandlerRef", "handler_label", "handler_ref", "is_static_handler",
-           "redact_handler_paths", "static_handler"]
+__all__ = ["STATIC_HANDLER_PREFIX", "HandlerMismatch", "HandlerRef", "handler_label", "handler_ref", "is_static_handler",
+           "redact_handler_paths", "require_same_handler", "static_handler"]
 
 _CHUNK = 1 << 20
 STATIC_HANDLER_PREFIX = "static:"
@@ -109,6 +109,20 @@ def handler_ref(spec: str) -> HandlerRef:
         return HandlerRef(name=handler_file.stem or "handler",
                           sha256=hashlib.sha256(b"missing\0" + handler_file.name.encode()).hexdigest())
     return _file_ref(str(handler_file.resolve()), _stamp(handler_file))
+
+
+class HandlerMismatch(ValueError):
+    """Templates of one handler offered to a bank of another."""
+
+
+def require_same_handler(bank: str, bank_handler: str, handler: str) -> None:
+    """Templates written on `handler` may enter the bank `bank` (of `bank_handler`) only when it is the
+    same handler: the same name and content; else `HandlerMismatch` naming both. Checked before an
+    authoring run that fills a bank starts, and before a run is imported into one."""
+    ours, theirs = handler_ref(bank_handler), handler_ref(handler)
+    if ours != theirs:
+        raise HandlerMismatch(f"bank {bank!r} holds templates for the handler {ours.label}, not {theirs.label}: "
+                              "create a bank for this handler (itemsmith bank create NAME --handler ...)")
 
 
 def handler_label(handler: HandlerRef | str) -> str:

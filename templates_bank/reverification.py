@@ -191,14 +191,22 @@ def student_cache_key(call: StudentCall) -> tuple[str, str]:
     return prompt, item_hash(call.item)
 
 
+def _stored(session: Session, commit: bool) -> None:
+    if commit:
+        session.commit()
+
+
 @dataclass
 class _JudgeCache:
-    """`ScoreCache` on the bank's verdicts, counting what it serves and stores."""
+    """`ScoreCache` on the bank's verdicts, counting what it serves and stores; with `commit`, each
+    stored score is committed at once (a write holds SQLite's one write lock only that long, not
+    across the model calls still to come)."""
 
     session: Session
     versions: dict[str, int]
     run_id: str
     counts: CallCounts
+    commit: bool = False
 
     def get(self, call: JudgeCall) -> JudgeScore | None:
         prompt, items = judge_cache_key(call)
@@ -210,6 +218,7 @@ class _JudgeCache:
         if hit.template_version_id != version_id:
             record_verdict(self.session, version_id, score, model=call.judge.name, prompt_hash=prompt,
                            item_hash=items, run_id=self.run_id)
+            _stored(self.session, self.commit)
         self.counts.cached += 1
         return score
 
@@ -217,18 +226,21 @@ class _JudgeCache:
         prompt, items = judge_cache_key(call)
         record_verdict(self.session, self.versions[call.template_id], score, model=call.judge.name,
                        prompt_hash=prompt, item_hash=items, run_id=self.run_id)
+        _stored(self.session, self.commit)
         self.counts.fresh += 1
         self.counts.calls += score.attempts
 
 
 @dataclass
 class _StudentCache:
-    """`AnswerCache` on the bank's student responses, counting what it serves and stores."""
+    """`AnswerCache` on the bank's student responses, counting what it serves and stores (each
+    committed at once with `commit`, as `_JudgeCache`)."""
 
     session: Session
     versions: dict[str, int]
     run_id: str
     counts: CallCounts
+    commit: bool = False
 
     def get(self, call: StudentCall) -> StudentResponse | None:
         prompt, item = student_cache_key(call)
@@ -244,6 +256,7 @@ class _StudentCache:
         if hit.template_version_id != version_id:
             record_student_response(self.session, version_id, response, item_hash=item, prompt_hash=prompt,
                                     run_id=self.run_id)
+            _stored(self.session, self.commit)
         self.counts.cached += 1
         return response
 
@@ -251,6 +264,7 @@ class _StudentCache:
         prompt, item = student_cache_key(call)
         record_student_response(self.session, self.versions[call.template_id], response, item_hash=item,
                                 prompt_hash=prompt, run_id=self.run_id)
+        _stored(self.session, self.commit)
         self.counts.fresh += 1
         self.counts.calls += 1
 
@@ -369,8 +383,9 @@ async def areverify_release(session: Session, release: Release, judges: Sequence
     version's status.
 
     Templates are done one after the other. With ``commit=True`` the session is committed after
-    each template, so answers already paid for survive a later failure (the session must then not
-    be inside a ``session.begin()`` block); otherwise the caller commits. Raises `NotFoundError`
+    each stored answer and each template, so answers already paid for survive a later failure and
+    no write waits on this run's model calls (the session must then not be inside a
+    ``session.begin()`` block); otherwise the caller commits. Raises `NotFoundError`
     (a version is not in the bank), `ReleaseIntegrityError` / `RegenerationError` (items differ
     or a run failed), `ValueError` (bad panel or pool); a model's own errors propagate.
     """
@@ -384,8 +399,8 @@ async def areverify_release(session: Session, release: Release, judges: Sequence
     versions = _versions(session, release)
     run_id = run_id or new_reverification_id()
     dataset = _handler_description(release.local_bank_handler(), limits)
-    judge_cache = _JudgeCache(session, versions, run_id, CallCounts())
-    student_cache = _StudentCache(session, versions, run_id, CallCounts()) if students else None
+    judge_cache = _JudgeCache(session, versions, run_id, CallCounts(), commit=commit)
+    student_cache = _StudentCache(session, versions, run_id, CallCounts(), commit=commit) if students else None
     diffs: list[TemplateDiff] = []
     for template_id, group in groupby(release.items(workers=workers, limits=limits), key=lambda p: p[0].template_id):
         runs = list(group)  # the whole group: the release has checked these items against its hash

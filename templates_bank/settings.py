@@ -44,6 +44,8 @@ class BankSettings(LayerSettings):
     max_overflow: int = Field(10, ge=0, le=1000, description="connections opened beyond pool_size under load")
     pool_timeout_s: float = Field(10.0, gt=0, description="how long a request waits for a free connection before "
                                                             "it fails")
+    sqlite_busy_timeout_s: float = Field(60.0, gt=0, le=3600, description="SQLite only: how long a write waits "
+                                         "for another one to commit before it fails with 'database is locked'")
     diversity: DiversityConfig = Field(default_factory=DiversityConfig, description="the diversity summaries")
 
     @property

@@ -23,47 +23,17 @@ student pool's blind check flagged (its data is not needed) is discarded unless
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import Enum
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel
 from scipy.stats import binomtest, rankdata
 
 from itemsmith.items.schema import CapabilityVerdict, Decision
 from itemsmith.verification.audit.stats import holm
+from itemsmith.verification.stage_configs import CapabilityConfig, Outcome
 from itemsmith.verification.students import StudentReport
 
 __all__ = ["CapabilityConfig", "CapabilityReport", "Outcome", "assess", "assess_all", "rank_correlation"]
-
-
-class Outcome(str, Enum):
-    rising = "rising"
-    all_poor = "all_poor"
-    flat = "flat"
-    reversal = "reversal"
-    inconclusive = "inconclusive"
-
-
-_DEFAULT_KEEP = {Outcome.rising: True, Outcome.all_poor: True, Outcome.flat: True, Outcome.inconclusive: True,
-                 Outcome.reversal: False}
-
-
-class CapabilityConfig(BaseModel):
-    """The interval, the chance test and which outcomes keep a template."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    interval_level: float = Field(0.8, gt=0, lt=1, description="two-sided level of the bootstrap interval")
-    bootstrap: int = Field(2000, ge=100, le=100_000)
-    seed: int = 0
-    chance_alpha: float = Field(0.05, gt=0, lt=1, description="one-sided test of a student's accuracy above chance")
-    keep: dict[Outcome, bool] = Field(default_factory=lambda: dict(_DEFAULT_KEEP))
-    reject_blind: bool = True
-
-    @field_validator("keep")
-    @classmethod
-    def _complete(cls, keep: dict[Outcome, bool]) -> dict[Outcome, bool]:
-        return {**_DEFAULT_KEEP, **keep}
 
 
 class CapabilityReport(BaseModel):

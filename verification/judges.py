@@ -42,13 +42,14 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from itemsmith.items.rendering import TextFormat, downsample_item, option_letter, render_item
+from itemsmith.items.rendering import downsample_item, option_letter, render_item
 from itemsmith.items.schema import Decision, Item, JudgeScore
 from itemsmith.verification.agreement import krippendorff_alpha_interval
 from itemsmith.verification.calls import ModelCallFailed
 from itemsmith.verification.samples import TemplateSample
+from itemsmith.verification.stage_configs import Criterion, CriterionThreshold, PanelConfig
 
 __all__ = [
     "CRITERIA", "CRITERION_MARKER", "advisory_decision", "separation_auc", "ChatScoreReader", "Criterion", "CriterionAggregate", "CriterionThreshold", "Judge", "JudgeCall", "JudgeConfig",
@@ -57,7 +58,6 @@ __all__ = [
     "parse_score", "ScoreReader", "score_distribution_text", "weighted_score",
 ]
 
-Criterion = Literal["relevance", "unambiguity", "specificity", "solvability", "needs_series"]
 
 
 @dataclass(frozen=True)
@@ -115,15 +115,6 @@ _SCORE_RE = re.compile(r"score\s*(?:[:=]|is)?\s*\**\s*(\d{1,2}(?:\.\d+)?)\s*\**\
 # --- configuration --------------------------------------------------------------------------
 
 
-class CriterionThreshold(BaseModel):
-    """A criterion passes when the judges' mean and their lowest score reach these values."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    mean: float = Field(6.0, ge=1, le=10)
-    min: float = Field(4.0, ge=1, le=10)
-
-
 class JudgeConfig(BaseModel):
     """One judge of the panel. ``family`` (e.g. the provider) is recorded so a panel can be
     checked for mixing model families. Sampled scores only spread when the chat model was built
@@ -140,36 +131,6 @@ class JudgeConfig(BaseModel):
     top_logprobs: int = Field(10, ge=2, le=20)
     samples: int = Field(3, ge=1, le=20, description="k sampled scores when no log-probabilities are used")
     max_retries: int = Field(2, ge=0, le=5, description="re-asks after a reply with no parseable score")
-
-
-class PanelConfig(BaseModel):
-    """What the panel scores, how it renders items, and the thresholds it applies."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    criteria: tuple[Criterion, ...] = ("relevance", "unambiguity", "specificity", "solvability", "needs_series")
-    thresholds: dict[Criterion, CriterionThreshold] = Field(default_factory=dict)
-    min_judges: int | None = Field(None, ge=1, description="valid scores a criterion needs, else it fails as "
-                                                            "missing; None: every judge of the panel")
-    items_per_prompt: int = Field(3, ge=1, le=20)
-    text_format: TextFormat = Field(TextFormat.compact, description="how the items' series are printed; compact "
-                                    "states the time axis once and costs about a quarter of plain's tokens")
-    decimals: int = Field(2, ge=0, le=10)
-    max_series_points: int = Field(60, ge=2, description="values shown per channel; longer series are downsampled "
-                                                         "(rendering.downsample_item)")
-    max_concurrency: int = Field(4, ge=1)
-
-    @model_validator(mode="after")
-    def _criteria_known(self) -> PanelConfig:
-        if not self.criteria or len(set(self.criteria)) != len(self.criteria):
-            raise ValueError("criteria must be a non-empty list without repeats")
-        extra = set(self.thresholds) - set(self.criteria)
-        if extra:
-            raise ValueError(f"thresholds for criteria not scored: {sorted(extra)}")
-        return self
-
-    def threshold(self, criterion: Criterion) -> CriterionThreshold:
-        return self.thresholds.get(criterion, CriterionThreshold())
 
 
 @runtime_checkable

@@ -46,6 +46,7 @@ from itemsmith.sandbox.render import render_item_png
 from itemsmith.verification.answer_parsing import parse_answer
 from itemsmith.verification.calls import FailedCall, ModelCallFailed
 from itemsmith.verification.samples import TemplateSample
+from itemsmith.verification.stage_configs import PoolConfig
 
 __all__ = [
     "AnswerCache", "BlindCheck", "LetterScorer", "PoolConfig", "Student", "StudentCall", "StudentConfig",
@@ -82,18 +83,6 @@ class StudentConfig(BaseModel):
     text_format: TextFormat = TextFormat.plain
     decimals: int = Field(2, ge=0, le=10)
     vision: bool = Field(False, description="also send a PNG plot of the series (chat mode only)")
-
-
-class PoolConfig(BaseModel):
-    """The blind condition and how it is judged, and the concurrency limit."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    blind: bool = True
-    blind_margin: float = Field(0.1, ge=0, le=1,
-                                description="blind accuracy this close to with-series accuracy counts as 'as well'")
-    blind_alpha: float = Field(0.05, gt=0, lt=1, description="one-sided binomial test: blind accuracy above chance")
-    max_concurrency: int = Field(4, ge=1)
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
@@ -33,10 +34,21 @@ def normalize_url(url: str | URL | None = None) -> URL:
     return parsed
 
 
-def _enable_sqlite_foreign_keys(dbapi_connection, _record) -> None:  # DB-API objects
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.close()
+def _sqlite_setup(busy_timeout_s: float, in_memory: bool) -> Callable[[Any, Any], None]:
+    """What every SQLite connection is set to: foreign keys enforced; a write that finds another one
+    in progress waits up to `busy_timeout_s` for it (not pysqlite's 5 s) before "database is
+    locked"; and, for a file, write-ahead logging, so that readers and the one writer never wait for
+    each other (a job's long read no longer holds up another job's commit)."""
+
+    def setup(dbapi_connection: Any, _record: Any) -> None:  # DB-API objects
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_s * 1000)}")
+        if not in_memory:
+            cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.close()
+
+    return setup
 
 
 @cache
@@ -51,7 +63,7 @@ def _engine(url: URL) -> Engine:
                                  "pool_timeout": settings.pool_timeout_s, "pool_pre_ping": True}
     engine = create_engine(url, **pool)  # an in-memory SQLite database is one connection per thread
     if url.get_backend_name() == "sqlite":
-        event.listen(engine, "connect", _enable_sqlite_foreign_keys)
+        event.listen(engine, "connect", _sqlite_setup(settings.sqlite_busy_timeout_s, in_memory))
     return engine
 
 

@@ -121,7 +121,7 @@ def test_an_unvalidated_panel_is_advisory_and_the_header_says_so(monkeypatch: py
     from itemsmith.agents import pipeline as pipeline_module
 
     monkeypatch.setattr(pipeline_module, "installed", lambda name: True)
-    monkeypatch.setattr(pipeline_module.llamacpp, "llama_available", lambda: True)
+    monkeypatch.setattr(pipeline_module, "llama_available", lambda: True)
     config = AuthorConfig(handler="weather", task="temperature questions", students=[])
     resolved = resolve_pipeline(config, settings)
     assert list(map(str, resolved.advisory_judges)) == ["local:qwen2.5-coder-1.5b"]

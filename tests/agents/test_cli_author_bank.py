@@ -85,3 +85,33 @@ def test_import_run_refuses_a_folder_without_a_report(tmp_path: Path, bank_db: s
     (broken / "report.json").write_text("{not json")
     result = CliRunner().invoke(app, ["bank", "import-run", str(broken), "--bank", "levels", "--db", bank_db])
     assert result.exit_code == 1 and "not a run report" in result.output
+
+
+def test_a_bank_of_another_handler_is_refused_before_any_work(handler_file: Path, tmp_path: Path,
+                                                              bank_db: str) -> None:
+    """The bank holds templates for `handler_file`; a run on the built-in synthetic handler (or on a
+    copy of the handler whose data differ) may not fill it, and is refused before it starts."""
+    with open_session(bank_db) as session:
+        create_bank(session, BankCreate(name="synthetic-bank", handler="synthetic", owner="tests"))
+    result = _author(handler_file, tmp_path, "--bank", "synthetic-bank", "--db", bank_db)
+    assert result.exit_code == 1
+    assert "bank 'synthetic-bank' holds templates for the handler synthetic@sha256:" in result.stderr
+    assert "stages:" not in result.stderr and not (tmp_path / "out" / "banked").exists()
+    # the same handler class with other data: another handler
+    copy = tmp_path / "copy" / handler_file.name
+    copy.parent.mkdir()
+    copy.write_text(handler_file.read_text())
+    (copy.parent / "extra.csv").write_text("a,b\n1,2\n")
+    result = _author(copy, tmp_path, "--bank", "levels", "--db", bank_db)
+    assert result.exit_code == 1 and "bank 'levels' holds templates for the handler" in result.stderr
+
+
+def test_import_run_refuses_a_run_of_another_handler(handler_file: Path, tmp_path: Path, bank_db: str) -> None:
+    assert _author(handler_file, tmp_path).exit_code == 0
+    with open_session(bank_db) as session:
+        create_bank(session, BankCreate(name="synthetic-bank", handler="synthetic", owner="tests"))
+    result = CliRunner().invoke(app, ["bank", "import-run", str(tmp_path / "out" / "banked"), "--bank",
+                                      "synthetic-bank", "--db", bank_db])
+    assert result.exit_code == 1 and "holds templates for the handler synthetic@sha256:" in result.stderr
+    with open_session(bank_db) as session:
+        assert list_versions(session, get_bank(session, "synthetic-bank").id) == []

@@ -12,10 +12,9 @@ from itemsmith.agents.llamacpp import (
     REPETITION_FINISH,
     ExactDecoding,
     RepetitionStop,
-    llama_available,
     repeated_block,
 )
-from itemsmith.agents.local_models import installed
+from itemsmith.agents.local_models import installed, llama_available
 from itemsmith.agents.usage import CallUsage
 from itemsmith.templates_bank.curated import load_curated
 

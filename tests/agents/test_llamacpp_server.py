@@ -21,8 +21,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from itemsmith.agents.inference import RetryPolicy, complete
-from itemsmith.agents.llamacpp import llama_available
-from itemsmith.agents.local_models import installed, model_path
+from itemsmith.agents.local_models import installed, llama_available, model_path
 from itemsmith.agents.model_factory import CallLog, ChatLetterScorer, build_judges, build_students
 from itemsmith.agents.providers import ModelOptions, make_model
 from itemsmith.agents.settings import AgentSettings

@@ -15,8 +15,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, stream_tokens
-from itemsmith.agents.llamacpp import llama_available
-from itemsmith.agents.local_models import installed
+from itemsmith.agents.local_models import installed, llama_available
 from itemsmith.agents.providers import ModelOptions, make_model
 from itemsmith.agents.run import author
 from itemsmith.agents.specs import ModelSpec

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from itemsmith.agents.config import AuthorConfig
+from itemsmith.agents.config import AuthorConfig, restarts_broken
 from itemsmith.agents.context import SlotEvent
-from itemsmith.agents.generator import ESCAPE_TEMPERATURE, restarts_broken
+from itemsmith.agents.generator import ESCAPE_TEMPERATURE
 from itemsmith.agents.models import RunReport
 from itemsmith.agents.prompts import EXAMPLE_MAX_CHARS, copied_example, describe_examples, nearest_examples
 from itemsmith.agents.run import author

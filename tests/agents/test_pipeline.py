@@ -9,8 +9,8 @@ import pytest
 from itemsmith.agents import pipeline as pipeline_module
 from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.errors import ProviderConfigError, SettingsError
-from itemsmith.agents.models import StageInfo, judge_agreement
-from itemsmith.agents.pipeline import Pipeline, header_lines, resolve_pipeline, run_header
+from itemsmith.agents.models import judge_agreement
+from itemsmith.agents.pipeline import Pipeline, StageInfo, header_lines, resolve_pipeline, run_header
 from itemsmith.agents.settings import AgentSettings, get_settings
 from itemsmith.items.schema import JudgeScore
 from itemsmith.verification.judges import PanelConfig, TemplateJudgement, judgement_from_scores
@@ -29,7 +29,7 @@ def defaults(monkeypatch: pytest.MonkeyPatch) -> AgentSettings:
 
 def installed_only(monkeypatch: pytest.MonkeyPatch, *names: str, llama: bool = True) -> None:
     monkeypatch.setattr(pipeline_module, "installed", lambda name: name in names)
-    monkeypatch.setattr(pipeline_module.llamacpp, "llama_available", lambda: llama)
+    monkeypatch.setattr(pipeline_module, "llama_available", lambda: llama)
 
 
 def config(**overrides: object) -> AuthorConfig:

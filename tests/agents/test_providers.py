@@ -310,3 +310,27 @@ def test_scripted_yaml_rules_route_by_prompt(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="ran out"):
         model.invoke("Title: B")
     assert model.calls == 4
+
+
+def test_the_spec_pattern_of_a_service_is_what_check_spec_accepts_of_its_text(tmp_path: Path) -> None:
+    """`spec_pattern` describes a service's specs in its API description: a text it matches passes
+    `check_spec` under the same policy, and the texts it refuses are refused (or not specs at all)."""
+    import re
+
+    from itemsmith.agents.providers import spec_pattern
+
+    (tmp_path / "replies.json").write_text("[]")
+    settings = AgentSettings(endpoints={"vllm": ModelEndpoint(base_url="http://127.0.0.1:9/v1")},
+                             scripted_dir=tmp_path)
+    policy = SpecPolicy.service(["openai", "local", "openai_compatible", "scripted"])
+    pattern = spec_pattern(policy, settings)
+    accepted = ["openai:gpt-4o", "openai:qwen2.5:7b", "local:smollm2-135m", "openai_compatible:m@vllm",
+                "scripted:replies.json"]
+    refused = ["anthropic:claude-sonnet-4-5", "local:nosuch", "openai_compatible:m@other",
+               "openai_compatible:m@http://127.0.0.1:9/v1", "scripted:other.json", " openai:gpt-4o", "openai:a b",
+               "openai:\x85", "openai:"]
+    for text in accepted:
+        assert re.fullmatch(pattern, text), text
+        check_spec(ModelSpec.parse(text), policy, settings)
+    for text in refused:
+        assert not re.fullmatch(pattern, text), text

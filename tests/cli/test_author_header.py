@@ -1,6 +1,7 @@
 """The run header of `itemsmith author`: which stages run and with which models, printed on
 stderr before any work, and the flags that turn stages off. The runs here stop right after the
-header (a hosted generator without its key), so no model is loaded and nothing is authored."""
+header (the run itself is replaced by one that prints it and stops), so no model is loaded and
+nothing is authored; a missing key, or a handler that does not load, stops a run before it."""
 
 from __future__ import annotations
 
@@ -10,24 +11,46 @@ import pytest
 from typer.testing import CliRunner
 
 from itemsmith.agents import pipeline as pipeline_module
+from itemsmith.agents import run as run_module
+from itemsmith.agents.errors import AgentError
 from itemsmith.cli.app import app
+
+BROKEN_HANDLER = """  # loads, but its data cannot be read
+import pandas as pd
+
+class Broken:
+    name = "broken"
+    description = "a handler whose data cannot be read"
+
+    def records(self):
+        raise RuntimeError("the data folder is empty")
+
+    def series(self, record_id):
+        return pd.DataFrame()
+"""
 
 
 @pytest.fixture(autouse=True)
-def no_keys_builtin_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("ITEMSMITH_DEFAULT_JUDGES", "ITEMSMITH_DEFAULT_STUDENTS", "OPENAI_API_KEY",
-                 "ITEMSMITH_OPENAI_API_KEY"):
+def builtin_defaults_a_dummy_key_and_a_run_that_stops_after_its_header(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("ITEMSMITH_DEFAULT_JUDGES", "ITEMSMITH_DEFAULT_STUDENTS", "ITEMSMITH_OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-never-sent")
+
+    async def header_then_stop(config, *, on_checked, **kwargs):
+        on_checked()
+        raise AgentError("stopped after the header")
+
+    monkeypatch.setattr(run_module, "author", header_then_stop)
 
 
 def installed_only(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
     monkeypatch.setattr(pipeline_module, "installed", lambda name: name in names)
-    monkeypatch.setattr(pipeline_module.llamacpp, "llama_available", lambda: True)
+    monkeypatch.setattr(pipeline_module, "llama_available", lambda: True)
 
 
-def invoke(tmp_path: Path, *extra: str) -> tuple[int, str, str]:
-    """Exit code, stdout and stderr of a run that fails right after its header (no OpenAI key)."""
-    result = CliRunner().invoke(app, ["author", "--handler", "weather", "--task", "temperature questions",
+def invoke(tmp_path: Path, *extra: str, handler: str = "synthetic") -> tuple[int, str, str]:
+    """Exit code, stdout and stderr of a run that stops right after its header."""
+    result = CliRunner().invoke(app, ["author", "--handler", handler, "--task", "levels of the series",
                                       "--generator", "openai:gpt-4o", "--out", str(tmp_path), "--no-live", *extra])
     return result.exit_code, result.stdout, result.stderr
 
@@ -35,7 +58,7 @@ def invoke(tmp_path: Path, *extra: str) -> tuple[int, str, str]:
 def test_header_shows_the_default_local_pipeline_before_any_work(monkeypatch, tmp_path) -> None:
     installed_only(monkeypatch, "smollm2-135m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
     code, stdout, stderr = invoke(tmp_path, "--json")
-    assert code == 1 and "OPENAI_API_KEY" in stderr and stdout == ""  # the header is on stderr, even with --json
+    assert code == 1 and "stopped after the header" in stderr and stdout == ""  # the header is on stderr, even with --json
     lines = stderr.splitlines()
     assert "generator: openai:gpt-4o" in lines
     assert any(line.startswith("  structure         on: in the sandbox, 2 worker(s)") for line in lines)
@@ -83,3 +106,33 @@ def test_a_malformed_default_ladder_fails_before_any_work(monkeypatch, tmp_path)
     monkeypatch.setenv("ITEMSMITH_DEFAULT_STUDENTS", '["local:smollm2-135m"]')
     code, _, stderr = invoke(tmp_path)
     assert code == 1 and "ITEMSMITH_DEFAULT_STUDENTS" in stderr and "stages:" not in stderr
+
+
+def test_a_missing_key_of_any_role_is_reported_before_the_header_and_before_any_work(monkeypatch, tmp_path) -> None:
+    """Every role's model is checked before anything runs: all that lack a key are named at once."""
+    installed_only(monkeypatch, "smollm2-135m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    code, _, stderr = invoke(tmp_path, "--judge", "anthropic:claude-sonnet-4-5", "--no-students")
+    assert code == 1
+    assert "generator openai:gpt-4o: openai models need OPENAI_API_KEY" in stderr
+    assert "judge anthropic:claude-sonnet-4-5: anthropic models need ANTHROPIC_API_KEY" in stderr
+    assert "stages:" not in stderr and "profiling" not in stderr
+
+
+def test_a_handler_file_that_does_not_parse_is_refused_before_anything_is_imported_or_run(tmp_path) -> None:
+    handler = tmp_path / "typo.py"
+    handler.write_text("class H:\n    def records(self)\n        pass\n")
+    result = CliRunner().invoke(app, ["author", "--handler", str(handler), "--task", "temperature questions",
+                                      "--out", str(tmp_path)])
+    assert result.exit_code == 1
+    assert f"the handler file {handler} does not parse: expected ':' (line 2)" in result.stderr
+    assert "stages:" not in result.stderr and not (tmp_path / "checkpoints.sqlite").exists()
+
+
+def test_a_handler_whose_data_cannot_be_read_is_reported_before_the_header(tmp_path) -> None:
+    handler = tmp_path / "broken_handler.py"
+    handler.write_text(BROKEN_HANDLER)
+    code, _, stderr = invoke(tmp_path, "--no-judges", "--no-students", handler=str(handler))
+    assert code == 1 and "Broken.records() raised RuntimeError: the data folder is empty" in stderr
+    assert "stages:" not in stderr and "stopped after the header" not in stderr

@@ -67,7 +67,8 @@ def test_key_commands_print_json(database_url: str, engine) -> None:
 def test_serve_migrates_the_database_then_runs_the_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     url = f"sqlite:///{tmp_path / 'served.sqlite'}"
     served: dict = {}
-    monkeypatch.setattr(uvicorn, "run", lambda app, host, port: served.update(app=app, host=host, port=port))
+    monkeypatch.setattr(uvicorn, "run", lambda app, host, port, **options: served.update(app=app, host=host,
+                                                                                       port=port, **options))
     result = runner.invoke(app, ["serve", "--host", "127.0.0.1", "--port", "8123", "--db", url])
     assert result.exit_code == 0, result.output
     assert current_revision(url) == head_revision()

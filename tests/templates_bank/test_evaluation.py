@@ -293,8 +293,7 @@ def test_evaluate_command_with_a_scripted_model(bank: Bank, tmp_path: Path) -> N
 
 @pytest.mark.local_model
 def test_evaluate_command_scores_a_local_model_by_letter_log_likelihood(tmp_path: Path) -> None:
-    from itemsmith.agents.llamacpp import llama_available
-    from itemsmith.agents.local_models import installed
+    from itemsmith.agents.local_models import installed, llama_available
 
     names = [n for n in ("smollm2-135m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b") if installed(n)]
     if not llama_available() or not names:

@@ -369,3 +369,44 @@ def test_settings_and_urls(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     monkeypatch.setenv("ITEMSMITH_DATABASE_URL", "postgresql://u@db:5432/bank")
     assert normalize_url().drivername == "postgresql+psycopg"  # psycopg 3, the `postgres` extra
     assert normalize_url("sqlite:///x.sqlite").drivername == "sqlite"
+
+
+def test_a_sqlite_write_waits_for_another_past_pysqlite_s_five_seconds(tmp_path, monkeypatch) -> None:
+    """Jobs of the default service share one SQLite file: a write that meets another one in progress
+    waits for its commit (ITEMSMITH_SQLITE_BUSY_TIMEOUT_S), where pysqlite's default gave up after 5 s
+    with "database is locked" and the job went back to the queue; the file is in WAL mode, so reads
+    never wait for the writer."""
+    import threading
+
+    from sqlalchemy import text
+
+    from itemsmith.templates_bank.storage import get_engine
+
+    monkeypatch.setenv("ITEMSMITH_SQLITE_BUSY_TIMEOUT_S", "30")
+    engine = get_engine(f"sqlite:///{tmp_path / 'busy.sqlite'}")
+    with engine.begin() as connection:
+        connection.execute(text("CREATE TABLE t (x INTEGER)"))
+        assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+    outcome: list[object] = []
+
+    def second_writer() -> None:
+        try:
+            with engine.begin() as connection:
+                connection.execute(text("INSERT INTO t VALUES (2)"))
+            outcome.append("written")
+        except Exception as exc:  # noqa: BLE001 - the outcome is what the test checks
+            outcome.append(exc)
+
+    with engine.begin() as first:
+        first.execute(text("INSERT INTO t VALUES (1)"))  # holds the write lock until this block ends
+        writer = threading.Thread(target=second_writer)
+        writer.start()
+        writer.join(timeout=6.5)  # past pysqlite's 5 s: the second write is still waiting, not failed
+        assert writer.is_alive() and not outcome, outcome
+        with engine.connect() as reader:  # WAL: a read does not wait for the open write
+            assert reader.execute(text("SELECT count(*) FROM t")).scalar() == 0
+    writer.join(timeout=30)
+    assert outcome == ["written"]
+    with engine.connect() as connection:
+        assert connection.execute(text("SELECT count(*) FROM t")).scalar() == 2
+    engine.dispose()
