@@ -279,7 +279,8 @@ class RederivationVerifier:
     def _run_both_orders(self, program: str, views: Sequence[SolverView]
                          ) -> tuple[list[SolverOutcome], list[SolverOutcome]]:
         """The program's answers to `views` and to the same views with their options `rotated`."""
-        outcomes = run_solver(program, [*views, *map(rotated, views)], self.pool, wall_s=self.config.solver_wall_s)
+        outcomes = run_solver(program, [*views, *map(rotated, views)], self.pool, wall_s=self.config.solver_wall_s,
+                              item_s=self.config.solver_item_s)
         return outcomes[:len(views)], outcomes[len(views):]
 
     async def _program(self, shown: Sequence[SolverView], log: CallLog) -> tuple[str | None, int, str]:
@@ -444,7 +445,8 @@ class RederivationVerifier:
         shown = [view for view in swapped if view is not None]
         results = await asyncio.get_running_loop().run_in_executor(
             self.executor, functools.partial(run_solver, agreed.program, shown, self.pool,
-                                             wall_s=self.config.solver_wall_s)) if shown else []
+                                             wall_s=self.config.solver_wall_s,
+                                             item_s=self.config.solver_item_s)) if shown else []
         answers = iter(results)
         outcomes = [None if view is None else next(answers) for view in swapped]
         checked, kept = kept_key(agreed.items, [order for _, order in judging.views], swapped, outcomes)

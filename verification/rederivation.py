@@ -255,6 +255,7 @@ def driver_source(program: str, views: Sequence[SolverView], driver: str = _DRIV
 
 
 def _limits(pool: SandboxPool, wall_s: float) -> SandboxLimits:
+    wall_s = min(wall_s, 599.0)  # the sandbox's own bound
     return pool.limits.model_copy(update={"wall_s": wall_s, "cpu_s": int(wall_s) + 1})
 
 
@@ -272,12 +273,13 @@ def failing_line(program: str, view: SolverView, pool: SandboxPool, *, wall_s: f
 
 
 def run_solver(program: str, views: Sequence[SolverView], pool: SandboxPool, *,
-               wall_s: float = 20.0) -> list[SolverOutcome]:
-    """`solve(view)` for every view, in the sandbox (batched under the source cap). A run that
-    fails as a whole (refused, killed, crashed) fails each of its views with its error."""
-    limits = _limits(pool, wall_s)
+               wall_s: float = 20.0, item_s: float = 0.0) -> list[SolverOutcome]:
+    """`solve(view)` for every view, in the sandbox (batched under the source cap), each run given
+    `wall_s` plus `item_s` per view of its batch. A run that fails as a whole (refused, killed,
+    crashed) fails each of its views with its error."""
     outcomes: list[SolverOutcome] = []
     for batch in _batches(views):
+        limits = _limits(pool, wall_s + item_s * len(batch))
         result = pool.run(driver_source(program, batch), num_samples=len(batch), seed=0, limits=limits)
         if result.status is not RunStatus.ok:
             error = f"the program {result.status.value}: {result.error}"

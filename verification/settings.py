@@ -106,6 +106,9 @@ class RederivationConfig(BaseModel):
         "flag", description="flag: the stage passes and its reasons say 'not re-derivable' (the report shows it); "
                             "reject: the template is rejected")
     solver_wall_s: float = Field(20.0, gt=0, le=600, description="wall-clock limit of one sandbox run of a solver")
+    solver_item_s: float = Field(1.0, ge=0, le=60, description="wall-clock seconds per item added to that limit: a "
+                                                               "careful program (a search over change points) may take "
+                                                               "a second an item, and one run holds many items")
     examples: int = Field(3, ge=1, le=8, description="items shown to the solver per program, each from another "
                                                    "draw, so it sees what varies between items")
     programs: int = Field(3, ge=2, le=8, description="independent programs (new conversations, other items) written "
