@@ -139,7 +139,7 @@ async def measure_judge(spec: ModelSpec, corpus: Path, *, settings: AgentSetting
                                 task=f"questions about the {entry['handler']} data that need the series",
                                 dataset=entry["handler"])
         judgement = await ajudge_template(sample, [judge], panel)
-        scores = {s.criterion: s.score for s in judgement.scores if s.score is not None}
+        scores: dict[str, float] = {s.criterion: s.score for s in judgement.scores if s.score is not None}
         rows.append((entry["kind"], scores))
         if on_template is not None:
             on_template(entry["kind"], entry["file"], scores)
@@ -149,9 +149,11 @@ async def measure_judge(spec: ModelSpec, corpus: Path, *, settings: AgentSetting
         bad = [v for kind, row in rows if kind in FLAWED_KINDS and (v := pick(row)) is not None]
         return separation_auc(good, bad), len(good), len(bad)
 
+    def criterion(name: str) -> Callable[[dict[str, float]], float | None]:
+        return lambda row: row.get(name)
+
     mean, good, flawed = aucs(lambda row: sum(row.values()) / len(row) if row else None)
-    return JudgeValidation(judge=str(spec), auc=mean, criteria={c: aucs(lambda row, c=c: row.get(c))[0]
-                                                                for c in panel.criteria},
+    return JudgeValidation(judge=str(spec), auc=mean, criteria={c: aucs(criterion(c))[0] for c in panel.criteria},
                            corpus=str(corpus), corpus_hash=sha256_hex((corpus / "manifest.toml").read_bytes()),
                            good=good, flawed=flawed, measured_at=datetime.now(UTC))
 
