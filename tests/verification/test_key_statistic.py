@@ -290,3 +290,50 @@ def test_the_date_of_a_change_is_the_day_the_question_says() -> None:
     assert finding(audit(rise_date_item(day_before=True, wording=TO_NEXT))).passed
     unsaid = "On which date was the largest day-to-day rise in the daily maximum?"
     assert finding(audit(rise_date_item(day_before=True, wording=unsaid))).passed  # either day, unsaid
+
+
+def two_years_item(offset: int = 0) -> Callable[[np.random.Generator], dict[str, Any] | None]:
+    """How much the mean changed from one stretch to another of a different length (a year of 53
+    weeks against one of 52); `offset` keys the second mean one row late (the wrong twin)."""
+    def make(rng: np.random.Generator) -> dict[str, Any] | None:
+        a, b = sorted(int(x) for x in rng.choice(1800, size=2, replace=False))
+        first, second = TEMP_MAX[a:a + 52], TEMP_MAX[b:b + 53]
+        change = float(TEMP_MAX[b + offset:b + offset + 53].mean() - first.mean())
+        try:
+            key, wrong = numeric_options(change, rng=rng, spread=1.0, decimals=2, unit="°C")
+        except ValueError:
+            return None
+        return mc_item(f"By how much did the mean daily maximum change from the stretch from {DATES[a]} to the "
+                       f"one from {DATES[b]}?", key, wrong, rng=rng,
+                       series=[series(first, name="temp_max first", timestamps=DATES[a:a + 52], unit="°C"),
+                               series(second, name="temp_max second", timestamps=DATES[b:b + 53], unit="°C")])
+    return make
+
+
+def test_a_change_between_two_series_means_of_different_lengths_passes() -> None:
+    found = finding(audit(two_years_item()))
+    assert found.passed and found.message.startswith("240 of 240"), found.message
+    assert not finding(audit(two_years_item(offset=9))).passed
+
+
+HOURS = [f"2010-07-{20 + d // 24:02d} {d % 24:02d}:00" for d in range(48)]
+
+
+def hour_of_max_item(late: int = 0) -> Callable[[np.random.Generator], dict[str, Any] | None]:
+    """"At what time ..." keyed with a clock time ("05:00") over readings stamped with date and time."""
+    def make(rng: np.random.Generator) -> dict[str, Any] | None:
+        start = int(rng.integers(0, 1900))
+        values = TEMP_MAX[start:start + 24]
+        if (values == values.max()).sum() > 1:
+            return None
+        at = (int(np.argmax(values)) + late) % 24
+        wrong = [int(h) for h in rng.choice([h for h in range(24) if h != at], size=3, replace=False)]
+        return mc_item("At what time was the temperature highest?", f"{at:02d}:00", [f"{h:02d}:00" for h in wrong],
+                       rng=rng, series=[series(values, name="temperature", timestamps=HOURS[:24], unit="°C")])
+    return make
+
+
+def test_a_clock_time_key_over_dated_readings_is_read_as_the_time_of_day() -> None:
+    found = finding(audit(hour_of_max_item()))
+    assert found.passed and found.message.startswith("240 of 240"), found.message
+    assert not finding(audit(hour_of_max_item(late=2))).passed

@@ -235,7 +235,31 @@ def _amounts(item: Item, asked: set[str], question: str) -> list[tuple[float, ..
                     values.append(count)
                 if "share" in asked:
                     values += [100.0 * count / len(v), count / len(v)]
+    values += _between_series(item, asked, question)
     return [(v,) for v in dict.fromkeys(values)]
+
+
+_AGGREGATES: dict[str, Callable[[np.ndarray], float]] = {
+    "mean": lambda v: float(v.mean()), "sum": lambda v: float(v.sum()), "median": lambda v: float(np.median(v)),
+    "max": lambda v: float(v.max()), "min": lambda v: float(v.min())}
+
+
+def _between_series(item: Item, asked: set[str], question: str) -> list[float]:
+    """How one series' statistic differs from another's, when the question speaks of a change or a
+    difference over two or more series shown ("by how much did the mean change from 2013 to 2015",
+    "by what percentage did the total change"): either way round, as a difference, in absolute value
+    and as a percentage of the first. Series of any lengths (a year of 53 weeks against one of 52)."""
+    shown = _shown(item)
+    if len(shown) < 2 or not (_CHANGES.search(question) or _BETWEEN_SERIES.search(question)):
+        return []
+    out: list[float] = []
+    for name in sorted(asked & _AGGREGATES.keys() or ({"mean", "sum"} if "change" in asked else set())):
+        stats = [_AGGREGATES[name](v) for v in shown]
+        for i, a in enumerate(stats):
+            for j, b in enumerate(stats):
+                if i != j:
+                    out += [b - a, abs(b - a)] + ([100.0 * (b / a - 1.0)] if a else [])
+    return out
 
 
 def _bases(question: str) -> tuple[int, ...]:
@@ -271,13 +295,18 @@ def _positions(item: Item, asked: set[str], bases: tuple[int, ...], question: st
     return sorted(found)
 
 
-def _times(item: Item, asked: set[str], question: str) -> list[tuple[float, ...]]:
+_DAY_MINUTES = 1440  # option_value reads a clock time as minutes, a date as its ordinal (plus the day's fraction)
+
+
+def _times(item: Item, asked: set[str], question: str, *, clock: bool = False) -> list[tuple[float, ...]]:
     stamps = next((s.timestamps for s in item.series if s.timestamps and len(s.values) >= 5), None)
     if stamps is None:
         return []
     read = [v for t in stamps if (v := option_value(t)) is not None]
     if len(read) != len(stamps):
         return []
+    if clock and all(v >= _DAY_MINUTES for v in read):  # "at what time": a clock time of dated readings
+        read = [round((v - int(v)) * _DAY_MINUTES) for v in read]
     out = []
     for reading in _positions(item, asked, (0,), question):
         times = tuple(read[p] for p in reading if 0 <= p < len(read))
@@ -341,8 +370,8 @@ def recompute(item: Item) -> Recomputed | None:
         if (when := option_value(answer)) is None or not asked & _LOCATED:
             return None
         options = tuple((v, 1e-6) if (v := option_value(o)) is not None else None for o in item.options)
-        return Recomputed(frozenset(asked & _LOCATED), "time", when, 1e-6, tuple(_times(item, asked & _LOCATED,
-                                                                                        question)),
+        return Recomputed(frozenset(asked & _LOCATED), "time", when, 1e-6,
+                          tuple(_times(item, asked & _LOCATED, question, clock=when < _DAY_MINUTES)),
                           item.answer_index, options)
     names = [normal_text(s.name) for s in item.series]
     if any(plain_number(o) is None or _LABEL.match(o) or _names(o, names) for o in item.options):
