@@ -38,6 +38,7 @@ from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.settings import get_settings
 from itemsmith.agents.template_verification import TemplateVerification, verify_template
 from itemsmith.sandbox import SandboxPool
+from itemsmith.verification.settings import VerificationSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "benchmarks" / "semantic_corpus"
@@ -86,6 +87,13 @@ def handler_of(entry: dict[str, str]) -> str:
     return str(ROOT / handler) if handler.endswith(".py") else handler
 
 
+def significant_gains(result: TemplateVerification, alpha: float) -> dict[str, float]:
+    """Each blind solver significant after Holm, with its gain over chance (what the cue is worth):
+    the template's verdict at a stricter `min_excess` can be read off these."""
+    return {s.solver: round(s.gain, 3) for stage in result.results if stage.audit is not None
+            for s in stage.audit.solvers if s.p_corrected is not None and s.p_corrected < alpha and s.gain is not None}
+
+
 def findings(result: TemplateVerification) -> list[str]:
     """The names of what rejected the template: failed checks, winning solvers, a re-derivation verdict."""
     names: list[str] = []
@@ -129,7 +137,8 @@ def main() -> None:
                 names = findings(result)
                 runs[entry["file"]].append({"accepted": result.accepted, "errored": result.errored,
                                             "stage": None if result.accepted else result.decision.stage,
-                                            "findings": names, "wall_s": round(time.monotonic() - one, 1)})
+                                            "findings": names, "wall_s": round(time.monotonic() - one, 1),
+                                            "gains": significant_gains(result, VerificationSettings().audit.alpha)})
                 print(f"{entry['kind']:7} {entry['class']:26} {entry['file']:55} "
                       f"{'accepted' if result.accepted else 'rejected ' + ','.join(names)}", file=sys.stderr,
                       flush=True)

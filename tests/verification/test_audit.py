@@ -415,6 +415,17 @@ def test_a_time_question_keyed_with_an_amount_is_caught() -> None:
     assert "contradicted_option" not in audit_items(draws(_peak("max", amount))).failed_checks
 
 
+def test_a_time_question_keyed_with_seconds_since_the_start_is_not_contradicted() -> None:
+    def make(rng: np.random.Generator, i: int) -> dict:
+        values = rng.normal(0, 1, 40)
+        at = [f"{54.3 + 0.003 * k:.3f} s" for k in range(40)]
+        peak = int(np.argmax(values))
+        wrong = [at[k] for k in rng.choice([k for k in range(40) if k != peak], size=3, replace=False)]
+        return mc_item("ECG (mV) from 54.300 s on. At what time was the signal highest?", at[peak], wrong, rng=rng,
+                       series=[series(values, name="ecg", unit="mV")])
+    assert "contradicted_option" not in audit_items(draws(make)).failed_checks
+
+
 def _fahrenheit_range(step: float | None) -> Callable[[np.random.Generator, int], dict]:
     """Daily lows read in whole degrees Fahrenheit and written in Celsius (steps of 5/9, as the
     Seattle data), keyed with their range; distractors on the 0.1 grid, or on the data's steps."""

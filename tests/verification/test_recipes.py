@@ -134,6 +134,8 @@ COLUMNS = ["temp_max", "temp_min", "precipitation", "close", "open", "volume"]
     ("ratio of close to open", Combine(Column("close"), Column("open"), "/")),
     ("7-day rolling mean of temp_max in degF",
      Convert(Rolling(Column("temp_max"), "mean", 7, "day", None), canonical_unit("degF"))),  # type: ignore[arg-type]
+    ("monthly mean of the weekly volume (resampled by month, mean)", Resample(Column("volume"), "M", "mean")),
+    ("daily mean of the hourly temp_max (resampled by day)", Resample(Column("temp_max"), "D", "mean")),
 ])
 def test_phrasings_users_write_read_as_recipes(text: str, expected: Any) -> None:
     assert expected in parse_recipe(text, COLUMNS), [describe(r) for r in parse_recipe(text, COLUMNS)]
@@ -143,6 +145,7 @@ def test_phrasings_users_write_read_as_recipes(text: str, expected: Any) -> None
     "smoothed temperature", "rolling mean of temp_max", "exponential moving average of close",
     "cumulative sum of precipitation", "7-day mean of temp_max (10-day)", "5-day mean of close (10-day mean of close)",
     "7-day mean of temp_mean", "mean of temp_max", "temp_max, cleaned", "close (smoothed)", "close: adjusted",
+    "daily mean of the hourly temp_max (resampled by week)",
 ])
 def test_texts_the_vocabulary_cannot_read_give_no_recipe(text: str) -> None:
     assert parse_recipe(text, COLUMNS) == []

@@ -201,10 +201,15 @@ _AMOUNT_UNIT = re.compile(r"\d\s*(?:mm|cm|km|m|°\w?|deg(?:rees?)?(?: ?[CF])?|%|
                           r"m/s|km/h|hpa|mmhg|kwh|kw|w|usd|eur)(?:/\w+)?(?:\s|$)", re.I)
 
 
+# a number in a unit of time ("54.381 s", "3.5 h") is a time since a start, whatever its decimals
+_TIME_UNIT = re.compile(r"\d\s*(?:ms|s|secs?|seconds?|min|minutes?|h|hrs?|hours?|days?)\s*$", re.I)
+
+
 def _an_amount(option: str) -> bool:
     """A number written with decimals or with a unit of measure: an amount, not a time."""
     number = plain_number(option)
-    return number is not None and (number[1] > 0 or bool(_AMOUNT_UNIT.search(option)))
+    return number is not None and not _TIME_UNIT.search(option) and (
+        number[1] > 0 or bool(_AMOUNT_UNIT.search(option)))
 
 
 CONTRADICTIONS: tuple[Contradiction, ...] = (

@@ -295,6 +295,25 @@ def _op(phrase: str) -> _Op | None:
     return _Op("rolling", how=how, n=n, unit=unit, centred=centred)
 
 
+_NOTE_WORDS = frozenset("resampled aggregated grouped binned by per to with using and then".split())
+
+
+def _restates(note: str, recipes: list[Recipe]) -> list[Recipe]:
+    """The resamplings among `recipes` that a note in words only repeats ("resampled by day",
+    "resampled by month, mean"): every word of it is a period or an aggregate, and they are the
+    recipe's own. A note that says anything else (another period, another aggregate, a word the
+    vocabulary does not know) restates nothing."""
+    tokens = re.findall(r"[a-z]+", note.casefold())
+    if not tokens or any(t not in _NOTE_WORDS | _FILLERS and t not in _FREQ_OF and t not in _AGG_WORDS
+                         for t in tokens):
+        return []
+    freqs = {_FREQ_OF[t] for t in tokens if t in _FREQ_OF}
+    hows = {_AGG_WORDS[t] for t in tokens if t in _AGG_WORDS}
+    if len(freqs) > 1 or len(hows) > 1 or not freqs | hows:
+        return []
+    return [r for r in recipes if isinstance(r, Resample) and freqs <= {r.freq} and hows <= {r.how}]
+
+
 def _key(name: str) -> str:
     return " ".join(re.sub(r"[\s_\-]+", " ", name.casefold()).split())
 
@@ -312,7 +331,8 @@ class _Reader:
             text = quoted[1] or quoted[2]
         text = re.sub(r"^(?:the |column |channel )+", "", text.strip().strip("`'\""))
         text = re.sub(r"(?: values| series| column| channel| data)+$", "", text)
-        for candidate in (text, re.sub(r"^(?:daily|hourly|raw|observed|measured) ", "", text)):
+        for candidate in (text, re.sub(r"^(?:daily|hourly|weekly|monthly|quarterly|yearly|annual|raw|observed|"
+                                       r"measured) ", "", text)):
             if (name := self.columns.get(_key(candidate))) is not None:
                 return Column(name)
         return None
@@ -413,6 +433,8 @@ class _Reader:
         if (scale := _SCALE.fullmatch(b.strip())) is not None:
             return self._scaled(f"{a} in {scale['n']}", depth)
         first, second = self.parse(b, depth + 1), self.parse(a, depth + 1)
+        if not first and (restated := _restates(b, second)):
+            return restated  # "daily mean of temp (resampled by day)": the note says the recipe again
         # "label (recipe)": the recipe; "recipe (words it cannot read)" or two recipes in one text: neither
         return first if first and not second else []
 
