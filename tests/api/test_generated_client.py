@@ -1,4 +1,4 @@
-"""Issue 26.6: a client generated from the app's OpenAPI document by openapi-python-client runs the
+"""A client generated from the app's OpenAPI document by openapi-python-client runs the
 main flow: upload a handler and its data file (typed as files, not strings), list banks, read a
 template with its samples and plot (PNG bytes), approve, release, export and download the zip
 (bytes), and read a 401 as a typed error. Jobs run for real (release and export in this process;

@@ -185,7 +185,7 @@ def test_capabilities_are_dropped() -> None:
 
     result, _ = in_hardened_child(probe)
     assert result is not None
-    assert result["effective"] == 0 and result["permitted"] == 0  # CAP_DAC_READ_SEARCH included (issue 14)
+    assert result["effective"] == 0 and result["permitted"] == 0  # CAP_DAC_READ_SEARCH included
     assert result["dumpable"] == 0 and result["no_new_privs"] == 1
 
 

@@ -1,4 +1,4 @@
-"""Issue 26.2: sandbox work for sample items is bounded per owner and shared fairly
+"""Sandbox work for sample items is bounded per owner and shared fairly
 (`service.sampling.FairGate`), and cached per version, handler, count and seed
 (`TemplateSampler`). The runs here are stand-ins that block on events (what is under test is the
 scheduling, not the sandbox); `tests/api/test_request_capacity.py` runs real templates."""

@@ -1,4 +1,4 @@
-"""Issue 26.4: Celery workers survive a broker restart. Two real ``itemsmith worker`` processes on a
+"""Celery workers survive a broker restart. Two real ``itemsmith worker`` processes on a
 private Redis server of this test (the shared one is never restarted) and a PostgreSQL database
 of their own: Redis is killed and started again while a release job runs; the job finishes
 once, both workers are still running, and the workers' beats (what ``/health`` counts) come back
