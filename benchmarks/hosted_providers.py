@@ -1,6 +1,7 @@
-"""The hosted-provider scenarios (tests/agents/hosted_scenarios.py) against the local fakes of the OpenAI and Anthropic APIs and the emulated
-vLLM and Ollama servers (no key, no network): for each, the calls sent, the HTTP errors, the calls answered / cut / failed, what was
-stored, and itemsmith's metered cost against the fake's own bill.
+"""The hosted-provider scenarios (tests/agents/hosted_scenarios.py) against the local fakes of the
+OpenAI and Anthropic APIs and the emulated vLLM and Ollama servers (no key, no network): for each,
+the calls sent, the HTTP errors, the calls answered / cut / failed, what was stored, and
+itemsmith's metered cost against the fake's own bill.
 
     python benchmarks/hosted_providers.py            # the 429 window is 20 s
 """
