@@ -119,7 +119,7 @@ class PlanInfo(BaseModel):
 
 
 class RunReport(BaseModel):
-    """A whole authoring run: per-slot results and the numbers the issue asks for."""
+    """A whole authoring run: per-slot results and the run's totals."""
 
     run_id: str
     handler: str

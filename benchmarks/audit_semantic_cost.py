@@ -1,4 +1,4 @@
-"""What the audit's semantic checks (issue 24: data fidelity, key statistics both ways, the learned,
+"""What the audit's semantic checks (data fidelity, key statistics both ways, the learned,
 stated-in-text and question-memory solvers, the run at twice the size) cost per template.
 
 Each named curated template is audited alternately with the checks on and switched off (the solvers

@@ -1,7 +1,7 @@
 """Independent re-answering of the curated bank: per template, how often an independent solver
 (tests/templates_bank/curated_solvers.py; the older per-folder checks where it has none) gives
-the keyed answer, the share of distinct question texts, and for the cues the held-out audit of
-issue 24 found, the leave-one-seed-out accuracy of a blind rule against chance.
+the keyed answer, the share of distinct question texts, and for the cues a held-out audit of
+the bank found, the leave-one-seed-out accuracy of a blind rule against chance.
 
 Run by hand (the whole bank takes several minutes on 2 cores):
     python benchmarks/curated_independent.py                         # every template, 8 seeds x 30 items

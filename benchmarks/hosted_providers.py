@@ -1,8 +1,9 @@
-"""Issue 25's scenarios against the local fakes of the OpenAI and Anthropic APIs and the emulated
-vLLM and Ollama servers (no key, no network): for each, the calls sent, the HTTP errors, the calls answered / cut / failed, what was
-stored, and itemsmith's metered cost against the fake's own bill.
+"""The hosted-provider scenarios (tests/agents/hosted_scenarios.py) against the local fakes of the
+OpenAI and Anthropic APIs and the emulated vLLM and Ollama servers (no key, no network): for each,
+the calls sent, the HTTP errors, the calls answered / cut / failed, what was stored, and
+itemsmith's metered cost against the fake's own bill.
 
-    python benchmarks/hosted_providers.py            # the 429 window is 20 s, as in the issue
+    python benchmarks/hosted_providers.py            # the 429 window is 20 s
 """
 
 from __future__ import annotations

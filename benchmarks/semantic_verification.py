@@ -1,4 +1,4 @@
-"""Measure template verification on the semantic corpus (benchmarks/semantic_corpus, issue 24).
+"""Measure template verification on the semantic corpus (benchmarks/semantic_corpus).
 
 The corpus was written before and without reading the semantic checks it measures: good templates
 (no known flaw), flawed ones (exactly one semantic flaw each, its class and a sentence in
@@ -349,7 +349,7 @@ def require_verify_command() -> None:
         lines = [line.strip(" │╭╰─╮╯") for line in (probe.stderr or probe.stdout).strip().splitlines()]
         said = next((line for line in lines if "no such command" in line.lower()), f"exit code {probe.returncode}")
         sys.exit(f"`itemsmith verify` is not available in this installation ({said}). "
-                 "It is the verify command of issue 24 (accepted/stage/reasons/stages as JSON); install a build that "
+                 "It is the verify command (accepted/stage/reasons/stages as JSON); install a build that "
                  "has it, or run --check-corpus, which needs only check-template and the sandbox.")
 
 

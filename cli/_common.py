@@ -18,6 +18,7 @@ import typer
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+    from rich.console import Console
     from sqlalchemy.orm import Session
 
     from itemsmith.agents.settings import AgentSettings
@@ -32,7 +33,7 @@ else:
 
 __all__ = ["NO_VERDICT", "DbOpt", "ModelSpec", "HandlerOpt", "JsonOpt", "ReasoningBudgetOpt", "ReleaseArg", "SamplesOpt", "SeedOpt",
            "StudentOpt", "WorkersOpt", "agent_settings", "bank_session", "check_handler", "fail", "load_release",
-           "local_sandbox", "migrate_if_known", "model_spec", "parse_students", "print_json", "progress_line",
+           "local_sandbox", "migrate_if_known", "model_spec", "parse_students", "print_json", "progress_shown",
            "usage_error", "usage_line"]
 
 NO_VERDICT = 3  # the exit code of a command whose model calls failed, so that it reached no verdict
@@ -216,16 +217,46 @@ def load_release(ref: str, db: str | None) -> Release:
         raise fail(str(exc)) from None
 
 
-def progress_line(what: str) -> Callable[[int, int], None]:
-    """``progress(done, total)``: "what: done/total" on stderr, about every tenth of the way and at the end
-    (commands leave it out with ``--json``)."""
+@contextmanager
+def progress_shown(what: str, *, enabled: bool = True,
+                   console: Console | None = None) -> Iterator[Callable[[int, int], None] | None]:
+    """``on_progress(done, total)`` for the work done inside the block; None when not `enabled` (``--json``).
+
+    On a terminal it is a rich.progress bar (count, time spent, time left) on stderr; in a log or a
+    pipe, where a bar would redraw nothing, a line "what: done/total" about every tenth of the way
+    and at the end."""
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    console = console or Console(stderr=True)
+    if not console.is_terminal:
+        yield _progress_lines(what, console)
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TimeRemainingColumn())
+    with Progress(*columns, console=console) as bar:  # what the command prints meanwhile goes above the bar
+        task = bar.add_task(what, total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)
+
+
+def _progress_lines(what: str, console: Console) -> Callable[[int, int], None]:
     shown = [-1]
 
     def progress(done: int, total: int) -> None:
         step = max(1, total // 10)
         if done == total or done // step != shown[0] // step:
             shown[0] = done
-            typer.echo(f"{what}: {done}/{total}", err=True)
+            console.print(f"{what}: {done}/{total}", markup=False, highlight=False, soft_wrap=True)
 
     return progress
 

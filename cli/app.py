@@ -12,6 +12,7 @@
     itemsmith judges validate|list           which judge models may decide (cli.judges)
     itemsmith serve | worker                 the service (cli.server)
     itemsmith settings                       every environment variable (cli.settings)
+    itemsmith --version                      the installed version
 
 Start-up: a command's module is imported only when that command is asked for (`COMMANDS`, by
 "module:attribute"), and the command modules import their data and model libraries inside the
@@ -180,6 +181,28 @@ app = _Program(cls=_Commands, help="Author, verify and export time-series reason
                   no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=MARKUP_MODE)
 
 
+def installed_version() -> str:
+    """The version of the installed distribution (its metadata, as ``pip show itemsmith`` reports it), or
+    the package's own ``__version__`` when itemsmith runs from a tree that was never installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("itemsmith")
+    except PackageNotFoundError:
+        from itemsmith import __version__
+
+        return __version__
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        typer.echo(f"itemsmith {installed_version()}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                 help="Print the installed version and exit."),
+) -> None:
     """The root group itself does nothing; its commands are `COMMANDS`."""

@@ -27,7 +27,7 @@ from itemsmith.cli._common import (
     model_spec,
     parse_students,
     print_json,
-    progress_line,
+    progress_shown,
     usage_error,
     usage_line,
 )
@@ -72,10 +72,10 @@ def release_create(
     request = ReleaseCreate(bank=bank, seeds=list(range(first_seed, first_seed + seeds)), num_samples=samples,
                             template_ids=template, created_by=by, note=note)
     try:
-        with bank_session(db) as session:
+        with (bank_session(db) as session,
+              progress_shown("generated (template, seed) runs", enabled=not as_json) as shown):
             manifest = create_release(session, request, workers=workers, limits=local_sandbox(),
-                                      on_progress=None if as_json else
-                                      progress_line("generated (template, seed) runs")).manifest
+                                      on_progress=shown).manifest
     except (StorageError, ReleaseError, RegenerationError) as exc:
         raise fail(str(exc)) from None
     if as_json:
@@ -141,9 +141,10 @@ def release_export(
     frozen = _release_with_items(release, db)
     options = ExportOptions(text_format=text_format, decimals=decimals, plots=plots, license=license_)
     try:
-        rows, progress = frozen.manifest.counts.items, progress_line("exported items")
-        report = export_release(frozen, fmt, out, options, workers=workers, limits=local_sandbox(), overwrite=force,
-                                on_row=None if as_json else lambda done: progress(done, rows))
+        rows = frozen.manifest.counts.items
+        with progress_shown("exported items", enabled=not as_json) as shown:
+            report = export_release(frozen, fmt, out, options, workers=workers, limits=local_sandbox(),
+                                    overwrite=force, on_row=None if shown is None else lambda done: shown(done, rows))
     except (ExportError, ReleaseError, RegenerationError) as exc:
         raise fail(str(exc)) from None
     if as_json:
@@ -178,9 +179,9 @@ def release_verify(
 
     frozen = load_release(release, db)
     try:
-        with bank_session(db) as session:
-            report = verify_release(session, frozen, workers=workers, limits=local_sandbox(),
-                                    on_progress=None if as_json else progress_line("regenerated (template, seed) runs"))
+        with (bank_session(db) as session,
+              progress_shown("regenerated (template, seed) runs", enabled=not as_json) as shown):
+            report = verify_release(session, frozen, workers=workers, limits=local_sandbox(), on_progress=shown)
     except ReleaseError as exc:
         raise fail(str(exc)) from None
     if as_json:
@@ -251,7 +252,7 @@ def release_evaluate(
     typer.echo(f"evaluation {evaluation_id} (if it stops, resume with {resume_hint})", err=True)
     say_on_interrupt(f"the answers so far are stored: resume with {resume_hint}")
     try:
-        with bank_session(db) as session:
+        with bank_session(db) as session, progress_shown("answered", enabled=not (as_json or adaptive)) as answered:
             store = EvaluationStore.open(session, frozen, evaluation_id, adaptive=adaptive)
             parameters = current_parameters(session, frozen)
             # models come from the one factory (agents.model_factory), as in the evaluate job
@@ -264,7 +265,7 @@ def release_evaluate(
                 report = evaluate(frozen, model=model, formats=formats, fresh_seed=drawn, concurrency=concurrency,
                                   decimals=decimals, workers=workers, store=store, parameters=parameters,
                                   settings=settings, limits=local_sandbox(),
-                                  on_progress=None if as_json else progress_line("answered"))
+                                  on_progress=answered)
             refreshed = refresh_calibration(session, frozen, evaluation_id, respondent)
     except (ProviderConfigError, ReleaseError, RegenerationError, ValueError) as exc:
         raise fail(str(exc)) from None

@@ -7,9 +7,10 @@ each method returns.
 from __future__ import annotations
 
 from abc import ABC
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 _RECORDS_NAMES = ("records", "getDataframe", "get_dataframe")
 _SERIES_NAMES = ("series", "query")

@@ -18,12 +18,13 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from itemsmith.handlers.base import _RECORDS_NAMES, _SERIES_NAMES, DatasetHandler, HandlerContractError
 from itemsmith.handlers.errors import HandlerSourceError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 LEGACY_PACKAGE = "handlers"
 PACKAGE = "itemsmith.handlers"
@@ -143,6 +144,8 @@ def load_handler_source(source: str, class_name: str | None = None, data_dir: Pa
 
 def check_handler(handler: DatasetHandler) -> pd.DataFrame:
     """Call records() and series() of the first record; raise HandlerSourceError on a broken contract."""
+    import pandas as pd  # here: reading a handler's source (`find_handler_class_name`) needs no pandas
+
     cls = type(handler).__name__
     description = getattr(handler, "description", "")
     if not isinstance(description, str):  # the planner and generator read it as text

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 from itemsmith.handlers.loader import HandlerSourceError, find_handler_class_name
-from itemsmith.sandbox import SandboxError, SandboxPool, SandboxSettings
 from itemsmith.templates_bank.handler_identity import redact_handler_paths
 
 __all__ = ["HANDLER_FILE", "UploadRejected", "UploadTooLarge", "check_handler", "new_upload_folder", "owner_folder",
@@ -116,6 +115,8 @@ def check_handler(handler_path: Path, *, check_s: float | None = None) -> None:
     child, for at most `check_s` seconds when given); raise `UploadRejected` with the sandbox's
     message if it fails, the upload's paths replaced by the handler's name and hash. Source that
     does not even parse is refused before a sandbox worker is started."""
+    from itemsmith.sandbox import SandboxError, SandboxPool, SandboxSettings  # only when a handler is checked
+
     try:
         find_handler_class_name(handler_path.read_text(encoding="utf-8"))
     except HandlerSourceError as exc:

@@ -20,7 +20,6 @@ from typing import BinaryIO, Literal
 from pydantic import BaseModel
 
 from itemsmith.service.handler_upload import UploadTooLarge, owner_folder
-from itemsmith.templates_bank.static_items import read_groups
 
 __all__ = ["ItemsFile", "UploadFormat", "items_file", "receive_items_file"]
 
@@ -67,6 +66,8 @@ def receive_items_file(uploads_dir: Path, owner: str, bank: str, upload_name: st
                        fmt: UploadFormat, mapping: Mapping[str, list[str]], *, max_bytes: int) -> ItemsFile:
     """Save the upload and read every row of it; `UploadTooLarge` past `max_bytes`, `ItemImportError`
     for bad rows (nothing is kept either way)."""
+    from itemsmith.templates_bank.static_items import read_groups  # pandas and the audit: only for an upload
+
     name = _file_name(upload_name)
     staging = uploads_dir / owner_folder(owner) / bank / "imports" / f".upload-{secrets.token_hex(8)}"
     staging.mkdir(parents=True)

@@ -21,6 +21,9 @@ full evaluation's (`evaluation.EvaluationStore`, marked adaptive), so an interru
 with the same id and seed replays the stored answers and asks only what is missing. The report
 gives the ability +- SE, the accuracy predicted on the whole release (the 2PL averaged over the
 ability posterior, templates weighted by their items), the items used and the trajectory.
+
+The IRT numerics, the sandbox and the students are imported by the functions that use them: job
+requests and the API read `AdaptiveConfig` at start-up, which needs none of them.
 """
 
 from __future__ import annotations
@@ -28,20 +31,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from itemsmith.items.rendering import TextFormat
 from itemsmith.items.schema import IRTParameters
-from itemsmith.sandbox import SandboxLimits
-from itemsmith.templates_bank.evaluation import EvaluationStore, fresh_seeds
-from itemsmith.templates_bank.regeneration import TemplateRun, regenerate
-from itemsmith.templates_bank.releases import Release
-from itemsmith.verification.irt import AbilityPosterior, expected_accuracy, fisher_information
-from itemsmith.verification.samples import TemplateSample
-from itemsmith.verification.students import PoolConfig, Student, aanswer_template
+
+if TYPE_CHECKING:
+    from itemsmith.sandbox import SandboxLimits
+    from itemsmith.templates_bank.evaluation import EvaluationStore
+    from itemsmith.templates_bank.releases import Release
+    from itemsmith.verification.students import Student
 
 __all__ = ["AdaptiveConfig", "AdaptiveReport", "AdaptiveResult", "AdaptiveStep", "Administered", "CalibratedItem",
            "adaptive_evaluate_release", "adaptive_table", "next_template", "run_adaptive"]
@@ -111,6 +113,8 @@ def next_template(theta: float, items: Sequence[CalibratedItem], uses: np.ndarra
     """Index of the next template: random among the most informative at ``theta`` that are used
     fewer than ``max_uses`` times (``top_k`` of them, fewer with each pick when the exposure
     control is shrinking: ``uses`` counts the picks so far); None when none is left."""
+    from itemsmith.verification.irt import fisher_information
+
     available = np.flatnonzero(uses < config.max_uses)
     if available.size == 0:
         return None
@@ -126,6 +130,8 @@ def run_adaptive(items: Sequence[CalibratedItem], respond: Callable[[int, int], 
                  config: AdaptiveConfig | None = None) -> AdaptiveResult:
     """The adaptive loop; ``respond(template_index, use)`` puts one (fresh) instance of a template
     to the respondent (``use`` counts from 0 per template)."""
+    from itemsmith.verification.irt import AbilityPosterior, expected_accuracy, fisher_information
+
     config = config or AdaptiveConfig()
     if not items:
         raise ValueError("no calibrated templates to test with")
@@ -189,6 +195,11 @@ def adaptive_evaluate_release(release: Release, student: Student, parameters: Ma
                               limits: SandboxLimits | None = None) -> AdaptiveReport:
     """Evaluate the student adaptively on the release's calibrated templates (``parameters`` by
     template id, e.g. `calibration.current_parameters`), one fresh instance per pick."""
+    from itemsmith.templates_bank.evaluation import fresh_seeds
+    from itemsmith.templates_bank.regeneration import TemplateRun, regenerate
+    from itemsmith.verification.samples import TemplateSample
+    from itemsmith.verification.students import PoolConfig, Student, aanswer_template
+
     config = config or AdaptiveConfig()
     release.refuse_fresh_instances("adaptive evaluation (every pick is a fresh instance)")
     manifest = release.manifest

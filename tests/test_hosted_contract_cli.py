@@ -1,4 +1,4 @@
-"""The command line against the local fakes of the OpenAI and Anthropic APIs (issue 25, item 8),
+"""The command line against the local fakes of the OpenAI and Anthropic APIs,
 each model named by its real id and reached through the base-URL settings:
 
 - author (a gpt-5 generator and planner, judges that reject temperature, gpt-5 and Claude

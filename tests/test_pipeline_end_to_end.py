@@ -1,5 +1,5 @@
 """The whole pipeline through its entry points only, the command line and the REST API mixed as a
-user would, with scripted models of known strength (issue 16, item 6):
+user would, with scripted models of known strength:
 
 author with a student pool (CLI) -> bank (CLI) -> release (API job) -> evaluate three models (two
 API jobs, one CLI run) -> calibrate (CLI; too few respondents first, then on the priors) ->

@@ -11,7 +11,7 @@ stored), like the release and the export."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, File, Form, HTTPException, Request, UploadFile, status
 from pydantic import ValidationError
@@ -34,7 +34,6 @@ from itemsmith.service.handler_upload import UploadTooLarge
 from itemsmith.service.items_upload import ItemsFile, UploadFormat, receive_items_file
 from itemsmith.service.jobs import ImportJobRequest, JobPublic, submit_job
 from itemsmith.templates_bank.handler_identity import is_static_handler, static_handler
-from itemsmith.templates_bank.static_items import ItemImportError, RowProblem, parse_mapping
 from itemsmith.templates_bank.storage import (
     BankCreate,
     BankExistsError,
@@ -42,6 +41,9 @@ from itemsmith.templates_bank.storage import (
     create_bank,
     open_session,
 )
+
+if TYPE_CHECKING:
+    from itemsmith.templates_bank.static_items import RowProblem
 
 router = APIRouter(prefix="/banks", tags=["imports"], route_class=TextCheckedRoute)
 
@@ -71,6 +73,8 @@ def _refused(problems: list[ImportProblem]) -> HTTPException:
 
 
 def _mapping(text: str | None) -> dict[str, list[str]]:
+    from itemsmith.templates_bank.static_items import parse_mapping
+
     try:
         return parse_mapping(text)
     except ValueError as exc:
@@ -80,6 +84,8 @@ def _mapping(text: str | None) -> dict[str, list[str]]:
 def _receive(request: Request, principal: Principal, settings: ApiSettings, bank: str, file: UploadFile,
              fmt: UploadFormat, mapping: dict[str, list[str]]) -> ItemsFile:
     """The upload saved and every row read, after the request's session is given back."""
+    from itemsmith.templates_bank.static_items import ItemImportError
+
     release_session(request)
     try:
         return receive_items_file(settings.uploads_dir, principal.owner, bank, file.filename, file.file, fmt, mapping,

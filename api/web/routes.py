@@ -33,7 +33,6 @@ from itemsmith.api.web.samples import SAMPLE_SEED, RenderError, plot_png, sample
 from itemsmith.service.access import owned_bank, owned_version
 from itemsmith.service.auth import authenticate
 from itemsmith.service.review import TemplateFilters, audits_by_category, banks_with_version_counts, version_status
-from itemsmith.templates_bank.calibration import flagged_templates
 from itemsmith.templates_bank.diversity import bank_diversity
 from itemsmith.templates_bank.handler_identity import handler_label
 from itemsmith.templates_bank.storage import (
@@ -124,6 +123,8 @@ def bank(request: Request, session: SessionDep, reviewer: ReviewerDep, bank_id: 
                               min_score=min_score if min_score != "" else None, latest=not all_versions,
                               limit=PAGE_SIZE,
                               offset=(page - 1) * PAGE_SIZE)
+    from itemsmith.templates_bank.calibration import flagged_templates  # pandas, SciPy: when a bank page is shown
+
     listing = review_listing(session, bank_id, filters)
     # the filters as the form sent them (empty ones left out): kept by the form and the pager's links
     query = {name: value for name, value in (("status", status_filter), ("stage", stage), ("category", category),

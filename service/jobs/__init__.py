@@ -8,37 +8,35 @@ decide where jobs run: `InProcessRunner` (threads of the API process, the defaul
 is claimed again and resumes (authoring continues from its LangGraph checkpoint), and nothing it
 stored is stored twice.
 
-Kinds are registered with `job_kind` (see `JOB_KINDS`): ``author`` (`AuthorJobRequest`),
-``recheck`` (`RecheckJobRequest`), ``reverify`` (`ReverifyJobRequest`), ``evaluate``
-(`EvaluateJobRequest`), ``calibrate`` (`CalibrateJobRequest`), ``release`` (`ReleaseJobRequest`),
-``export`` (`ExportJobRequest`: its zip is downloaded from the finished job), ``verify``
-(`VerifyJobRequest`: does a release still reproduce?), ``import``
-(`ImportJobRequest`: an uploaded benchmark's items) and ``audit`` (`AuditJobRequest`: a release's
-static audit).
+The kinds are `JOB_KINDS` (`_kinds`; a kind's function is imported when a job of the kind first
+runs): ``author`` (`AuthorJobRequest`), ``recheck`` (`RecheckJobRequest`), ``reverify``
+(`ReverifyJobRequest`), ``evaluate`` (`EvaluateJobRequest`), ``calibrate``
+(`CalibrateJobRequest`), ``release`` (`ReleaseJobRequest`), ``export`` (`ExportJobRequest`: its
+zip is downloaded from the finished job), ``verify`` (`VerifyJobRequest`: does a release still
+reproduce?), ``import`` (`ImportJobRequest`: an uploaded benchmark's items) and ``audit``
+(`AuditJobRequest`: a release's static audit).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 from sqlalchemy import Engine
 
-from itemsmith.service.jobs import _author, _calibrate, _publish, _recheck, _release_jobs, _static_items  # noqa: F401 - kinds
-from itemsmith.service.jobs._author import setup_job_checkpoints
-from itemsmith.service.jobs._calibrate import CalibrateJobRequest
+from itemsmith.registry import LazyTarget
 from itemsmith.service.jobs._context import JobContext, JobInterrupted
 from itemsmith.service.jobs._execute import execute_job
-from itemsmith.service.jobs._kinds import JOB_KINDS, job_kind
-from itemsmith.service.jobs._lifespan import jobs_lifespan
-from itemsmith.service.jobs._progress import AuthorProgress
-from itemsmith.service.jobs._publish import export_file
+from itemsmith.service.jobs._kinds import JOB_KINDS
 from itemsmith.service.jobs._runners import RUNNERS, CeleryRunner, InProcessRunner, JobRunner, get_runner, make_runner
 from itemsmith.service.jobs._schemas import (
     FINAL_STATUSES,
+    AuditJobRequest,
     AuthorJobRequest,
+    CalibrateJobRequest,
     EvaluateJobRequest,
     ExportJobRequest,
+    ImportJobRequest,
     JobEventPublic,
     JobKind,
     JobPublic,
@@ -48,7 +46,6 @@ from itemsmith.service.jobs._schemas import (
     ReverifyJobRequest,
     VerifyJobRequest,
 )
-from itemsmith.service.jobs._static_items import AuditJobRequest, ImportJobRequest
 from itemsmith.service.jobs._store import (
     JobStateError,
     cancel_job,
@@ -60,22 +57,47 @@ from itemsmith.service.jobs._store import (
     list_jobs,
     requeue_job,
 )
-from itemsmith.service.jobs._verdicts import store_accepted
 from itemsmith.service.jobs._worker_registry import alive_workers
 from itemsmith.templates_bank.storage import open_session, upgrade
+
+if TYPE_CHECKING:
+    from itemsmith.service.jobs._author import setup_job_checkpoints
+    from itemsmith.service.jobs._lifespan import jobs_lifespan
+    from itemsmith.service.jobs._progress import AuthorProgress
+    from itemsmith.service.jobs._publish import export_file
+    from itemsmith.service.jobs._verdicts import store_accepted
 
 __all__ = [
     "FINAL_STATUSES", "JOB_KINDS", "RUNNERS", "AuditJobRequest", "AuthorJobRequest", "AuthorProgress", "CalibrateJobRequest", "CeleryRunner",
     "EvaluateJobRequest", "ExportJobRequest", "ImportJobRequest", "InProcessRunner", "ReleaseJobRequest", "export_file", "JobContext", "JobEventPublic", "JobInterrupted", "JobKind", "JobPublic",
     "JobRunner", "JobStateError", "JobStatus", "RecheckJobRequest", "ReverifyJobRequest", "VerifyJobRequest", "cancel_job", "execute_job",
-    "get_job", "get_runner", "job_kind", "jobs_lifespan", "jobs_on_bank", "latest_request", "list_events", "list_jobs", "make_runner", "resume_job",
+    "get_job", "get_runner", "jobs_lifespan", "jobs_on_bank", "latest_request", "list_events", "list_jobs", "make_runner", "resume_job",
     "setup_job_checkpoints", "store_accepted", "submit_job", "upgrade_database", "alive_workers",
 ]
+
+
+# Names whose modules import the model layer, LangGraph, the exporters or (the worker needs no API)
+# FastAPI: imported when first used, so that the API's and the worker's start-up load only what they use.
+_ON_USE = {
+    "AuthorProgress": "itemsmith.service.jobs._progress:AuthorProgress",
+    "export_file": "itemsmith.service.jobs._publish:export_file",
+    "jobs_lifespan": "itemsmith.service.jobs._lifespan:jobs_lifespan",
+    "setup_job_checkpoints": "itemsmith.service.jobs._author:setup_job_checkpoints",
+    "store_accepted": "itemsmith.service.jobs._verdicts:store_accepted",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _ON_USE:
+        return LazyTarget(_ON_USE[name]).load()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def upgrade_database(database_url: str, revision: str = "head") -> None:
     """What ``itemsmith db upgrade`` does for the service: migrate the bank's (and the service's)
     tables, then create the jobs' LangGraph checkpoint tables."""
+    from itemsmith.service.jobs._author import setup_job_checkpoints
+
     upgrade(database_url, revision)
     setup_job_checkpoints(database_url)
 

@@ -31,7 +31,6 @@ from itemsmith.agents.settings import get_settings
 from itemsmith.sandbox import SandboxPool
 from itemsmith.service.jobs._calibrate import calibrate_authored
 from itemsmith.service.jobs._context import JobContext, JobInterrupted
-from itemsmith.service.jobs._kinds import job_kind
 from itemsmith.service.jobs._progress import AuthorProgress
 from itemsmith.service.jobs._schemas import AuthorJobRequest
 from itemsmith.service.jobs._store import append_event
@@ -171,7 +170,6 @@ def _store(context: JobContext, request: AuthorJobRequest, slots: list[SlotResul
     return stored
 
 
-@job_kind("author", AuthorJobRequest)
 def run_author_job(request: AuthorJobRequest, context: JobContext) -> dict[str, Any]:
     config = author_config(request, context)
     progress = _progress(context)

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from itemsmith.service.jobs._context import JobContext
-from itemsmith.service.jobs._kinds import job_kind
+from itemsmith.service.jobs._schemas import CalibrateJobRequest
 from itemsmith.templates_bank.calibration import (
     CalibrationError,
     CalibrationOptions,
@@ -23,18 +21,7 @@ from itemsmith.templates_bank.calibration import (
 from itemsmith.templates_bank.releases import get_release
 from itemsmith.templates_bank.storage import BankSession, open_session
 
-__all__ = ["CalibrateJobRequest", "calibrate_authored", "run_calibrate_job"]
-
-
-class CalibrateJobRequest(BaseModel):
-    """Calibrate a release of the bank on every answer stored for its templates."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    bank: str = Field(min_length=1, max_length=100, description="the bank's name")
-    release: int = Field(ge=1, description="the release's number")
-    priors: bool = Field(False, description="fit even with fewer respondents than min_respondents")
-    min_respondents: int = Field(5, ge=2, le=1000, description="distinct respondents a fit needs")
+__all__ = ["calibrate_authored", "run_calibrate_job"]
 
 
 def _stored_by(context: JobContext, calibration_id: str) -> int:
@@ -43,7 +30,6 @@ def _stored_by(context: JobContext, calibration_id: str) -> int:
         return calibration_on_record(session, calibration_id)
 
 
-@job_kind("calibrate", CalibrateJobRequest)
 def run_calibrate_job(request: CalibrateJobRequest, context: JobContext) -> dict[str, Any]:
     stored = _stored_by(context, context.job_id)
     if stored:

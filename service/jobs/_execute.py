@@ -13,7 +13,6 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from itemsmith.agents.inference import redact
 from itemsmith.service.jobs._context import Heartbeat, Interruption, JobContext, JobInterrupted
 from itemsmith.service.jobs._kinds import JOB_KINDS
 from itemsmith.service.jobs._schemas import JobStatus
@@ -35,6 +34,8 @@ def worker_name(kind: str) -> str:
 def _error_text(exc: BaseException, uploads_dir: Path) -> str:
     """The error as one bounded line without secrets or the paths of uploaded handlers (a job's
     error is shown to its owner: server paths never leave the server)."""
+    from itemsmith.agents.inference import redact  # the model layer: only when a job fails
+
     text = redact(f"{type(exc).__name__}: {exc}")
     for folder in sorted({str(uploads_dir), str(uploads_dir.resolve())}, key=len, reverse=True):
         text = re.sub(re.escape(folder) + r"[^\s'\"]*", "<uploaded handler>", text)
@@ -71,7 +72,7 @@ def _run(context: JobContext) -> JobStatus | None:
         if claim.kind not in JOB_KINDS:
             raise ValueError(JOB_KINDS.unknown_message(claim.kind))
         spec = JOB_KINDS[claim.kind]
-        result = spec.run(spec.request_model.model_validate(claim.request), context)
+        result = spec.function()(spec.request_model.model_validate(claim.request), context)
     except JobInterrupted as exc:
         return _stop(context, exc.reason)
     except Exception as exc:  # any failure of the job's code ends it as failed, with its message

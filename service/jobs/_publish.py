@@ -20,7 +20,6 @@ from typing import Any
 from sqlalchemy import select
 
 from itemsmith.service.jobs._context import JobContext
-from itemsmith.service.jobs._kinds import job_kind
 from itemsmith.service.jobs._schemas import ExportJobRequest, ReleaseJobRequest, VerifyJobRequest
 from itemsmith.service.jobs._store import append_event
 from itemsmith.templates_bank.exporters import ExportOptions, export_release
@@ -38,7 +37,6 @@ def export_file(uploads_dir: Path, job_id: str) -> Path:
     return uploads_dir.parent / "exports" / f"{job_id}.zip"
 
 
-@job_kind("release", ReleaseJobRequest)
 def run_release_job(request: ReleaseJobRequest, context: JobContext) -> dict[str, Any]:
     done = context.events("release")
     if done:  # stored by an earlier run of this job, which stopped before it finished
@@ -83,7 +81,6 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-@job_kind("export", ExportJobRequest)
 def run_export_job(request: ExportJobRequest, context: JobContext) -> dict[str, Any]:
     with open_session(context.engine) as session:
         found = session.execute(select(ReleaseRow, BankRow).join(BankRow, BankRow.id == ReleaseRow.bank_id)
@@ -110,7 +107,6 @@ def run_export_job(request: ExportJobRequest, context: JobContext) -> dict[str, 
             "bytes": target.stat().st_size, "sha256": _sha256(target)}
 
 
-@job_kind("verify", VerifyJobRequest)
 def run_verify_job(request: VerifyJobRequest, context: JobContext) -> dict[str, Any]:
     """The result is `ReproductionReport`: whether the release reproduces and, per template, what
     differs; a release made before items were stored has them stored when they match its hashes."""

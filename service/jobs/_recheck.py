@@ -20,7 +20,6 @@ from itemsmith.agents.template_verification import verify_template
 from itemsmith.items.schema import AuditReport, Decision, StructureReport
 from itemsmith.sandbox import SandboxPool
 from itemsmith.service.jobs._context import JobContext
-from itemsmith.service.jobs._kinds import job_kind
 from itemsmith.service.jobs._schemas import RecheckJobRequest
 from itemsmith.service.jobs._store import append_event
 from itemsmith.service.jobs._verdicts import record_verification, recorded_by, stored_programs
@@ -34,7 +33,6 @@ class RecheckErrored(RuntimeError):
     """The recheck reached no verdict: a stage's model calls failed (missing data, not a rejection)."""
 
 
-@job_kind("recheck", RecheckJobRequest)
 def run_recheck_job(request: RecheckJobRequest, context: JobContext) -> dict[str, Any]:
     with open_session(context.engine) as session:
         version = get_version(session, request.version_id)

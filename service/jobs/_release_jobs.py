@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from itemsmith.service.jobs._context import JobContext
-from itemsmith.service.jobs._kinds import job_kind
 from itemsmith.service.jobs._schemas import EvaluateJobRequest, ReverifyJobRequest
 from itemsmith.service.release_operations import evaluate, evaluate_adaptive, reverify
 from itemsmith.service.settings import request_policy
@@ -26,7 +25,6 @@ def _release(context: JobContext, bank: str, number: int) -> Release:
         return get_release(session, bank, number, context.owner, bank_id=context.bank_id)
 
 
-@job_kind("reverify", ReverifyJobRequest)
 def run_reverify_job(request: ReverifyJobRequest, context: JobContext) -> dict[str, Any]:
     release = _release(context, request.bank, request.release)
     with BankSession(context.engine, expire_on_commit=False) as session:
@@ -35,7 +33,6 @@ def run_reverify_job(request: ReverifyJobRequest, context: JobContext) -> dict[s
     return report.model_dump(mode="json")
 
 
-@job_kind("evaluate", EvaluateJobRequest)
 def run_evaluate_job(request: EvaluateJobRequest, context: JobContext) -> dict[str, Any]:
     """Every answer is stored under the job id, so a job claimed again (or resumed after a model
     failed) asks only what is missing; a new respondent refreshes the release's calibration. With

@@ -10,11 +10,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from itemsmith.agents.config import AuthoringRequest, JudgeSpecs, StudentSpecs
 from itemsmith.agents.specs import ModelSpecField, StudentSpec
 from itemsmith.items.rendering import TextFormat
+from itemsmith.service.items_upload import UploadFormat
 from itemsmith.templates_bank.adaptive import AdaptiveConfig
 
 __all__ = [
-    "FINAL_STATUSES", "AuthorJobRequest", "EvaluateJobRequest", "ExportJobRequest", "ReleaseJobRequest", "JobEventPublic", "JobKind", "JobPublic",
-    "JobStatus", "RecheckJobRequest", "ReverifyJobRequest", "VerificationSpecs", "VerifyJobRequest",
+    "FINAL_STATUSES", "AuditJobRequest", "AuthorJobRequest", "CalibrateJobRequest", "EvaluateJobRequest",
+    "ExportJobRequest", "ImportJobRequest", "ReleaseJobRequest", "JobEventPublic", "JobKind", "JobPublic", "JobStatus",
+    "RecheckJobRequest", "ReverifyJobRequest", "VerificationSpecs", "VerifyJobRequest",
 ]
 
 JobKind = Literal["author", "reverify", "evaluate", "recheck", "calibrate", "release", "export", "verify", "import",
@@ -141,3 +143,36 @@ class EvaluateJobRequest(BaseModel):
     concurrency: int = Field(4, ge=1, le=64, description="model calls in flight")
     adaptive: AdaptiveConfig | None = Field(None, description="evaluate adaptively with this configuration (its seed "
                                                               "fixed, so a job claimed again resumes): in formats[0]")
+
+
+class CalibrateJobRequest(BaseModel):
+    """Calibrate a release of the bank on every answer stored for its templates."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bank: str = Field(min_length=1, max_length=100, description="the bank's name")
+    release: int = Field(ge=1, description="the release's number")
+    priors: bool = Field(False, description="fit even with fewer respondents than min_respondents")
+    min_respondents: int = Field(5, ge=2, le=1000, description="distinct respondents a fit needs")
+
+
+class ImportJobRequest(BaseModel):
+    """Store the items of a benchmark file uploaded for the bank (`service.items_upload`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bank_id: int
+    sha256: str = Field(pattern="^[0-9a-f]{64}$", description="the uploaded file's content hash")
+    file_name: str = Field(pattern=r"^[A-Za-z0-9-][A-Za-z0-9._-]{0,99}$", description="as it was uploaded")
+    format: UploadFormat
+    mapping: dict[str, list[str]] = Field(default_factory=dict, description="field -> the file's columns")
+    created_by: str = Field(min_length=1, max_length=200)
+
+
+class AuditJobRequest(BaseModel):
+    """Audit a release of the bank's items as a fixed set, per group and per category."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bank: str = Field(min_length=1, max_length=100, description="the bank's name")
+    release: int = Field(ge=1, description="the release's number")

@@ -12,42 +12,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from itemsmith.service.access import owned_bank
-from itemsmith.service.items_upload import UploadFormat, items_file
+from itemsmith.service.items_upload import items_file
 from itemsmith.service.jobs._context import JobContext
-from itemsmith.service.jobs._kinds import job_kind
+from itemsmith.service.jobs._schemas import AuditJobRequest, ImportJobRequest
 from itemsmith.templates_bank.releases import get_release
 from itemsmith.templates_bank.static_items import audit_release, import_items
 from itemsmith.templates_bank.storage import BankSession, NotFoundError, open_session
 
-__all__ = ["AuditJobRequest", "ImportJobRequest", "run_audit_job", "run_import_job"]
+__all__ = ["run_audit_job", "run_import_job"]
 
 
-class ImportJobRequest(BaseModel):
-    """Store the items of a benchmark file uploaded for the bank (`service.items_upload`)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    bank_id: int
-    sha256: str = Field(pattern="^[0-9a-f]{64}$", description="the uploaded file's content hash")
-    file_name: str = Field(pattern=r"^[A-Za-z0-9-][A-Za-z0-9._-]{0,99}$", description="as it was uploaded")
-    format: UploadFormat
-    mapping: dict[str, list[str]] = Field(default_factory=dict, description="field -> the file's columns")
-    created_by: str = Field(min_length=1, max_length=200)
-
-
-class AuditJobRequest(BaseModel):
-    """Audit a release of the bank's items as a fixed set, per group and per category."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    bank: str = Field(min_length=1, max_length=100, description="the bank's name")
-    release: int = Field(ge=1, description="the release's number")
-
-
-@job_kind("import", ImportJobRequest)
 def run_import_job(request: ImportJobRequest, context: JobContext) -> dict[str, Any]:
     with open_session(context.engine) as session:
         bank = owned_bank(session, request.bank_id, context.owner)
@@ -69,7 +44,6 @@ def run_import_job(request: ImportJobRequest, context: JobContext) -> dict[str, 
     return report.model_dump(mode="json")
 
 
-@job_kind("audit", AuditJobRequest)
 def run_audit_job(request: AuditJobRequest, context: JobContext) -> dict[str, Any]:
     with open_session(context.engine) as session:
         release = get_release(session, request.bank, request.release, context.owner, bank_id=context.bank_id)

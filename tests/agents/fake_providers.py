@@ -43,9 +43,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from ..support import serve_app
 
 # USD per 1M tokens: OpenAI (input, cached input, output); Anthropic (input, cache write, cache read, output)
 FAKE_PRICES: dict[str, tuple[float, ...]] = {
@@ -414,23 +415,8 @@ def serve(state: FakeProviders | None = None) -> Iterator[FakeProviders]:
     """Both fakes on one 127.0.0.1 port (OpenAI's base URL is ``<base_url>/v1``, Anthropic's
     ``<base_url>``), for the duration of the block."""
     state = state or FakeProviders()
-    config = uvicorn.Config(create_app(state), host="127.0.0.1", port=0, log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    started = threading.Event()
-    while not started.wait(0.02):  # until uvicorn says it listens
-        if server.started:
-            started.set()
-        if not thread.is_alive():
-            raise RuntimeError("the fake providers' server did not start")
-    port = server.servers[0].sockets[0].getsockname()[1]
-    state.base_url = f"http://127.0.0.1:{port}"
-    try:
+    with serve_app(create_app(state), lifespan="off") as state.base_url:
         yield state
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
 
 
 def fake_env(state: FakeProviders) -> dict[str, str]:

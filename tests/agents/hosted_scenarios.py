@@ -1,4 +1,4 @@
-"""The hosted-provider scenarios of issue 25, run against the local fakes
+"""The hosted-provider scenarios, run against the local fakes
 (`tests.agents.fake_providers`) through the real model factory and LangChain clients: what was
 sent, what failed, what was stored, and what itemsmith's meter says it cost against the fake's
 billing. `tests/agents/test_hosted_contract.py` asserts on them; `benchmarks/hosted_providers.py`

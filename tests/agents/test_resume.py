@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,29 +22,12 @@ from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.context import SlotEvent
 from itemsmith.agents.run import author
 
+from ..support import await_until, wait_until
 from .conftest import BAD_RANDINT, GOOD, fenced, plan_reply, scripted
 
 TITLES = ["First", "Second", "Third"]
 SECOND = GOOD.replace("mean water level", "average water level")
 THIRD = GOOD.replace("mean water level", "mean level of the water")
-
-
-def wait_until(condition: Callable[[], bool], what: str, timeout_s: float = 120) -> None:
-    """Return as soon as `condition()` holds (checked every 10 ms); fail after `timeout_s`."""
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
-        time.sleep(0.01)
-
-
-async def await_until(condition: Callable[[], bool], what: str, timeout_s: float = 120) -> None:
-    """`wait_until` for a coroutine: yields to the event loop between checks."""
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
-        await asyncio.sleep(0.01)
 
 
 def config(handler_file: Path, tmp_path: Path, checkpoint: str | None = None, run_id: str = "resumable",
@@ -75,7 +57,7 @@ def test_scripted_resume_after_interrupted_run(pool, handler_file, tmp_path, bac
                                           planner_model=scripted([plan_reply(TITLES)]), on_event=events.append,
                                           pool=pool))
         # killed while round 2 of slot 1 is in flight: its (30 s) model call has started
-        await await_until(lambda: gen1.model.calls == 3, "the third model call")
+        await await_until(lambda: gen1.model.calls == 3, "the third model call", 120)
         task.cancel()
         try:
             await task
@@ -162,7 +144,7 @@ def test_scripted_cli_run_killed_with_sigkill_resumes(handler_file, tmp_path) ->
             break
     assert any("slot 0 accepted" in s for s in seen), "".join(seen)
     # Slot 1 starts (its first checkpoint is written) only after slot 0's final state is durable.
-    wait_until(lambda: _has_checkpoint(tmp_path / "out" / "checkpoints.sqlite", "killed:slot:1"), "slot 1 to start")
+    wait_until(lambda: _has_checkpoint(tmp_path / "out" / "checkpoints.sqlite", "killed:slot:1"), "slot 1 to start", 120)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
 

@@ -44,6 +44,8 @@ from itemsmith.templates_bank.storage import (
     record_verdict,
 )
 
+from ..support import serve_app
+
 OWNER = "alice"
 OTHER_OWNER = "bob"
 
@@ -233,3 +235,10 @@ def migrated_postgres_url(postgres_database: str) -> str:
 def seed_bank() -> type[SeededBank]:
     """`SeededBank` itself, for tests that seed a database of their own (e.g. PostgreSQL)."""
     return SeededBank
+
+
+@pytest.fixture
+def live_server(app: FastAPI) -> Iterator[str]:
+    """The test's app on a real uvicorn server (a thread, a free loopback port): its base URL."""
+    with serve_app(app) as url:
+        yield url

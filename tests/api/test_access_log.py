@@ -9,7 +9,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -18,6 +17,8 @@ from itemsmith.api.access_log import RedactCredentials, redact_credentials
 from itemsmith.service.auth import create_key
 from itemsmith.service.jobs import upgrade_database
 from itemsmith.templates_bank.storage import get_engine, open_session
+
+from ..support import answers, wait_until
 
 
 def _free_port() -> int:
@@ -41,15 +42,11 @@ def test_the_access_log_of_itemsmith_serve_holds_no_key(tmp_path: Path) -> None:
                                    "--db", url], env=env, stdout=sink, stderr=sink)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
+        def healthy() -> bool:
             assert server.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, "the server did not answer /health"
-            try:
-                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
+            return answers(f"{base}/health")
+
+        wait_until(healthy, "the server to answer /health", 120, interval_s=0.1)
         assert httpx.get(f"{base}/banks", params={"api_key": key}).status_code == 401
         assert httpx.get(f"{base}/banks", params={"kind": "x", "token": "not-shaped-like-a-key"}).status_code in (401,
                                                                                                                  422)
@@ -59,10 +56,8 @@ def test_the_access_log_of_itemsmith_serve_holds_no_key(tmp_path: Path) -> None:
         assert httpx.get(f"{base}/banks", headers={"X-API-Key": key}).status_code == 200
         marker = "after-the-requests"
         httpx.get(f"{base}/health", params={"probe": marker})
-        deadline = time.monotonic() + 30
-        while marker not in log.read_text():  # the access log line of the last request is written
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.1)
+        wait_until(lambda: marker in log.read_text(), "the access log line of the last request", 30, interval_s=0.1,
+                   details=log.read_text)
     finally:
         server.terminate()
         server.wait(timeout=30)

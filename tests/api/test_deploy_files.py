@@ -153,7 +153,7 @@ def test_a_wheel_built_from_what_the_image_copies_ships_the_page_and_migrations(
     assert any(name.startswith("itemsmith/templates_bank/curated/") and name.endswith(".py") for name in names)
 
 
-# --- the sandbox layers in the container configuration (issue 14) ------------------------------------
+# --- the sandbox layers in the container configuration ------------------------------------------
 #
 # Docker cannot run here, so the container's configuration is reproduced around the process the
 # entrypoint starts: uid 0, the capabilities compose grants (setpriv empties the bounding set but

@@ -1,4 +1,4 @@
-"""Issue 26.6: a client generated from the app's OpenAPI document by openapi-python-client runs the
+"""A client generated from the app's OpenAPI document by openapi-python-client runs the
 main flow: upload a handler and its data file (typed as files, not strings), list banks, read a
 template with its samples and plot (PNG bytes), approve, release, export and download the zip
 (bytes), and read a 401 as a typed error. Jobs run for real (release and export in this process;
@@ -12,7 +12,6 @@ import json
 import subprocess
 import sys
 import threading
-import time
 import zipfile
 from pathlib import Path
 from types import ModuleType
@@ -27,6 +26,7 @@ from itemsmith.api.settings import ApiSettings
 from itemsmith.service.jobs import execute_job
 from itemsmith.service.jobs._store import get_job
 
+from ..support import wait_until
 from .test_routes_banks import CSV_HANDLER
 
 pytest.importorskip("openapi_python_client")
@@ -128,10 +128,11 @@ def _main_flow(package: ModuleType, app, api_key: str, seeded) -> None:
         assert approved.status_code == 201
 
         def finished(job_id: str) -> Any:
-            deadline = time.monotonic() + 120
-            while (job := get_job_op.sync(job_id=job_id, client=client)).status in ("queued", "running"):
-                assert time.monotonic() < deadline, "the job did not finish"
-                time.sleep(0.1)
+            def final() -> Any:
+                job = get_job_op.sync(job_id=job_id, client=client)
+                return job if job.status not in ("queued", "running") else None
+
+            job = wait_until(final, f"job {job_id} to end", 120, interval_s=0.1)
             assert job.status == "succeeded", job.error
             return job
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
-from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -57,6 +55,7 @@ from itemsmith.templates_bank.storage import (
 from itemsmith.verification.capability import CapabilityReport, Outcome
 from itemsmith.verification.students import StudentReport
 
+from ..support import wait_until
 from ..template_sources import WINDOW_MEAN
 from .conftest import AUTHOR_TEMPLATES, AuthorScripts
 
@@ -94,13 +93,6 @@ def _bank_state(engine: Engine, bank_id: int) -> dict[str, list[tuple[str, str |
     with open_session(engine) as session:
         return {v.content_hash: [(x.stage, x.run_id) for x in list_verdicts(session, v.id)]
                 for v in list_versions(session, bank_id)}
-
-
-def _wait(predicate: Callable[[], bool], timeout_s: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
 
 
 def expected_hashes(titles: tuple[str, ...]) -> set[str]:
@@ -162,7 +154,8 @@ def test_scripted_author_job_cancelled_mid_run_keeps_accepted_templates_and_resu
     thread = threading.Thread(target=lambda: outcome.append(
         execute_job(engine, job_id, worker="w1", settings=settings)))
     thread.start()
-    _wait(lambda: _job(engine, job_id).progress.get("accepted", 0) >= 1)
+    wait_until(lambda: _job(engine, job_id).progress.get("accepted", 0) >= 1, "the first accepted template", 120,
+               interval_s=0.1)
     with open_session(engine) as session:
         assert cancel_job(session, job_id, "alice").cancel_requested
     thread.join(timeout=60)
@@ -193,14 +186,15 @@ def test_inprocess_runner_hands_running_jobs_back_on_stop_and_the_next_one_finis
     first.start()
     job = submit_job(engine, kind="author", owner="alice", request=scripts.request(bank_id), bank_id=bank_id,
                      runner=first)
-    _wait(lambda: _job(engine, job.id).progress.get("accepted", 0) >= 1)
+    wait_until(lambda: _job(engine, job.id).progress.get("accepted", 0) >= 1, "the first accepted template", 120,
+               interval_s=0.1)
     first.stop()
     assert _job(engine, job.id).status == "queued"  # handed back, not failed
 
     second = InProcessRunner(engine, settings)
     second.start()  # takes over every job left queued
     try:
-        _wait(lambda: _job(engine, job.id).status == "succeeded")
+        wait_until(lambda: _job(engine, job.id).status == "succeeded", "the job to succeed", 120, interval_s=0.1)
     finally:
         second.stop()
     assert _job(engine, job.id).attempts == 2

@@ -8,8 +8,7 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from itemsmith.templates_bank.storage import (
     open_session,
 )
 
+from ..support import wait_until
 from .conftest import OWNER, AuthorScripts, RecordingRunner
 
 redis = pytest.importorskip("redis")
@@ -83,13 +83,6 @@ class Workers:
         return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in sorted(self.logs.iterdir()))
 
 
-def _wait(predicate: Callable[[], bool], what: str, workers: Workers, timeout_s: float = 150.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}\n{workers.output()}"
-        time.sleep(0.2)
-
-
 def test_scripted_job_survives_a_killed_celery_worker(migrated_postgres_url: str, redis_url: str, tmp_path: Path,
                                                       author_scripts) -> None:
     engine = get_engine(migrated_postgres_url)
@@ -122,7 +115,8 @@ def test_scripted_job_survives_a_killed_celery_worker(migrated_postgres_url: str
         first = workers.start()
         killed = submit_job(engine, kind="author", owner=OWNER, request=slow.request(bank.id), bank_id=bank.id,
                             runner=runner)
-        _wait(lambda: job(killed.id).progress.get("accepted", 0) >= 1, "the first accepted template", workers)
+        wait_until(lambda: job(killed.id).progress.get("accepted", 0) >= 1, "the first accepted template", 150,
+                   interval_s=0.2, details=workers.output)
         workers.kill(first)
         at_kill = job(killed.id)
         assert at_kill.status == "running" and at_kill.progress["accepted"] < 3, at_kill.progress
@@ -133,7 +127,8 @@ def test_scripted_job_survives_a_killed_celery_worker(migrated_postgres_url: str
                                    bank_id=reference.id, runner=RecordingRunner())
         reference_settings = settings.model_copy(update={"job_lease_s": 120.0})  # not a job for the sweep
         assert execute_job(engine, uninterrupted.id, worker="reference", settings=reference_settings) == "succeeded"
-        _wait(lambda: job(killed.id).status not in ("queued", "running"), "the job to end", workers)
+        wait_until(lambda: job(killed.id).status not in ("queued", "running"), "the job to end", 150, interval_s=0.2,
+                   details=workers.output)
     finally:
         workers.stop_all()
         runner.stop()

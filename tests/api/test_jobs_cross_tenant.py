@@ -1,4 +1,4 @@
-"""Issue 26.1: banks are named per owner, so a job resolves its bank by id, never by name alone. Bob
+"""Banks are named per owner, so a job resolves its bank by id, never by name alone. Bob
 squatting alice's bank name (with a release of his own, of other templates) must not break or
 redirect alice's ``evaluate`` and ``calibrate`` jobs; a job pointed at another owner's bank id finds
 nothing."""

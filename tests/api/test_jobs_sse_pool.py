@@ -5,16 +5,11 @@ job never runs LangGraph's setup, whose ``CREATE INDEX CONCURRENTLY`` waits on o
 
 from __future__ import annotations
 
-import socket
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
-from fastapi import FastAPI
 from sqlalchemy import Engine, text
 
 from itemsmith.api.app import create_app
@@ -24,29 +19,10 @@ from itemsmith.service.jobs import InProcessRunner, execute_job, get_job, submit
 from itemsmith.service.jobs._store import create_job
 from itemsmith.templates_bank.storage import BankCreate, create_bank, get_engine, open_session, upgrade
 
+from ..support import serve_app
 from .conftest import OWNER, AuthorScripts, RecordingRunner
 
 POOL_SIZE = 2
-
-
-@contextmanager
-def _serve(app: FastAPI) -> Iterator[str]:
-    """`app` on a real uvicorn server in a thread; yields its base URL."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        while not server.started:
-            if not thread.is_alive():
-                raise RuntimeError("uvicorn did not start")
-            threading.Event().wait(0.02)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
 
 
 @pytest.fixture
@@ -86,7 +62,7 @@ def test_more_streams_than_the_pool_leave_other_routes_answering(
     with open_session(engine) as session:
         job_id = create_job(session, kind="author", owner=OWNER, request={}, bank_id=None).id
     streams = POOL_SIZE * 3
-    with _serve(app) as base, httpx.Client(base_url=base, timeout=30) as client:
+    with serve_app(app) as base, httpx.Client(base_url=base, timeout=30) as client:
         opened: list[httpx.Response] = []
         ready = threading.Semaphore(0)
         headers = {"X-API-Key": key, "Accept": "text/event-stream"}
@@ -123,7 +99,7 @@ def test_a_followed_job_on_a_fresh_postgres_database_completes(
     scripts: AuthorScripts = author_scripts(("First",))
     with open_session(engine) as session:
         bank = create_bank(session, BankCreate(name="followed", handler="synthetic", owner=OWNER))
-    with _serve(app) as base, httpx.Client(base_url=base, timeout=120) as client:
+    with serve_app(app) as base, httpx.Client(base_url=base, timeout=120) as client:
         job = submit_job(engine, kind="author", owner=OWNER, request=scripts.request(bank.id), bank_id=bank.id,
                          runner=app.state.job_runner)
         with client.stream("GET", f"/jobs/{job.id}/events",

@@ -4,8 +4,6 @@ the sweep for jobs whose worker died, events."""
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import pytest
@@ -27,6 +25,8 @@ from itemsmith.service.jobs._store import (
 from itemsmith.service.tables import JobRow
 from itemsmith.templates_bank.storage import NotFoundError, get_engine, open_session, utcnow
 
+from ..support import wait_until
+
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store(request: pytest.FixtureRequest) -> Engine:
@@ -34,15 +34,6 @@ def store(request: pytest.FixtureRequest) -> Engine:
     if request.param == "sqlite":
         return request.getfixturevalue("engine")
     return get_engine(request.getfixturevalue("migrated_postgres_url"))
-
-
-def wait_until(condition: Callable[[], bool], what: str, timeout_s: float = 10) -> None:
-    """Return as soon as `condition()` holds (checked every 10 ms); fail after `timeout_s`."""
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
-        time.sleep(0.01)
 
 
 def _lease_until(engine: Engine, job_id: str) -> datetime | None:

@@ -1,4 +1,4 @@
-"""Issue 26.2: requests never exhaust the connection pool, slow sandbox work holds no database
+"""Requests never exhaust the connection pool, slow sandbox work holds no database
 session, one owner's slow template does not delay another owner's page, and a full queue is a 503
 with Retry-After, never a 500.
 

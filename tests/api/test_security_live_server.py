@@ -18,7 +18,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -30,6 +29,8 @@ import pytest
 from itemsmith.service.auth import create_key
 from itemsmith.service.jobs import upgrade_database
 from itemsmith.templates_bank.storage import get_engine, open_session
+
+from ..support import answers, wait_until
 
 ENDPOINT_KEY = "sk-endpoint-" + "e" * 24
 OPERATOR_KEY = "sk-operator-" + "o" * 24  # the hosted provider's key: must reach no listener
@@ -59,10 +60,7 @@ class Listener:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def wait_for_request(self, timeout_s: float = 60.0) -> Received:
-        deadline = time.monotonic() + timeout_s
-        while not self.received:
-            assert time.monotonic() < deadline, "the configured endpoint was never called"
-            time.sleep(0.05)
+        wait_until(lambda: self.received, "a call to the configured endpoint", timeout_s, interval_s=0.05)
         return self.received[0]
 
 
@@ -160,15 +158,12 @@ def server(tmp_path_factory: pytest.TempPathFactory, listeners: tuple[Listener, 
                                 "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=root)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
+
+    def healthy() -> bool:
         assert process.poll() is None, process.stderr.read().decode() if process.stderr else "the server exited"
-        assert time.monotonic() < deadline, "the server did not answer /health"
-        try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            time.sleep(0.1)
+        return answers(f"{url}/health", timeout_s=1)
+
+    wait_until(healthy, "the server to answer /health", 60, interval_s=0.1)
     try:
         yield LiveServer(url=url, port=port, key=key, process=process, uploads=uploads, tmp=tmp)
     finally:
@@ -304,14 +299,14 @@ def _upload(server: LiveServer, size: int) -> tuple[int, int]:
 def _wait_until_no_job_runs(server: LiveServer, timeout_s: float = 120.0) -> None:
     """Until every job of the server is final: a running job's database pages and log lines would
     count as upload bytes (the authoring job an earlier test started wrote 10 kB past the cap once)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
+    active: list[str] = []
+
+    def none_active() -> bool:
         jobs = httpx.get(f"{server.url}/jobs", params={"limit": 500}, headers={"X-API-Key": server.key}).json()
-        active = [job["id"] for job in jobs if job["status"] in ("queued", "running")]
-        if not active:
-            return
-        assert time.monotonic() < deadline, f"jobs still running after {timeout_s:g} s: {active}"
-        time.sleep(0.2)
+        active[:] = [job["id"] for job in jobs if job["status"] in ("queued", "running")]
+        return not active
+
+    wait_until(none_active, "every job to end", timeout_s, interval_s=0.2, details=lambda: f"still running: {active}")
 
 
 def test_an_authenticated_chunked_upload_over_the_cap_gets_413_with_at_most_the_cap_written(

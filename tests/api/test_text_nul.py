@@ -1,4 +1,4 @@
-"""Issue 26.5: a NUL character in any text a request carries is a 422 (``string_nul``) before the
+"""A NUL character in any text a request carries is a 422 (``string_nul``) before the
 route runs, on SQLite (which would store it) and PostgreSQL (which would fail with a 500).
 
 The sweep walks the OpenAPI schema, so a route or field added later is covered without naming it:

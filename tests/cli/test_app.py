@@ -95,3 +95,26 @@ def test_the_root_listing_says_what_each_command_s_own_help_says(name: str) -> N
     command = typer.main.get_command(app).commands[name]  # type: ignore[attr-defined]
     first_sentence = make_default_short_help(command.help or "", max_length=10_000)
     assert COMMANDS[name].summary == first_sentence, f"write {first_sentence!r} in cli.app.COMMANDS"
+
+
+def test_version_is_the_installed_distributions_and_imports_nothing_heavy() -> None:
+    from importlib.metadata import version
+
+    (outcome,) = _probe(["--version"])
+    assert outcome["code"] == 0, outcome
+    assert outcome["output"].strip() == f"itemsmith {version('itemsmith')}"
+    assert outcome["loaded"] == [], f"--version imported {outcome['loaded']}"
+
+
+def test_version_falls_back_to_the_package_when_itemsmith_is_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.metadata
+
+    import itemsmith
+    from itemsmith.cli.app import installed_version
+
+    def not_installed(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", not_installed)
+    monkeypatch.setattr(itemsmith, "__version__", "9.9.9-tree")
+    assert installed_version() == "9.9.9-tree"

@@ -1,4 +1,4 @@
-"""Issue 26.8: on a fresh install the commands work without `itemsmith db upgrade`: the CLI migrates
+"""On a fresh install the commands work without `itemsmith db upgrade`: the CLI migrates
 an empty database (and one of an older itemsmith) itself, as `serve` does, and refuses only a
 database at a revision it does not know (a newer itemsmith's), leaving it untouched."""
 

@@ -82,7 +82,7 @@ def test_errors() -> None:
         plot_item(Item(question="Q", options=["a", "b"], answer_index=0))
 
 
-# --- hostile labels (issue 14, finding 4) --------------------------------------------------------
+# --- hostile labels -----------------------------------------------------------------------------
 
 NESTED_MATHTEXT = "$" + "\\frac{" * 300 + "x" + "}{y}" * 300 + "$"
 
@@ -100,7 +100,7 @@ def test_labels_are_plain_text_mathtext_is_never_parsed(monkeypatch: pytest.Monk
     assert plot_series(channels, "svg").startswith(b"<?xml")
 
 
-def test_the_issue_320_channel_mathtext_item_is_refused_by_the_schema() -> None:
+def test_a_320_channel_mathtext_item_is_refused_by_the_schema() -> None:
     raw = {"question": "q", "options": ["a", "b"], "answer_index": 0,
            "series": [{"name": NESTED_MATHTEXT, "values": [1.0]} for _ in range(320)]}
     with pytest.raises(ValueError, match="at most 16 series"):

@@ -1,6 +1,6 @@
 """A worker (zygote) whose children run the request's source as plain, unrestricted Python.
 
-This simulates a complete escape from the policy layer (issue 14, finding 1): everything
+This simulates a complete escape from the policy layer (a policy escape): everything
 else - namespaces, views, uid, capabilities, Landlock, seccomp, rlimits, result sealing - is
 the real worker's. The source must define `probe()`, returning something JSON can encode; the
 child returns it as its envelope text (tests read it raw, or through the host's validation).

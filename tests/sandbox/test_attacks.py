@@ -165,7 +165,7 @@ ATTACKS = [
         def question(n):
             return A().go()
         """, R),
-    # --- super(): raw dunders of library objects (issue 26, item 10) ----------------------
+    # --- super(): raw dunders of library objects -------------------------------------
     attack("super", "series_init_through_apply", """
         def question(n):
             s = pd.Series([1.0, 2.0])
@@ -675,7 +675,7 @@ ATTACKS = [
         async def question(n):
             return []
         """, R),
-    # --- issue 14: string dispatch with non-str containers, values crossing back -------------
+    # --- string dispatch with non-str containers, values crossing back -------------
     attack("dispatch_escape", "agg_ndarray_to_array_ufunc_chain", """
         def question(n):
             bound = pd.Series([1.0]).agg(np.array(["__getattribute__"]), 0, "__array_ufunc__")

@@ -1,8 +1,8 @@
-"""No "now" or "today" reaches numpy or pandas from a template (issue 26, item 9; `sandbox.clock`).
+"""No "now" or "today" reaches numpy or pandas from a template (`sandbox.clock`).
 
-The issue's chain: `np.datetime64(np.array(["nowx"]).astype("U3")[0])` returned the current time
+The reported chain: `np.datetime64(np.array(["nowx"]).astype("U3")[0])` returned the current time
 (the check saw only exact `str` values; numpy got an `np.str_`), and a template keyed on it
-passed `check-template` with status ok. The attacks below are written from the issue's
+passed `check-template` with status ok. The attacks below are written from that report's
 description and generalize it: every string type numpy/pandas take, every shape, every way
 the text can be changed on the way (truncation, NUL padding, case, slicing, `.str` methods),
 every way a value reaches them (arguments, the object whose method is called, callbacks,
@@ -105,8 +105,8 @@ def run(expression: str) -> dict:
 
 
 CLOCK_ATTACKS = {
-    # the issue's chain, and the string types numpy/pandas take
-    "issue_truncated_U3": 'np.datetime64(np.array(["nowx"]).astype("U3")[0])',
+    # the reported chain, and the string types numpy/pandas take
+    "reported_truncated_U3": 'np.datetime64(np.array(["nowx"]).astype("U3")[0])',
     "np_str_to_timestamp": 'pd.Timestamp(str(np.str_("now")))',
     "np_bytes_scalar": 'np.datetime64(np.array([b"now"])[0])',
     "bytes_array_upper": 'np.array([b"TODAY"]).astype("datetime64[D]")',
@@ -257,7 +257,7 @@ def test_iterators_inside_containers_are_reported_as_lazy() -> None:
 
 
 KEYED_ON_THE_CLOCK = {
-    "issue_chain": '''
+    "reported_chain": '''
 def question(num_samples):
     when = np.datetime64(np.array(["nowx"]).astype("U3")[0])
     day = int(str(when)[8:10])

@@ -15,7 +15,6 @@ import os
 import shutil
 import signal
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,8 @@ from itemsmith.items.schema import RunStatus
 from itemsmith.sandbox import ALL_LAYERS, SandboxError, SandboxLimits, SandboxPool, isolation, landlock
 from itemsmith.sandbox.executor import WORKER_ENV
 from itemsmith.sandbox.zygote import SPARES, _read_paths
+
+from ..support import wait_until
 
 ROOT = os.geteuid() == 0
 UID = GID = SandboxLimits().run_uid(os.getpid())
@@ -71,16 +72,13 @@ def in_hardened_child(probe: Callable[[], dict[str, Any]], timeout: float = 20.0
     os.close(w)
     if hardening.ruleset_fd is not None:
         os.close(hardening.ruleset_fd)
-    deadline = time.monotonic() + timeout
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            pytest.fail("hardened child did not finish")
-        time.sleep(0.01)
+    try:
+        _, status = wait_until(lambda: (reaped := os.waitpid(pid, os.WNOHANG))[0] and reaped,
+                               "the hardened child to finish", timeout)
+    except AssertionError:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise
     raw = os.read(r, 1 << 20)
     os.close(r)
     sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
@@ -185,7 +183,7 @@ def test_capabilities_are_dropped() -> None:
 
     result, _ = in_hardened_child(probe)
     assert result is not None
-    assert result["effective"] == 0 and result["permitted"] == 0  # CAP_DAC_READ_SEARCH included (issue 14)
+    assert result["effective"] == 0 and result["permitted"] == 0  # CAP_DAC_READ_SEARCH included
     assert result["dumpable"] == 0 and result["no_new_privs"] == 1
 
 

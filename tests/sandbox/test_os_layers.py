@@ -1,11 +1,12 @@
-"""The OS layers with the policy layer bypassed completely (issue 14).
+"""The OS layers with the policy layer bypassed completely.
 
 A worker started from tests/sandbox/escaped_zygote.py is the real worker except that its
 children run the request's source as plain Python after hardening: the state a template is in
-after an escape like the one of finding 1. Each test attacks what issue 14 found:
+after escaping the policy layer. Each test attacks a gap a security review of the sandbox found:
 
-- every finding of items 2, 3 and 5 with all layers on, and again with Landlock or the uid
-  drop missing (the degraded deployments the issue simulated);
+- every finding (reads and writes of host files, metadata and link targets, processes, the
+  network) with all layers on, and again with Landlock or the uid drop missing (degraded
+  deployments);
 - each layer alone (all the others disabled) against the class of attack it is for;
 - a forged result envelope written to the result pipe is not accepted as ok.
 
@@ -207,11 +208,11 @@ def denied(value: str) -> bool:
     return not value.startswith("ALLOWED")
 
 
-# --- every finding, all layers on, and in the degraded deployments the issue simulated ------------------
+# --- every finding, all layers on, and in degraded deployments ---------------------------------
 
 @pytest.mark.parametrize("missing", [(), ("landlock",), ("uid",), ("landlock", "uid")],
                          ids=["all-layers", "no-landlock", "no-uid-drop", "no-landlock-no-uid-drop"])
-def test_issue_14_findings_fail_with_the_policy_bypassed(victim: Victim, missing: tuple[str, ...]) -> None:
+def test_review_findings_fail_with_the_policy_bypassed(victim: Victim, missing: tuple[str, ...]) -> None:
     limits = SandboxLimits(disabled_layers=missing, required_layers=tuple(set(ALL_LAYERS) - set(missing)))
     result = _attack(limits, victim)
     for key in FINDINGS:
@@ -254,7 +255,7 @@ def test_landlock_alone_denies_reads_and_writes_outside_the_allowed_folders(vict
         assert result[key] == "PermissionError:EACCES", (key, result[key])
     assert result["uid"] == [0, 0, 0]
     assert (victim.root / "data" / "itemsmith.sqlite").read_text() == victim.secret
-    # the gaps issue 14 found in Landlock (closed by seccomp, fsview and the uid): metadata and link targets
+    # the gaps the review found in Landlock (closed by seccomp, fsview and the uid): metadata and link targets
     for key in ("xattr_secret", "readlink_private", "chmod_db", "utime_nobody_file"):
         assert not denied(result[key]), (key, result[key])
 
@@ -274,7 +275,7 @@ def _python_readable_by_others() -> bool:
 
 
 def test_uid_without_fsview_refuses_when_python_is_unreadable() -> None:
-    """Issue 14: no CAP_DAC_READ_SEARCH is kept for an unreadable interpreter any more."""
+    """No CAP_DAC_READ_SEARCH is kept for an unreadable interpreter any more."""
     if _python_readable_by_others():
         pytest.skip("this Python installation is readable by every uid")
     with pytest.raises(IsolationUnavailable, match="cannot read the Python installation") as info:
@@ -538,7 +539,7 @@ def test_a_missing_layer_during_a_request_is_503_not_422(tmp_path: Path) -> None
     assert "required sandbox isolation layers unavailable: landlock" in response.json()["detail"]
 
 
-# --- SysV IPC does not outlive a child (issue 26, item 11) ---------------------------------------------
+# --- SysV IPC does not outlive a child ------------------------------------------------------------
 #
 # A handler file (unrestricted Python in the loader child) or an escaped template created SysV shared
 # memory, queues and semaphore sets in the worker's IPC namespace: they stayed for the worker's lifetime,
@@ -637,7 +638,7 @@ def test_sysv_ipc_of_one_child_is_gone_for_the_next(layers: str, sysv_key: int) 
 
 
 def test_without_both_layers_sysv_ipc_persists_between_children(sysv_key: int) -> None:
-    """Control: with the per-child IPC namespace and the seccomp rule both off, the issue's attack
+    """Control: with the per-child IPC namespace and the seccomp rule both off, the attack
     works (a later child, of another uid, attaches to the first one's segment and reads what it
     wrote), so the tests above can fail."""
     key = sysv_key

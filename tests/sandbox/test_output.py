@@ -1,4 +1,4 @@
-"""Strict JSON output (issue 14, finding 5): lone surrogates, huge integers and control
+"""Strict JSON output: lone surrogates, huge integers and control
 characters get a clear refusal, in the child and again on the host; free text the sandbox
 reports (errors, printed output) is cleaned; what the CLI prints is terminal-safe."""
 

@@ -448,7 +448,7 @@ def test_snapshot_round_trip_and_malformed_input() -> None:
             decode_snapshot(bad)
 
 
-# --- benign code keeps running under the value guards (issue 14) ---------------------------------
+# --- benign code keeps running under the value guards ---------------------------------------
 
 ORDINARY_TEMPLATE = '''
 import functools

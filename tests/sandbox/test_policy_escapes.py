@@ -1,4 +1,4 @@
-"""The policy layer alone stops policy escapes (issue 14, finding 1).
+"""The policy layer alone stops policy escapes.
 
 Every attack here runs **in this process with no OS isolation** (`run_template_here`, the
 same code path as the sandbox child minus the hardening), so a pass proves the policy layer
@@ -56,9 +56,9 @@ def assert_stopped(result: dict) -> None:
     assert CANARY not in json.dumps(result), "the policy let a template read the service's environment"
 
 
-# --- the issue's chains, written from its description -----------------------------------------
+# --- reported escape chains, and variations on them --------------------------------------------
 
-ISSUE_CHAIN = '''
+AGG_UFUNC_CHAIN = '''
 def question(n):
     bound = pd.Series([1.0]).agg(np.array(["__getattribute__"]), 0, "__array_ufunc__")
     ufunc_hook = list(bound)[0]
@@ -68,11 +68,11 @@ def question(n):
 '''
 
 
-def test_issue_chain_agg_array_of_names_to_array_ufunc() -> None:
-    assert_stopped(run_policy_only(ISSUE_CHAIN))
+def test_chain_agg_array_of_names_to_array_ufunc() -> None:
+    assert_stopped(run_policy_only(AGG_UFUNC_CHAIN))
 
 
-def test_issue_chain_first_step_alone_is_refused() -> None:
+def test_chain_first_step_alone_is_refused() -> None:
     result = run_policy_only('''
         def question(n):
             s = pd.Series([1.0]).agg(np.array(["__getattribute__"]), 0, "__array_ufunc__")
@@ -82,7 +82,7 @@ def test_issue_chain_first_step_alone_is_refused() -> None:
     assert "function spec" in result["error"]
 
 
-def test_issue_apply_plot_backend_imports_nothing() -> None:
+def test_apply_plot_backend_imports_nothing() -> None:
     result = run_policy_only('''
         def question(n):
             pd.Series([1.0]).apply(np.array(["plot"]), backend="os")
@@ -498,7 +498,7 @@ def question(n):
     assert result["status"] in FAILED and "holding functions" in result["error"], result
 
 
-# --- super() hands out raw dunders (issue 26, item 10) -------------------------------------------------
+# --- super() hands out raw dunders ----------------------------------------------------------------
 #
 # `super().__init__(...)` in a template's own classes is the one dunder templates may read. Bound to a
 # library object instead (`super(pd.Series, s)`), it returned NDFrame.__init__ unchecked and
@@ -506,7 +506,7 @@ def question(n):
 # the attribute must go through the same rule as a direct dunder read.
 
 SUPER_DUNDERS = {
-    "issue_chain_apply": "init = super(pd.Series, s).__init__\n    pd.Series([3.0]).apply(init)",
+    "reported_chain_apply": "init = super(pd.Series, s).__init__\n    pd.Series([3.0]).apply(init)",
     "getattr_builtin": 'init = getattr(super(pd.Series, s), "__init__")',
     "aliased_super": 'sup = super\n    init = getattr(sup(pd.Series, s), "__init__")',
     "builtins_super_via_partial": 'import functools\n    init = functools.partial(getattr, super(pd.Series, s))("__init__")',

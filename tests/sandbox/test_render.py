@@ -1,4 +1,4 @@
-"""Plots are drawn by the limited plot worker, never in the service process (issue 14, finding 4)."""
+"""Plots are drawn by the limited plot worker, never in the service process: hostile labels and huge items cannot stall or crash it."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_the_service_process_never_renders_or_imports_matplotlib() -> None:
     assert done.stdout.strip() == "False"
 
 
-def test_the_issue_item_is_refused_with_a_clear_error() -> None:
+def test_a_huge_item_is_refused_with_a_clear_error() -> None:
     with pytest.raises(RenderError, match="at most 16 series"):
         render_item_png(HUGE_ITEM)
     with pytest.raises(ValueError, match="at most 16 series"):

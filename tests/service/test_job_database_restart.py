@@ -40,6 +40,7 @@ from itemsmith.templates_bank.storage import (
     open_session,
 )
 
+from ..support import wait_until
 from .conftest import AUTHOR_TITLES, write_author_scripts
 
 KIND = "calibrate"
@@ -141,13 +142,14 @@ def test_a_job_whose_statement_the_server_kills_is_queued_again_and_the_sweep_fi
                                                                             settings=settings)))
         worker.start()
         with engine.connect() as admin:
-            deadline = time.monotonic() + 60
-            while not admin.execute(text(
+            def terminated() -> bool:
+                killed = admin.execute(text(
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
-                    "AND query LIKE '%itemsmith-test-killed%' AND query NOT LIKE '%pg_stat_activity%'")).first():
-                assert time.monotonic() < deadline, "the job's statement never started"
+                    "AND query LIKE '%itemsmith-test-killed%' AND query NOT LIKE '%pg_stat_activity%'")).first()
                 admin.commit()
-                time.sleep(0.05)
+                return killed is not None
+
+            wait_until(terminated, "the job's statement to start (and be terminated)", 60, interval_s=0.05)
         worker.join(60)
         assert outcome == ["queued"]  # not failed
         with open_session(engine) as session:
@@ -212,16 +214,14 @@ def test_raw_psycopg_errors_of_a_restart_are_transient_and_real_errors_are_not()
 
 def _polled(read: Callable[[], Any], until: Callable[[Any], bool], what: str, timeout_s: float = 300.0) -> Any:
     """`read()` until `until` holds on its value (a read while the server is away is read again)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
+    def holds() -> Any:
         try:
             value = read()
-            if until(value):
-                return value
         except Exception:  # noqa: BLE001 - the server is restarting
-            pass
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
+            return None
+        return (value,) if until(value) else None  # a tuple: true even when the value itself is not
+
+    return wait_until(holds, what, timeout_s, interval_s=0.1)[0]
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""Issue 26.2: sandbox work for sample items is bounded per owner and shared fairly
+"""Sandbox work for sample items is bounded per owner and shared fairly
 (`service.sampling.FairGate`), and cached per version, handler, count and seed
 (`TemplateSampler`). The runs here are stand-ins that block on events (what is under test is the
 scheduling, not the sandbox); `tests/api/test_request_capacity.py` runs real templates."""
@@ -6,8 +6,6 @@ scheduling, not the sandbox); `tests/api/test_request_capacity.py` runs real tem
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
 
 import pytest
 
@@ -16,12 +14,7 @@ from itemsmith.sandbox import RunResult
 from itemsmith.service.sampling import FairGate, SamplerBusy, TemplateSampler
 from itemsmith.service.settings import ServiceSettings
 
-
-def _until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the condition never held"
-        time.sleep(0.005)
+from ..support import wait_until
 
 
 def _waiting(gate: FairGate) -> list[str]:
@@ -49,11 +42,11 @@ def test_one_owner_never_takes_every_slot_and_a_freed_slot_goes_to_the_owner_wit
     gate.acquire("alice")
     got: list[str] = []
     third = _acquire_in_thread(gate, "alice", got)  # over alice's share: waits with a slot still free
-    _until(lambda: _waiting(gate) == ["alice"])
+    wait_until(lambda: _waiting(gate) == ["alice"], "alice to wait at the gate")
     gate.acquire("bob")  # the free slot is bob's at once
     assert gate.in_flight() == {"alice": 2, "bob": 1} and got == []
     carol = _acquire_in_thread(gate, "carol", got)  # waits: every slot is taken
-    _until(lambda: sorted(_waiting(gate)) == ["alice", "carol"])
+    wait_until(lambda: sorted(_waiting(gate)) == ["alice", "carol"], "alice and carol to wait")
     gate.release("alice")  # alice (1 in flight, waited first) vs carol (0): carol's turn
     carol.join(5)
     assert got == ["carol"]
@@ -67,7 +60,7 @@ def test_a_full_queue_or_a_long_wait_is_busy_and_leaves_no_trace() -> None:
     gate.acquire("alice")
     got: list[str] = []
     waiter = _acquire_in_thread(gate, "alice", got)
-    _until(lambda: _waiting(gate) == ["alice"])
+    wait_until(lambda: _waiting(gate) == ["alice"], "alice to wait at the gate")
     with pytest.raises(SamplerBusy) as full:
         gate.acquire("alice")  # one waiting already: refused at once
     assert "waiting already" in str(full.value) and full.value.retry_after_s >= 1
@@ -118,7 +111,7 @@ def test_samples_are_cached_per_version_and_seed_and_concurrent_requests_share_o
     threads = [threading.Thread(target=lambda: results.append(_sample(sampler, "alice", "slow"))) for _ in range(5)]
     for thread in threads:
         thread.start()
-    _until(lambda: len(runs.calls) == 3)
+    wait_until(lambda: len(runs.calls) == 3, "three runs to start")
     runs.release.set()
     for thread in threads:
         thread.join(10)
@@ -129,7 +122,7 @@ def test_a_busy_refusal_is_not_cached(sampler) -> None:
     sampler, runs = sampler
     blocker = threading.Thread(target=lambda: _sample(sampler, "alice", "slow"))
     blocker.start()
-    _until(lambda: sampler.gate.in_flight() == {"alice": 1})
+    wait_until(lambda: sampler.gate.in_flight() == {"alice": 1}, "alice's run to hold the gate")
     sampler.gate.queue_per_owner = 0
     with pytest.raises(SamplerBusy):
         _sample(sampler, "alice", "other")

@@ -1,4 +1,4 @@
-"""Issue 26.4: Celery workers survive a broker restart. Two real ``itemsmith worker`` processes on a
+"""Celery workers survive a broker restart. Two real ``itemsmith worker`` processes on a
 private Redis server of this test (the shared one is never restarted) and a PostgreSQL database
 of their own: Redis is killed and started again while a release job runs; the job finishes
 once, both workers are still running, and the workers' beats (what ``/health`` counts) come back
@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,17 +22,15 @@ from itemsmith.service.jobs import CeleryRunner, alive_workers, get_job, list_ev
 from itemsmith.templates_bank.curated import load_curated
 from itemsmith.templates_bank.storage import BankCreate, create_bank, get_engine, import_curated, open_session
 
+from ..support import wait_until
+
 pytest.importorskip("celery")
 pytestmark = pytest.mark.slow
 
 
-def _wait(predicate: Callable[[], bool], what: str, logs: Path, timeout_s: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            tails = "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in sorted(logs.iterdir()))
-            raise AssertionError(f"timed out waiting for {what}\n{tails}")
-        time.sleep(0.2)
+def _tails(logs: Path) -> Callable[[], str]:
+    """The end of every log in `logs`, read when a wait fails."""
+    return lambda: "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in sorted(logs.iterdir()))
 
 
 def _alive(redis_url: str) -> int | None:
@@ -62,7 +59,7 @@ def test_workers_survive_a_redis_restart_mid_job_and_the_job_finishes_once(
                                 start_new_session=True) for i in range(2)]
     runner = CeleryRunner(engine, settings)
     try:
-        _wait(lambda: _alive(private_redis.url) == 2, "two workers' beats", logs)
+        wait_until(lambda: _alive(private_redis.url) == 2, "two workers' beats", 120, interval_s=0.2, details=_tails(logs))
         job = submit_job(engine, kind="release", owner="alice", bank_id=bank.id, runner=runner,
                          request={"bank_id": bank.id, "seeds": list(range(8)), "num_samples": 5, "created_by": "t"})
 
@@ -70,12 +67,13 @@ def test_workers_survive_a_redis_restart_mid_job_and_the_job_finishes_once(
             with open_session(engine) as session:
                 return get_job(session, job.id).status
 
-        _wait(lambda: status() == "running", "the job to start", logs)
+        wait_until(lambda: status() == "running", "the job to start", 120, interval_s=0.2, details=_tails(logs))
         private_redis.stop()
         assert _alive(private_redis.url) is None
         private_redis.start()  # empty: every key, beats included, is gone
-        _wait(lambda: status() == "succeeded", "the job to finish", logs, timeout_s=300)
-        _wait(lambda: _alive(private_redis.url) == 2, "both workers beating again", logs)
+        wait_until(lambda: status() == "succeeded", "the job to finish", 300, interval_s=0.2, details=_tails(logs))
+        wait_until(lambda: _alive(private_redis.url) == 2, "both workers beating again", 120, interval_s=0.2,
+                   details=_tails(logs))
         assert [w.poll() for w in workers] == [None, None]  # both still running
         with TestClient(create_app(settings)) as client:
             assert client.get("/health").json()["workers"] == {"runner": "celery", "alive": 2, "error": None}

@@ -1,4 +1,4 @@
-"""Independent solvers and blind rules for the curated templates the held-out audit of issue 24
+"""Independent solvers and blind rules for the curated templates a held-out audit of the bank
 flagged (shared by tests/templates_bank/test_curated_independent.py and
 benchmarks/curated_independent.py).
 

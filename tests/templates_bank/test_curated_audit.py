@@ -11,7 +11,7 @@ flaky. So a failed audit is repeated once on new fresh seeds and the template fa
 that audit fails too: a real shortcut fails both (each solver's power on ~240 items is high),
 a false alarm almost never repeats. Both reports' feedback is shown on failure.
 
-Slow (the whole bank takes minutes: see the closing note of issue 13b); marked `slow`.
+Slow (the whole bank takes minutes); marked `slow`.
 """
 
 from __future__ import annotations

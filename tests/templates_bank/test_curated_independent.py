@@ -1,4 +1,4 @@
-"""The curated templates the held-out audit of issue 24 flagged, re-answered independently and
+"""The curated templates a held-out audit of the bank flagged, re-answered independently and
 attacked with the blind cue it found (tests/templates_bank/curated_solvers.py).
 
 Each template is drawn over 4 fresh seeds (about 200 items). Its independent solver, a statistic

@@ -1,4 +1,4 @@
-"""Issue 26.7: regeneration starts the pool of every handler at once and runs them side by side,
+"""Regeneration starts the pool of every handler at once and runs them side by side,
 one pool (one handler snapshot) per handler, and still yields runs in (template, seed) order with
 the same items as one run at a time.
 

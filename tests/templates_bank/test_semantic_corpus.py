@@ -1,7 +1,7 @@
 """The semantic corpus (benchmarks/semantic_corpus) and its runner (benchmarks/semantic_verification.py).
 
 Cheap checks only: the manifest lists every file and nothing else, every template parses and defines
-`question(num_samples)`, classes and counts are as issue 24 asks, the blind rules answer what they
+`question(num_samples)`, classes and counts are as the corpus promises, the blind rules answer what they
 claim and abstain otherwise, the runner reads `itemsmith verify`'s contract (checked against a
 scripted stand-in for the command, since the real one is not part of this branch). Two templates run
 in the sandbox: a gaming one its rule always answers, and a good one the same rule cannot.
@@ -78,7 +78,7 @@ def test_fix_applies_once_and_leaves_a_template(entry: Any) -> None:
     assert any(isinstance(n, ast.FunctionDef) and n.name == "question" for n in tree.body)
 
 
-def test_counts_and_classes_are_as_the_issue_asks() -> None:
+def test_counts_and_classes_are_as_documented() -> None:
     kinds = Counter(e.kind for e in ENTRIES)
     assert kinds["good"] >= 10 and kinds["flawed"] >= 30
     classes = Counter(e.klass for e in ENTRIES)
