@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from itemsmith.cli._common import JsonOpt, fail, print_json
+from itemsmith.cli._common import JsonOpt, ReasoningBudgetOpt, agent_settings, fail, print_json
 
 __all__ = ["app"]
 
@@ -24,6 +24,7 @@ def judges_validate(
                                                                  "benchmarks/semantic_corpus.")],
         per_kind: Annotated[int | None, typer.Option("--per-kind", min=1,
                                                      help="Only the first N templates of each kind.")] = None,
+        reasoning_budget: ReasoningBudgetOpt = None,
         as_json: JsonOpt = False) -> None:
     """Score every template of CORPUS with JUDGE as the panel does, measure its separation of good and
     flawed templates (AUC of its mean score; 0.5 is chance) and record it: from then on the judge decides
@@ -32,14 +33,13 @@ def judges_validate(
     import asyncio
 
     from itemsmith.agents.judge_validation import measure_judge, record_validation
-    from itemsmith.agents.settings import get_settings
     from itemsmith.agents.specs import ModelSpec
 
     try:
         spec = ModelSpec.parse(judge)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--judge") from None
-    settings = get_settings()
+    settings = agent_settings(reasoning_budget)
 
     def progress(kind: str, file: str, scores: dict[str, float]) -> None:
         mean = sum(scores.values()) / len(scores) if scores else None

@@ -25,13 +25,14 @@ def question(num_samples):
 
 GRAMMAR = {
     (): {"curated", "bank", "release", "author", "sample", "check-template", "verify", "handlers", "db", "keys",
-         "serve", "worker", "settings"},
+         "serve", "worker", "settings", "judges"},
     ("curated",): {"list", "sample"},
     ("bank",): {"list", "show", "create", "import-curated", "import-run", "import-items"},
     ("release",): {"create", "list", "show", "export", "verify", "evaluate", "reverify", "calibrate", "audit"},
     ("db",): {"upgrade", "downgrade", "current"},
     ("keys",): {"create", "list", "revoke"},
     ("handlers",): {"list"},
+    ("judges",): {"validate", "list"},
 }
 
 
@@ -91,7 +92,7 @@ def test_flags_mean_one_thing_everywhere() -> None:
 
 
 MODEL_OPTIONS = {"--model", "--judge", "--student", "--generator", "--planner", "--solver"}
-CALLING_MODELS = {("author",), ("verify",), ("release", "evaluate"), ("release", "reverify")}
+CALLING_MODELS = {("author",), ("verify",), ("release", "evaluate"), ("release", "reverify"), ("judges", "validate")}
 
 
 def test_every_command_that_calls_models_takes_the_one_reasoning_budget_option() -> None:
