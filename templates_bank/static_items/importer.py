@@ -169,7 +169,7 @@ def import_items(session: Session, bank: str, source: str, fmt: ImportFormat, *,
     (committed first, with `commit`)."""
     started = time.monotonic()
     rows, groups = read_groups(source, fmt, mapping or {})
-    path = local_source(source, fmt)[0]
+    path = local_source(source, hf=fmt == "hf")[0]
     sha = _file_sha256(path)
     audit = audit_static([StaticGroup(g[0].group, g[0].category, [r.item for r in g]) for g in groups], config)
     name = path.name

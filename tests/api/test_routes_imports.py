@@ -65,7 +65,8 @@ def test_a_tse_file_becomes_a_bank_whose_import_job_stores_each_group_with_progr
         progress = [e.payload for e in list_events(session, job["id"], kind="progress")]
     assert progress[0] == {"groups_done": 0, "groups": 3} and progress[-1] == {"groups_done": 3, "groups": 3}
     listed = client.get(f"/banks/{bank['id']}/templates", headers={"X-API-Key": api_key}).json()
-    assert sorted(t["template_key"] for t in listed["items"]) == ["tse-1", "tse-2", "tse-3"]
+    assert sorted(t["template_key"] for t in listed["items"]) == [
+        "tse-anomaly-detection-2", "tse-causality-analysis-3", "tse-pattern-recognition-1"]
 
 
 def test_importing_the_same_file_again_stores_nothing_new(client, api_key, engine, api_settings) -> None:
@@ -178,7 +179,7 @@ def test_an_imported_release_is_audited_by_a_job_per_group_and_category(client, 
     assert job.status_code == 202 and job.json()["kind"] == "audit"
     report = run_job(engine, api_settings, job.json()["id"])
     assert sorted((g["group"], g["report"]["n_items"]) for g in report["groups"]) == [
-        ("tse-1", 4), ("tse-2", 4), ("tse-3", 4)]
+        ("tse-pattern-recognition-1", 4), ("tse-anomaly-detection-2", 4), ("tse-causality-analysis-3", 4)]
     assert report["overall"]["items"] == 12 and {c["scope"] for c in report["categories"]} >= {"Anomaly Detection"}
     listed = client.get(f"/releases/{release['id']}/audits", headers=headers).json()
     assert [j["id"] for j in listed] == [job.json()["id"]]
