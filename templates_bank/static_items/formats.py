@@ -35,7 +35,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from itemsmith.items.schema import Item, ItemKind, Series
-from itemsmith.templates_bank.static_items.reading import RowError, local_source, read_json_rows, shown
+from itemsmith.templates_bank.static_items.reading import (
+    RowError,
+    Unrepresentable,
+    local_source,
+    read_json_rows,
+    shown,
+)
 
 __all__ = ["FIELDS", "FORMATS", "ImportFormat", "ImportedRow", "RowError", "column", "local_source", "normalize",
            "number_text", "parse_mapping", "read_rows"]
@@ -175,6 +181,9 @@ def _values(name: str, values: Any, field: str) -> list[float]:
         raise RowError(f"series {name!r} must be a non-empty list of numbers", field)
     numbers = [_number(v) for v in values]
     bad = next((i for i, n in enumerate(numbers) if n is None), None)
+    if bad is not None and isinstance(values[bad], Unrepresentable):
+        raise RowError(f"series {name!r} holds {values[bad]!r} at position {bad}: not a finite number a float can "
+                       "hold", field)
     if bad is not None:
         raise RowError(f"series {name!r} holds a non-number at position {bad} ({shown(values[bad])}): mixed types",
                        field)
@@ -325,10 +334,11 @@ def normalize(fmt: ImportFormat, number: int, row: Any, mapping: Mapping[str, li
         raise row
     if not isinstance(row, Mapping):
         raise RowError(f"a row is a JSON object, got {shown(row)}")
-    try:
-        nul = next((str(k) for k, v in row.items() if _holds_nul(k) or _holds_nul(v)), None)
-    except RecursionError:
-        raise RowError("the row is nested too deeply") from None
-    if nul is not None:
-        raise RowError("text must not contain NUL (U+0000) characters", nul)
+    for key, value in row.items():
+        try:
+            nul = _holds_nul(key) or _holds_nul(value)
+        except RecursionError:
+            raise RowError("the value is nested too deeply", str(key)) from None
+        if nul:
+            raise RowError("text must not contain NUL (U+0000) characters", str(key))
     return FORMATS[fmt](number, row, mapping)

@@ -49,7 +49,10 @@ class Unrepresentable:
 
 def shown(value: Any) -> str:
     """`repr(value)`, cut short: a message quotes a bad value without repeating a huge one."""
-    text = repr(value)
+    try:
+        text = repr(value)
+    except RecursionError:
+        return "<a value nested too deeply>"
     return text if len(text) <= _SHOWN else f"{text[:_SHOWN]}... ({len(text)} characters)"
 
 

@@ -106,13 +106,13 @@ def test_tse_file_imports_as_static_groups_with_provenance_verdicts_and_idempote
 
 
 @pytest.mark.parametrize(("bad", "message", "column"), [
-    ({"answer": "sideways"}, "row 2: the answer 'sideways' is not one of its options", "answer"),
-    ({"ts": None}, "row 2: no series", "ts"),
-    ({"ts": [1.0, "n/a", 2.0]}, "row 2: series 'ts' holds a non-number at position 1 ('n/a'): mixed types", "ts"),
-    ({"options": ["up", {"x": 1}, "flat", "cycle"]}, "row 2: option 1 is {'x': 1}: an option is text or a number",
+    ({"answer": "sideways"}, "row 2 (answer): the answer 'sideways' is not one of its options", "answer"),
+    ({"ts": None}, "row 2 (ts): no series", "ts"),
+    ({"ts": [1.0, "n/a", 2.0]}, "row 2 (ts): series 'ts' holds a non-number at position 1 ('n/a'): mixed types", "ts"),
+    ({"options": ["up", {"x": 1}, "flat", "cycle"]}, "row 2 (options): option 1 is {'x': 1}: an option is text or a number",
      "options"),
-    ({"question_type": "open"}, "row 2: question_type 'open'", "question_type"),
-    ({"subcategory": "tr\x00end"}, "row 2: text must not contain NUL", "subcategory"),
+    ({"question_type": "open"}, "row 2 (question_type): question_type 'open'", "question_type"),
+    ({"subcategory": "tr\x00end"}, "row 2 (subcategory): text must not contain NUL", "subcategory"),
 ])
 def test_bad_row_is_reported_by_number_and_nothing_is_stored(bank_url: str, tmp_path: Path, bad: dict[str, Any],
                                                              message: str, column: str) -> None:
@@ -225,7 +225,7 @@ def test_series_without_timestamps_or_units_render_in_every_text_format_and_plot
     from itemsmith.templates_bank.static_items.importer import read_groups
 
     _, groups = read_groups(str(source), "tse", {})
-    two_series = groups[2][0].item
+    two_series = groups[2].item_models()[0]
     for fmt in TextFormat:
         text = render_item(two_series, fmt)
         assert "series 1" in text and "series 2" in text and "unit" not in text

@@ -100,11 +100,11 @@ def test_each_published_round_reads_whole_with_its_audit_findings(round_: int, t
     assert (rows, len(groups), len({r["tid"] for r in raw})) == (expected_rows, expected_groups, tids)
     assert (len(raw), len(by_group(raw))) == (rows, len(groups))
     assert sum(1 for r in raw for o in r["options"] if not isinstance(o, str)) > 200  # numbers among the options
-    items = {r.row: r.item for g in groups for r in g}
+    items = {item.metadata["source_row"]: item for g in groups for item in g.item_models()}
     for number, row in enumerate(raw, start=1):
         assert items[number].options == [shown(o) for o in row["options"]]
         assert items[number].answer_index == key_position(row)
-    audit = audit_static([StaticGroup(g[0].group, g[0].category, [r.item for r in g]) for g in groups])
+    audit = audit_static([StaticGroup(g.group, g.category, g.item_models()) for g in groups])
     categories = {c.scope: c for c in audit.categories}
     duplicates = duplicates_per_category(raw)
     assert {scope: c.duplicates for scope, c in categories.items()} == duplicates
