@@ -320,12 +320,15 @@ FORMATS: dict[ImportFormat, Callable[[int, Mapping[str, Any], Mapping[str, list[
 }
 
 
+_SCALARS = (int, float, bool, type(None), Unrepresentable)
+
+
 def _holds_nul(value: Any) -> bool:
     if isinstance(value, str):
         return "\x00" in value
     if isinstance(value, Mapping):
         return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
-    return isinstance(value, list) and any(_holds_nul(v) for v in value)
+    return isinstance(value, list) and any(_holds_nul(v) for v in value if not isinstance(v, _SCALARS))
 
 
 def normalize(fmt: ImportFormat, number: int, row: Any, mapping: Mapping[str, list[str]]) -> ImportedRow:
