@@ -60,7 +60,7 @@ def _integer(text: str) -> int | Unrepresentable:
     return int(text) if len(text) <= MAX_INT_DIGITS else Unrepresentable(text)
 
 
-_DECODER = json.JSONDecoder(parse_int=_integer, parse_constant=Unrepresentable)  # type: ignore[arg-type]
+_DECODER = json.JSONDecoder(parse_int=_integer, parse_constant=Unrepresentable)
 
 
 def _nested_column(text: str, start: int) -> str | None:
