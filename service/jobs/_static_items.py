@@ -3,11 +3,12 @@ static groups (`templates_bank.static_items.import_items`; about 11 s for 766 it
 the static audit and one version per group) and the static audit of a release's items as a fixed
 set (`audit_release`, on the items the release stored).
 
-An import commits each group as it stores it; its progress events count the rows read and the
-groups stored (``rows_parsed``, ``groups``, ``groups_stored``, about every second); it stops at
-the next group (or thousand rows) when cancelled, and run again (resumed, or claimed again after a crash)
-it stores only the groups not stored yet (versions are keyed by their items' hash). The upload's rows were read when it arrived (`service.items_upload`), so a bad row never
-reaches a job."""
+An import's progress events count the rows read and the groups stored (``rows_parsed``,
+``groups``, ``groups_stored``, about every second), each committing the groups stored before it
+(one commit a group cost more than the storing on SQLite); it stops at the next group (or
+thousand rows) when cancelled, and run again (resumed, or claimed again after a crash) it stores
+only the groups not stored yet (versions are keyed by their items' hash). The upload's rows were
+read when it arrived (`service.items_upload`), so a bad row never reaches a job."""
 
 from __future__ import annotations
 
@@ -63,22 +64,24 @@ def run_import_job(request: ImportJobRequest, context: JobContext) -> dict[str, 
         raise NotFoundError(f"the uploaded file {request.file_name} is gone; upload it again")
 
     last: list[float] = []
-
-    def progress(state: ImportProgress) -> None:
-        """A progress event when a phase starts or ends and at most every `_PROGRESS_EVERY_S`
-        between (publishing notes a cancel); then stop here if the job was cancelled."""
-        now = time.monotonic()
-        edge = state.phase == "stored" or (state.phase == "storing" and state.groups_stored == 1)
-        if edge or not last or now - last[-1] >= _PROGRESS_EVERY_S:
-            counts = state.model_dump(exclude={"phase"})
-            context.publish("progress", {"phase": state.phase, **counts}, progress=counts)
-            last.append(now)
-        context.raise_if_interrupted()
-
     with BankSession(context.engine, expire_on_commit=False) as session:
+
+        def progress(state: ImportProgress) -> None:
+            """Commit what is stored and report it when a phase starts or ends and at most every
+            `_PROGRESS_EVERY_S` between (publishing notes a cancel); then stop here if the job was
+            cancelled (the groups stored since the last report are stored again on resume)."""
+            now = time.monotonic()
+            edge = state.phase == "stored" or (state.phase == "storing" and state.groups_stored == 1)
+            if edge or not last or now - last[-1] >= _PROGRESS_EVERY_S:
+                session.commit()
+                counts = state.model_dump(exclude={"phase"})
+                context.publish("progress", {"phase": state.phase, **counts}, progress=counts)
+                last.append(now)
+            context.raise_if_interrupted()
+
         report, _ = import_items(session, bank.name, str(path), request.format, owner=context.owner,
                                  created_by=request.created_by, mapping=request.mapping, audit=request.audit,
-                                 commit=True, on_progress=progress)
+                                 on_progress=progress)
         session.commit()
     return report.model_dump(mode="json")
 

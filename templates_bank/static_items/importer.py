@@ -12,9 +12,9 @@ later), a ``structure`` verdict (the rows validated; its first items, which the 
 view reads) and an accepting ``decision``: an imported benchmark is audited, not filtered; a
 reviewer rejects a group on the review page. Importing the same file again stores nothing new
 (the versions are keyed by the items' hash); a changed group becomes a new version of its key.
-With ``commit``, each group is committed as it is stored (an import job's progress), so an import
-that stopped half way is finished by running it again. `ImportProgress` counts the rows read and
-the groups stored as it goes.
+`ImportProgress` counts the rows read and the groups stored as it goes; an import job commits
+what is stored each time it reports, so an import that stopped half way is finished by running
+it again.
 """
 
 from __future__ import annotations
@@ -216,12 +216,12 @@ def _template(group: GroupRows, provenance: Provenance) -> Template:
 
 def import_items(session: Session, bank: str, source: str, fmt: ImportFormat, *, owner: str, created_by: str,
                  mapping: dict[str, list[str]] | None = None, task: str = "", config: AuditConfig | None = None,
-                 audit: bool = True, commit: bool = False, on_progress: ProgressCallback | None = None,
+                 audit: bool = True, on_progress: ProgressCallback | None = None,
                  ) -> tuple[ImportReport, StaticAuditReport | None]:
     """Store `source`'s rows in `bank` (created when missing) as one static version per group, each
     with its structure, audit (unless not `audit`) and decision verdicts; nothing is stored when a
     row is bad (`ItemImportError`). `on_progress` is called while the rows are read and after
-    each group is stored (committed first, with `commit`)."""
+    each group is stored (flushed, not committed: an import job commits when it reports)."""
     started = time.monotonic()
     rows, groups = read_groups(source, fmt, mapping or {}, on_progress=on_progress)
     path = local_source(source, hf=fmt == "hf")[0]
@@ -256,8 +256,6 @@ def import_items(session: Session, bank: str, source: str, fmt: ImportFormat, *,
             else:
                 reasons.append("not audited at import: audit the release (itemsmith release audit)")
             record_verdict(session, version.id, Decision(accepted=True, stage="structure", reasons=reasons))
-            if commit:
-                session.commit()
         if on_progress is not None:
             on_progress(ImportProgress(phase="storing" if done < len(groups) else "stored", rows_parsed=rows,
                                        groups=len(groups), groups_stored=done))

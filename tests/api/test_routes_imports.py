@@ -279,3 +279,47 @@ def test_an_import_cancelled_after_its_first_group_resumes_with_the_others(clien
     assert client.post(f"/jobs/{job_id}/resume", headers={"X-API-Key": api_key}).status_code == 202
     result = run_job(engine, api_settings, job_id)
     assert (result["new_versions"], result["unchanged_versions"]) == (2, 1) and stored(engine)[1] == 3
+
+
+def _many_rows(rows: int, per_group: int) -> bytes:
+    """JSON lines of TimeSeriesExam rows, `per_group` a template."""
+    rng = np.random.default_rng(7)
+    return "\n".join(json.dumps(tse_row(1 + i // per_group, i, rng)) for i in range(rows)).encode()
+
+
+def test_an_import_reports_rows_read_and_groups_stored_as_it_goes(client, api_key, engine, api_settings,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from itemsmith.service.jobs import _static_items
+
+    monkeypatch.setattr(_static_items, "_PROGRESS_EVERY_S", 0.0)  # every step reported: the counts are exact
+    job = post_import(client, api_key, _many_rows(2500, 500), audit="false").json()["job"]
+    result = run_job(engine, api_settings, job["id"])
+    with open_session(engine) as session:
+        progress = [e.payload for e in list_events(session, job["id"], kind="progress")]
+    reading = [p["rows_parsed"] for p in progress if p["phase"] == "reading"]
+    assert reading == [1000, 2000, 2500]
+    stored = [p["groups_stored"] for p in progress if p["phase"] != "reading"]
+    assert stored == [1, 2, 3, 4, 5] and progress[-1]["phase"] == "stored"
+    assert (result["rows"], result["groups"], result["audited"]) == (2500, 5, False)
+
+
+def test_a_cancel_while_the_rows_are_read_stops_before_anything_is_stored(client, api_key, engine,
+                                                                          api_settings) -> None:
+    job_id = post_import(client, api_key, _many_rows(2500, 500), audit="false").json()["job"]["id"]
+
+    def cancel_at_the_first_thousand_rows(context) -> None:
+        publish = context.publish
+
+        def publish_then_cancel(kind: str, payload: dict[str, Any], **options: Any) -> None:
+            publish(kind, payload, **options)
+            if payload.get("rows_parsed") == 1000:
+                context.interrupt("cancel")
+
+        context.publish = publish_then_cancel
+
+    assert execute_job(engine, job_id, worker="test", settings=api_settings,
+                       on_start=cancel_at_the_first_thousand_rows) == "cancelled"
+    assert stored(engine)[1] == 0
+    with open_session(engine) as session:
+        progress = [e.payload for e in list_events(session, job_id, kind="progress")]
+    assert [p["rows_parsed"] for p in progress] == [1000]
