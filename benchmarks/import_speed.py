@@ -1,6 +1,6 @@
 """A large benchmark file in and out of the importer: time, memory, progress, cancel.
 
-    python benchmarks/import_speed.py [--rows 120000] [--groups 2000] [--out DIR] [--audit] [--skip-api]
+    python benchmarks/import_speed.py [--rows 120000] [--groups 2000] [--out DIR] [--audit] [--skip-api|--skip-cli]
 
 Writes a JSON-lines file in TimeSeriesExam's format (``--rows`` rows in ``--groups`` groups of
 one category each, short series, three options; about 160 bytes a row), then measures:
@@ -189,6 +189,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="folder for the files (default: a temporary one)")
     parser.add_argument("--audit", action="store_true", help="audit each group as it is stored (slow on large files)")
     parser.add_argument("--skip-api", action="store_true", help="only the command line and the reference")
+    parser.add_argument("--skip-cli", action="store_true", help="only the service and the reference")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         out = args.out or Path(scratch)
@@ -196,8 +197,9 @@ def main() -> None:
         path = write_file(out / "items.jsonl", args.rows, args.groups)
         report: dict[str, Any] = {"rows": args.rows, "groups": args.groups,
                                   "file_mib": round(path.stat().st_size / 2**20, 1), "audit": args.audit}
-        report["cli"] = cli_import(path, out, args.audit)
-        print(json.dumps(report["cli"]), flush=True)
+        if not args.skip_cli:
+            report["cli"] = cli_import(path, out, args.audit)
+            print(json.dumps(report["cli"]), flush=True)
         if not args.skip_api:
             report["service"] = service_import(path, out, args.audit)
             print(json.dumps(report["service"]), flush=True)
