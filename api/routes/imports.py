@@ -118,10 +118,12 @@ def create_bank_from_items_route(
                                                            "from FILE)")] = "",
 ) -> BankCreated:
     """Create a bank of an existing benchmark's items and start the ``import`` job that stores
-    them: one static version per group (TimeSeriesExam's ``tid``, or the mapped ``group``) with the
-    file's name and hash and its static audit, accepted for review. A file with a bad row (a key
-    that is not one of its options, no series, mixed types, a NUL character) is refused with every
-    bad row and nothing is stored, the bank included. The finished job's ``result`` counts the new
+    them: one static version per group (TimeSeriesExam's ``category`` and ``tid``, or the mapped
+    ``group``) with the file's name and hash and its static audit, accepted for review. A file with
+    a bad row (a key that is not one of its options, no series, a value of the wrong type or one no
+    item can hold, such as a 5000-digit integer or NaN, a NUL character) is refused with every bad
+    row, its number and column, and nothing is stored, the bank and the file included. The job's
+    progress events count the rows read and the groups stored; its ``result`` counts the new
     versions and the groups failing the audit."""
     columns = _mapping(mapping)
     if owned_bank_named(session, name, principal.owner) is not None:
