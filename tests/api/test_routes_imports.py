@@ -223,8 +223,10 @@ def test_a_file_over_the_upload_limit_is_a_413_and_one_over_the_default_body_cap
     over_request_cap = tse_file() + b" " * api_settings.max_request_bytes  # still valid JSON
     assert post_import(client, api_key, over_request_cap).status_code == 202
     app.state.settings = api_settings.model_copy(update={"max_upload_bytes": 1000})
+    before = left_behind(api_settings)
     response = post_import(client, api_key, tse_file(), name="small")
     assert response.status_code == 413 and "1000-byte limit" in response.json()["detail"]
+    assert left_behind(api_settings) == before  # not even the bank's folder
     with open_session(engine) as session:
         assert [b.name for b in session.scalars(select(BankRow))] == ["exam"]
     assert len(uploaded_files(api_settings)) == 1
