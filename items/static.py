@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from itemsmith.items.hashing import canonical_json
 from itemsmith.items.schema import Item
 
-__all__ = ["STATIC_FORMAT", "StaticSourceError", "parse_static_source", "static_source"]
+__all__ = ["STATIC_FORMAT", "StaticSourceError", "parse_static_source", "static_source", "static_source_of"]
 
 STATIC_FORMAT = "itemsmith-static-items/1"
 
@@ -38,6 +38,13 @@ def static_source(items: Sequence[Item]) -> str:
     if not items:
         raise StaticSourceError("a static group holds at least one item")
     return canonical_json({"format": STATIC_FORMAT, "items": [item.model_dump(mode="json") for item in items]})
+
+
+def static_source_of(items: Sequence[str]) -> str:
+    """`static_source` of items given as their canonical JSON each (an import keeps them so until it stores them)."""
+    if not items:
+        raise StaticSourceError("a static group holds at least one item")
+    return f'{{"format":{canonical_json(STATIC_FORMAT)},"items":[{",".join(items)}]}}'
 
 
 def parse_static_source(source: str) -> list[Item]:

@@ -69,15 +69,30 @@ def receive_items_file(uploads_dir: Path, owner: str, bank: str, upload_name: st
     from itemsmith.templates_bank.static_items import read_groups  # pandas and the audit: only for an upload
 
     name = _file_name(upload_name)
-    staging = uploads_dir / owner_folder(owner) / bank / "imports" / f".upload-{secrets.token_hex(8)}"
+    imports = uploads_dir / owner_folder(owner) / bank / "imports"
+    staging = imports / f".upload-{secrets.token_hex(8)}"
+    created = [p for p in reversed(staging.parents[:4]) if not p.exists()]
     staging.mkdir(parents=True)
+    kept = False
     try:
         partial = staging / name  # read under its own name: the errors name the file
         sha = _save(stream, partial, max_bytes)
-        rows, groups = read_groups(str(partial), fmt, dict(mapping))
+        rows, groups = read_groups(str(partial), fmt, dict(mapping), keep_items=False)
         target = items_file(uploads_dir, owner, bank, sha, name)
         target.parent.mkdir(exist_ok=True)
         partial.replace(target)
+        kept = True
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        if not kept:
+            _remove_empty(created)
     return ItemsFile(file_name=name, sha256=sha, rows=rows, groups=len(groups))
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove the folders a refused upload created, deepest first, where nothing else came in meanwhile."""
+    for folder in reversed(folders):
+        try:
+            folder.rmdir()
+        except OSError:  # not empty: another upload uses it now
+            return

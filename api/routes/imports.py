@@ -56,6 +56,9 @@ FileField = Annotated[UploadFile, File(description="the benchmark file: TimeSeri
 FormatField = Annotated[UploadFormat, Form(alias="format", description=(
     "tse (TimeSeriesExam) or jsonl; a Hugging Face dataset is imported from a local copy by the command line "
     "(itemsmith bank import-items --format hf), or uploaded as JSON lines (Dataset.to_json)"))]
+AuditField = Annotated[bool, Form(description=(
+    "audit each group as it is stored (about half a second for a group of 60 items); false stores a large file "
+    "quickly, to be audited as a release (POST /releases/{id}/audits)"))]
 MapField = Annotated[str | None, Form(alias="map", max_length=4000, description=(
     "the file's columns of the fields, e.g. question=prompt,options=choices,answer=label,series=ts1+ts2,"
     "group=template_id (jsonl)"))]
@@ -97,9 +100,10 @@ def _receive(request: Request, principal: Principal, settings: ApiSettings, bank
 
 
 def _start(request: Request, principal: Principal, bank: BankPublic, upload: ItemsFile, fmt: UploadFormat,
-           mapping: dict[str, list[str]]) -> JobPublic:
+           mapping: dict[str, list[str]], audit: bool) -> JobPublic:
     job_request = ImportJobRequest(bank_id=bank.id, sha256=upload.sha256, file_name=upload.file_name, format=fmt,
-                                   mapping=mapping, created_by=reviewer_name(principal.owner, principal.key_id))
+                                   mapping=mapping, created_by=reviewer_name(principal.owner, principal.key_id),
+                                   audit=audit)
     return submit_job(request.app.state.engine, kind="import", owner=principal.owner,
                       request=job_request.model_dump(mode="json"), bank_id=bank.id, runner=request.app.state.job_runner)
 
@@ -115,14 +119,17 @@ def create_bank_from_items_route(
     file: FileField,
     fmt: FormatField,
     mapping: MapField = None,
+    audit: AuditField = True,
     task: Annotated[str, Form(max_length=4000, description="what the benchmark tests (default: items imported "
                                                            "from FILE)")] = "",
 ) -> BankCreated:
     """Create a bank of an existing benchmark's items and start the ``import`` job that stores
-    them: one static version per group (TimeSeriesExam's ``tid``, or the mapped ``group``) with the
-    file's name and hash and its static audit, accepted for review. A file with a bad row (a key
-    that is not one of its options, no series, mixed types, a NUL character) is refused with every
-    bad row and nothing is stored, the bank included. The finished job's ``result`` counts the new
+    them: one static version per group (TimeSeriesExam's ``category`` and ``tid``, or the mapped
+    ``group``) with the file's name and hash and its static audit, accepted for review. A file with
+    a bad row (a key that is not one of its options, no series, a value of the wrong type or one no
+    item can hold, such as a 5000-digit integer or NaN, a NUL character) is refused with every bad
+    row, its number and column, and nothing is stored, the bank and the file included. The job's
+    progress events count the rows read and the groups stored; its ``result`` counts the new
     versions and the groups failing the audit."""
     columns = _mapping(mapping)
     if owned_bank_named(session, name, principal.owner) is not None:
@@ -137,7 +144,7 @@ def create_bank_from_items_route(
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
     except ValidationError as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"bank: {validation_message(exc)}") from None
-    return BankCreated(bank=BankView.of(bank), job=_start(request, principal, bank, upload, fmt, columns))
+    return BankCreated(bank=BankView.of(bank), job=_start(request, principal, bank, upload, fmt, columns, audit))
 
 
 @router.post("/{bank_id}/imports", status_code=status.HTTP_202_ACCEPTED, responses={
@@ -145,7 +152,7 @@ def create_bank_from_items_route(
     409: {"description": "the bank holds generated templates (import into a bank of imported items)"}})
 def import_items_route(bank_id: RecordId, request: Request, principal: PrincipalDep, session: SessionDep,
                        api_settings: SettingsDep, file: FileField, fmt: FormatField,
-                       mapping: MapField = None) -> JobPublic:
+                       mapping: MapField = None, audit: AuditField = True) -> JobPublic:
     """Start an ``import`` job that stores a benchmark file's items in one of the caller's banks of
     imported items, as ``POST /banks/imports`` does. Idempotent: a group already stored (the same
     items) is not stored again, a changed group becomes a new version of it."""
@@ -155,4 +162,4 @@ def import_items_route(bank_id: RecordId, request: Request, principal: Principal
                                                       "items into a bank of their own (POST /banks/imports)")
     columns = _mapping(mapping)
     upload = _receive(request, principal, api_settings, bank.name, file, fmt, columns)
-    return _start(request, principal, bank, upload, fmt, columns)
+    return _start(request, principal, bank, upload, fmt, columns, audit)

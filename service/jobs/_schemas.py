@@ -167,6 +167,7 @@ class ImportJobRequest(BaseModel):
     format: UploadFormat
     mapping: dict[str, list[str]] = Field(default_factory=dict, description="field -> the file's columns")
     created_by: str = Field(min_length=1, max_length=200)
+    audit: bool = Field(True, description="False: store the items without the static audit (audit the release later)")
 
 
 class AuditJobRequest(BaseModel):

@@ -1,9 +1,12 @@
 """lm-evaluation-harness tasks: two task YAMLs over the same parquet data.
 
-- ``<task>.yaml``: ``output_type: multiple_choice`` (log-likelihood of the option letters after
-  the prompt, ``acc``), for models with log-probabilities.
-- ``<task>_gen.yaml``: ``output_type: generate_until`` with a regex filter that takes the last
-  ``Answer: X`` of the reply (``exact_match``), for chat APIs without log-probabilities.
+- ``<task>.yaml``: ``output_type: multiple_choice`` (log-likelihood of each option's letter after
+  the prompt, ``acc``), for backends with log-probabilities: what ``itemsmith release evaluate``
+  does with a model that gives them.
+- ``<task>_gen.yaml``: ``output_type: generate_until`` scored by ``process_results`` in
+  ``itemsmith_answers.py`` (``acc``): the reply read as ``itemsmith release evaluate`` reads it (the
+  last final-answer cue such as "Answer: C", a bare letter, or the one letter marked as an option,
+  as in "A) day 4"), for chat backends without log-probabilities.
 
 The YAMLs load the data next to them (``custom_dataset`` pointing at ``itemsmith_data.py``), so
 the folder can be moved: ``lm_eval --include_path DIR --tasks <task>,<task>_gen --model ...``.
@@ -19,16 +22,16 @@ from typing import Any
 import yaml
 
 from itemsmith.items.schema import MAX_OPTIONS
+from itemsmith.templates_bank.exporters._answer_rule import ANSWER_MODULE, answer_module
 from itemsmith.templates_bank.exporters._options import ExportOptions
 from itemsmith.templates_bank.exporters._parquet import write_parquet
 from itemsmith.templates_bank.exporters._registry import exporter
 from itemsmith.templates_bank.exporters._rows import ExportRow
 from itemsmith.templates_bank.releases import ReleaseManifest
 
-__all__ = ["ANSWER_PATTERN", "task_configs", "task_name"]
+__all__ = ["task_configs", "task_name"]
 
 LETTERS = [chr(ord("A") + i) for i in range(MAX_OPTIONS)]
-ANSWER_PATTERN = r"(?i)answer\s*(?:is)?[\s*_:：'\"(\[]*([A-F])(?![A-Za-z])"
 INSTRUCTION = ("Think step by step if you need to, then end your reply with a line of the form "
                "\"Answer: X\", where X is the letter of the correct option.")
 LOADER = '''"""Loads the parquet files next to this file for the itemsmith task YAMLs (``custom_dataset``)."""
@@ -88,12 +91,8 @@ def task_configs(manifest: ReleaseManifest) -> dict[str, dict[str, Any]]:
         "doc_to_text": "{{prompt}}\n\n" + INSTRUCTION,
         "doc_to_target": "{{answer}}",
         "generation_kwargs": {"until": [], "do_sample": False, "temperature": 0.0, "max_gen_toks": 1024},
-        "filter_list": [{"name": "answer-letter", "filter": [
-            {"function": "regex", "regex_pattern": ANSWER_PATTERN, "group_select": -1, "fallback": "[invalid]"},
-            {"function": "take_first"},
-        ]}],
-        "metric_list": [{"metric": "exact_match", "aggregation": "mean", "higher_is_better": True,
-                         "ignore_case": True, "ignore_punctuation": True}],
+        "process_results": _Function(f"{Path(ANSWER_MODULE).stem}.process_results"),
+        "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}],
         "metadata": metadata,
     }
     return {f"{name}.yaml": loglik, f"{name}_gen.yaml": generative}
@@ -104,6 +103,7 @@ def task_configs(manifest: ReleaseManifest) -> dict[str, dict[str, Any]]:
 def write_lm_eval(rows: Iterator[ExportRow], manifest: ReleaseManifest, out: Path, options: ExportOptions) -> None:
     write_parquet(rows, out / "data", manifest.counts.items, options)
     (out / "itemsmith_data.py").write_text(LOADER, encoding="utf-8", newline="\n")
+    (out / ANSWER_MODULE).write_text(answer_module(), encoding="utf-8", newline="\n")
     for filename, config in task_configs(manifest).items():
         text = yaml.dump(config, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000)
         (out / filename).write_text(text, encoding="utf-8", newline="\n")

@@ -3,6 +3,8 @@ fixed item set (see docs/auditing-a-benchmark.md)."""
 
 from itemsmith.templates_bank.static_items.formats import FIELDS, ImportFormat, parse_mapping
 from itemsmith.templates_bank.static_items.importer import (
+    GroupRows,
+    ImportProgress,
     ImportReport,
     ItemImportError,
     RowProblem,
@@ -11,5 +13,5 @@ from itemsmith.templates_bank.static_items.importer import (
 )
 from itemsmith.templates_bank.static_items.release_audit import audit_release, audit_table
 
-__all__ = ["FIELDS", "ImportFormat", "ImportReport", "ItemImportError", "RowProblem", "audit_release", "audit_table",
-           "import_items", "parse_mapping", "read_groups"]
+__all__ = ["FIELDS", "GroupRows", "ImportFormat", "ImportProgress", "ImportReport", "ItemImportError", "RowProblem",
+           "audit_release", "audit_table", "import_items", "parse_mapping", "read_groups"]

@@ -1,17 +1,20 @@
 """Importing an existing benchmark into a bank: one static version per group, with its verdicts.
 
-`import_items` reads every row first (`read_groups`); a row with a problem (a key that is not one
-of its options, no series, mixed types, a group spread over two categories) is reported with its
-number and column (`RowProblem`) and nothing is stored. Then each group becomes a `static`
-template version (its source: the group's items, `items.static`), with the provenance of the
-file (name, format, sha256), an ``audit`` verdict (the static audit of
-`verification.audit.static`, over the whole file so duplicates across groups are seen), a
-``structure`` verdict (the rows validated; its first items, which the bank's diversity view
-reads) and an accepting ``decision``: an imported benchmark is audited, not filtered; a reviewer
-rejects a group on the review page. Importing the same file again stores nothing new (the
-versions are keyed by the items' hash); a changed group becomes a new version of its key. With
-``commit``, each group is committed as it is stored (an import job's progress), so an import that
-stopped half way is finished by running it again.
+`import_items` reads every row first (`read_groups`, streamed from the file: each row is checked
+and kept only as its item's canonical JSON, by group); a row with a problem (a key that is not
+one of its options, no series, a value of the wrong type, a group spread over two categories) is
+reported with its number and column (`RowProblem`) and nothing is stored. Then each group becomes
+a `static` template version (its source: the group's items, `items.static`), with the provenance
+of the file (name, format, sha256), an ``audit`` verdict (the static audit of
+`verification.audit.static`, group by group in the order the groups first appear, so duplicates
+across groups are seen; skipped with ``audit=False``, for a large file whose release is audited
+later), a ``structure`` verdict (the rows validated; its first items, which the bank's diversity
+view reads) and an accepting ``decision``: an imported benchmark is audited, not filtered; a
+reviewer rejects a group on the review page. Importing the same file again stores nothing new
+(the versions are keyed by the items' hash); a changed group becomes a new version of its key.
+`ImportProgress` counts the rows read and the groups stored as it goes; an import job commits
+what is stored each time it reports, so an import that stopped half way is finished by running
+it again.
 """
 
 from __future__ import annotations
@@ -19,13 +22,16 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.orm import Session
 
-from itemsmith.items.schema import Decision, Provenance, RunStatus, StructureReport, Template
-from itemsmith.items.static import static_source
+from itemsmith.items.hashing import canonical_json
+from itemsmith.items.schema import Decision, Item, Provenance, RunStatus, StructureReport, Template
+from itemsmith.items.static import static_source_of
 from itemsmith.templates_bank.handler_identity import is_static_handler, static_handler
 from itemsmith.templates_bank.static_items.formats import (
     ImportedRow,
@@ -47,12 +53,14 @@ from itemsmith.templates_bank.storage import (
     record_verdict,
 )
 from itemsmith.verification.audit import AuditConfig
-from itemsmith.verification.audit.static import StaticAuditReport, StaticGroup, audit_static
+from itemsmith.verification.audit.static import StaticAuditor, StaticAuditReport, StaticGroup
 
-__all__ = ["ImportReport", "ItemImportError", "RowProblem", "import_items", "read_groups"]
+__all__ = ["GroupRows", "ImportProgress", "ImportReport", "ItemImportError", "ProgressCallback", "RowProblem",
+           "import_items", "read_groups"]
 
 _SHOWN_ERRORS = 20
 _STRUCTURE_ITEMS = 5
+_ROWS_PER_TICK = 1000
 
 
 class RowProblem(BaseModel):
@@ -66,7 +74,9 @@ class RowProblem(BaseModel):
     message: str
 
     def __str__(self) -> str:
-        return self.message if self.row is None else f"row {self.row}: {self.message}"
+        if self.row is None:
+            return self.message
+        return f"row {self.row} ({self.field}): {self.message}" if self.field else f"row {self.row}: {self.message}"
 
 
 class ItemImportError(ValueError):
@@ -94,6 +104,7 @@ class ImportReport(BaseModel):
     groups: int
     new_versions: int
     unchanged_versions: int
+    audited: bool = Field(True, description="False: imported without the static audit (audit the release)")
     groups_failing_audit: list[str] = Field(default_factory=list)
     elapsed_ms: float
 
@@ -108,33 +119,78 @@ def _file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def read_groups(source: str, fmt: ImportFormat, mapping: dict[str, list[str]]) -> tuple[int, list[list[ImportedRow]]]:
-    """Every row of `source` by group, in file order (`ItemImportError` listing every bad row)."""
+@dataclass
+class GroupRows:
+    """One group's rows, read: its first row whole (title, category, difficulty), every item as
+    canonical JSON (compact until it is stored), the concepts of all of them."""
+
+    first: ImportedRow
+    items: list[str] = field(default_factory=list)
+    concepts: dict[str, None] = field(default_factory=dict)
+    rows: int = 0
+
+    @property
+    def group(self) -> str:
+        return self.first.group
+
+    @property
+    def category(self) -> str:
+        return self.first.category
+
+    def item_models(self, limit: int | None = None) -> list[Item]:
+        return [Item.model_validate_json(text) for text in self.items[:limit]]
+
+
+class ImportProgress(BaseModel):
+    """How far an import is: rows read (and checked), groups seen, groups stored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    phase: Literal["reading", "storing", "stored"]
+    rows_parsed: int
+    groups: int
+    groups_stored: int
+
+
+ProgressCallback = Callable[[ImportProgress], None]
+
+
+def read_groups(source: str, fmt: ImportFormat, mapping: dict[str, list[str]], *, keep_items: bool = True,
+                on_progress: ProgressCallback | None = None) -> tuple[int, list[GroupRows]]:
+    """Every row of `source` by group, in the order the groups first appear, streamed from the file
+    (`ItemImportError` listing every bad row). `keep_items`: False checks the rows and keeps none
+    of their items (an upload's check). `on_progress` is called every `_ROWS_PER_TICK` rows."""
     errors: list[RowProblem] = []
-    groups: dict[str, list[ImportedRow]] = {}
+    groups: dict[str, GroupRows] = {}
     count = 0
     try:
         for number, raw in read_rows(fmt, source):
             count += 1
+            if on_progress is not None and count % _ROWS_PER_TICK == 0:
+                on_progress(ImportProgress(phase="reading", rows_parsed=count, groups=len(groups), groups_stored=0))
             try:
                 row = normalize(fmt, number, raw, mapping)
             except RowError as exc:
                 errors.append(RowProblem(row=number, field=exc.field, message=str(exc)))
                 continue
-            first = groups.setdefault(row.group, [row])[0]
-            if first is not row:
-                if row.category != first.category:
-                    errors.append(RowProblem(row=number, field=column(fmt, mapping, "category"), message=(
-                        f"group {row.group!r} is in category {first.category!r} (row {first.row}) and "
-                        f"{row.category!r} here; map 'group' to a finer column")))
-                    continue
-                groups[row.group].append(row)
+            group = groups.setdefault(row.group, GroupRows(row))
+            if row.category != group.category:
+                errors.append(RowProblem(row=number, field=column(fmt, mapping, "category"), message=(
+                    f"group {row.group!r} is in category {group.category!r} (row {group.first.row}) and "
+                    f"{row.category!r} here; map 'group' to a finer column")))
+                continue
+            group.rows += 1
+            group.concepts.update(dict.fromkeys(row.concepts))
+            if keep_items:
+                group.items.append(canonical_json(row.item.model_dump(mode="json")))
     except (RowError, OSError, UnicodeDecodeError) as exc:
         raise ItemImportError.bad_rows(source, [RowProblem(row=None, message=str(exc))]) from None
     if not count:
         errors.append(RowProblem(row=None, message="the file holds no rows"))
     if errors:
         raise ItemImportError.bad_rows(source, errors)
+    if on_progress is not None:
+        on_progress(ImportProgress(phase="reading", rows_parsed=count, groups=len(groups), groups_stored=0))
     return count, list(groups.values())
 
 
@@ -149,37 +205,40 @@ def _bank(session: Session, name: str, owner: str, task: str) -> BankPublic:
     return bank
 
 
-def _template(rows: list[ImportedRow], provenance: Provenance) -> Template:
-    first = rows[0]
+def _template(group: GroupRows, provenance: Provenance) -> Template:
+    first = group.first
     subcategory = first.item.metadata.get("subcategory")
     title = f"{first.category}: {subcategory}" if subcategory else f"{first.category}: {first.group}"
-    concepts = list(dict.fromkeys(c for row in rows for c in row.concepts))
-    return Template(id=first.group, source=static_source([row.item for row in rows]), title=title[:500],
-                    category=first.category[:100], concepts=concepts, difficulty=first.difficulty,
+    return Template(id=first.group, source=static_source_of(group.items), title=title[:500],
+                    category=first.category[:100], concepts=list(group.concepts), difficulty=first.difficulty,
                     provenance=provenance, kind="static")
 
 
 def import_items(session: Session, bank: str, source: str, fmt: ImportFormat, *, owner: str, created_by: str,
                  mapping: dict[str, list[str]] | None = None, task: str = "", config: AuditConfig | None = None,
-                 commit: bool = False, on_progress: Callable[[int, int], None] | None = None,
-                 ) -> tuple[ImportReport, StaticAuditReport]:
+                 audit: bool = True, on_progress: ProgressCallback | None = None,
+                 ) -> tuple[ImportReport, StaticAuditReport | None]:
     """Store `source`'s rows in `bank` (created when missing) as one static version per group, each
-    with its audit and decision verdicts; nothing is stored when a row is bad (`ItemImportError`).
-    `on_progress(groups done, groups)` is called once the file is audited and after each group
-    (committed first, with `commit`)."""
+    with its structure, audit (unless not `audit`) and decision verdicts; nothing is stored when a
+    row is bad (`ItemImportError`). `on_progress` is called while the rows are read and after
+    each group is stored (flushed, not committed: an import job commits when it reports)."""
     started = time.monotonic()
-    rows, groups = read_groups(source, fmt, mapping or {})
-    path = local_source(source, fmt)[0]
+    rows, groups = read_groups(source, fmt, mapping or {}, on_progress=on_progress)
+    path = local_source(source, hf=fmt == "hf")[0]
     sha = _file_sha256(path)
-    audit = audit_static([StaticGroup(g[0].group, g[0].category, [r.item for r in g]) for g in groups], config)
     name = path.name
     target = _bank(session, bank, owner, task or f"items imported from {name}")
     provenance = Provenance(origin="imported", generator=None, source_file=name, source_format=fmt, source_sha256=sha)
+    auditor = StaticAuditor(config) if audit else None
     new = unchanged = 0
-    if on_progress is not None:
-        on_progress(0, len(groups))
-    for done, (group_rows, group_audit) in enumerate(zip(groups, audit.groups, strict=True), start=1):
-        template = _template(group_rows, provenance)
+    failing: list[str] = []
+    for done, group in enumerate(groups, start=1):
+        template = _template(group, provenance)
+        items = group.item_models(None if auditor else _STRUCTURE_ITEMS)
+        group.items = []  # stored in the template's source: let the rows go
+        checked = auditor.add(StaticGroup(group.group, group.category, items)) if auditor else None
+        if checked is not None and not checked.report.passed:
+            failing.append(group.group)
         if find_version(session, target.id, template.content_hash) is not None:
             unchanged += 1
             add_template_version(session, target.id, template, created_by=created_by)  # same key, or a clear conflict
@@ -188,17 +247,19 @@ def import_items(session: Session, bank: str, source: str, fmt: ImportFormat, *,
             new += 1
             # the rows' validation is this group's structure check: its first items, as a structure check keeps them
             record_verdict(session, version.id, StructureReport(
-                status=RunStatus.ok, items=[r.item for r in group_rows[:_STRUCTURE_ITEMS]], deterministic=True,
-                seeds=[0], num_samples=len(group_rows)))
-            record_verdict(session, version.id, group_audit.report)
-            reasons = [f"imported: {len(group_rows)} items of {name} ({fmt}, sha256 {sha[:12]})",
-                       group_audit.report.summary()]
+                status=RunStatus.ok, items=items[:_STRUCTURE_ITEMS], deterministic=True, seeds=[0],
+                num_samples=group.rows))
+            reasons = [f"imported: {group.rows} items of {name} ({fmt}, sha256 {sha[:12]})"]
+            if checked is not None:
+                record_verdict(session, version.id, checked.report)
+                reasons.append(checked.report.summary())
+            else:
+                reasons.append("not audited at import: audit the release (itemsmith release audit)")
             record_verdict(session, version.id, Decision(accepted=True, stage="structure", reasons=reasons))
-            if commit:
-                session.commit()
         if on_progress is not None:
-            on_progress(done, len(groups))
+            on_progress(ImportProgress(phase="storing" if done < len(groups) else "stored", rows_parsed=rows,
+                                       groups=len(groups), groups_stored=done))
     return ImportReport(bank=target.name, source=name, format=fmt, sha256=sha, rows=rows, groups=len(groups),
-                        new_versions=new, unchanged_versions=unchanged,
-                        groups_failing_audit=[g.group for g in audit.groups if not g.report.passed],
-                        elapsed_ms=(time.monotonic() - started) * 1000), audit
+                        new_versions=new, unchanged_versions=unchanged, audited=auditor is not None,
+                        groups_failing_audit=failing,
+                        elapsed_ms=(time.monotonic() - started) * 1000), auditor.report() if auditor else None

@@ -31,6 +31,9 @@ __all__ = ["CountKey", "count_key", "judge_panels", "refresh_summary", "summary_
 
 CountKey = tuple[int, bool, str, str, str]  # bank, newest?, status, category, decision stage ('' for none)
 _INSERTS = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}
+# per dialect: the counter's insert and its ``excluded.count``, built once (building them is most of a bump)
+_COUNT_UPSERTS = {name: (insert(TemplateSummaryCountRow), insert(TemplateSummaryCountRow).excluded.count)
+                  for name, insert in _INSERTS.items()}
 
 
 def count_key(bank_id: int, is_latest: bool, status: str, category: str, stage: str | None) -> CountKey:
@@ -39,15 +42,14 @@ def count_key(bank_id: int, is_latest: bool, status: str, category: str, stage: 
 
 def _bump(session: Session, changes: dict[CountKey, int]) -> None:
     """Add each delta to its counter (creating it), in key order (concurrent writers lock alike)."""
-    insert = _INSERTS[session.get_bind().dialect.name]
+    insert, excluded = _COUNT_UPSERTS[session.get_bind().dialect.name]
     for key in sorted(k for k, delta in changes.items() if delta):
         bank_id, is_latest, status, category, stage = key
-        statement = insert(TemplateSummaryCountRow).values(bank_id=bank_id, is_latest=is_latest, status=status,
-                                                           category=category, decision_stage=stage,
-                                                           count=changes[key])
+        statement = insert.values(bank_id=bank_id, is_latest=is_latest, status=status, category=category,
+                                  decision_stage=stage, count=changes[key])
         session.execute(statement.on_conflict_do_update(
             index_elements=["bank_id", "is_latest", "status", "category", "decision_stage"],
-            set_={"count": TemplateSummaryCountRow.count + statement.excluded.count}))
+            set_={"count": TemplateSummaryCountRow.count + excluded}))
 
 
 def _key_of(row: Any) -> CountKey:

@@ -2,7 +2,8 @@
 export of the same release regenerated in the sandbox (how every export was made before items
 were stored), plots drawn once; and every format loads in its tool (parquet with pyarrow and
 `datasets`, lm-eval tasks through lm-eval's own TaskManager and evaluator, the Inspect task
-imported, built and evaluated with Inspect's mock model)."""
+imported, built and evaluated with Inspect's mock model); a scripted OpenAI-compatible chat server
+replying "A) day 4" is scored by its letter in both tools, as `release evaluate` reads it)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import dataclasses
 import filecmp
 import importlib.util
 import json
-import re
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -25,8 +28,9 @@ from itemsmith.templates_bank import releases as releases_module
 from itemsmith.templates_bank.exporters import EXPORTERS, ExportError, ExportOptions, export_release
 from itemsmith.templates_bank.exporters import _plots as plots_module
 from itemsmith.templates_bank.exporters._rows import stem
-from itemsmith.templates_bank.exporters.lm_eval import ANSWER_PATTERN, task_name
+from itemsmith.templates_bank.exporters.lm_eval import task_name
 from itemsmith.templates_bank.releases import Release, ReleaseIntegrityError, ReleaseManifest
+from itemsmith.verification.answer_parsing import parse_answer
 
 if TYPE_CHECKING:
     from conftest import CuratedRelease
@@ -200,17 +204,26 @@ def test_lm_eval_tasks_load_and_evaluate(exports: dict[str, Path], curated_relea
     results = lm_eval.simple_evaluate(model=AlwaysB(), tasks=[name, f"{name}_gen"], task_manager=manager)["results"]
     share_b = sum(item.answer_index == 1 for _, item in expected) / len(expected)
     assert results[name]["acc,none"] == pytest.approx(share_b)
-    assert results[f"{name}_gen"]["exact_match,answer-letter"] == pytest.approx(share_b)
+    assert results[f"{name}_gen"]["acc,none"] == pytest.approx(share_b)
 
 
-@pytest.mark.parametrize(("reply", "letter"), [
-    ("Answer: C", "C"), ("answer: b", "b"), ("The answer is (D).", "D"), ("**Answer:** *E*", "E"),
-    ("Answer: A\nWait, no.\nAnswer: B", "B"), ("Final answer: [F]", "F"), ("Answer: Because", None),
-    ("I pick C", None),
-])
-def test_generate_until_answer_regex(reply: str, letter: str | None) -> None:
-    found = re.findall(ANSWER_PATTERN, reply)
-    assert (found[-1] if found else None) == letter
+REPLIES = ["A) day 4", "Answer: C", "answer: b", "The answer is (D).", "**Answer:** *E*", "Answer: A\nWait, no.\nAnswer: B",
+           "Final answer: [F]", "Answer: Because", "I pick C", "B", "(a) rising", "A) up or B) down", ""]
+
+
+@pytest.mark.parametrize("reply", REPLIES)
+def test_shipped_answer_rule_reads_a_reply_as_release_evaluate_does(exports: dict[str, Path], reply: str) -> None:
+    for fmt in ("lm-eval", "inspect"):
+        spec = importlib.util.spec_from_file_location(f"shipped_{fmt.replace('-', '_')}",
+                                                      exports[fmt] / "itemsmith_answers.py")
+        shipped = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(shipped)
+        for n_options in (2, 4, 6):
+            ours = parse_answer(reply, n_options)
+            assert shipped.parse_answer(reply, n_options).index == ours.index
+            for key in range(n_options):
+                doc = {"options": ["x"] * n_options, "answer_index": key}
+                assert shipped.process_results(doc, [reply]) == {"acc": float(ours.index == key)}
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # raised inside inspect_ai's retry setup
@@ -245,6 +258,17 @@ def test_inspect_task_imports_builds_and_scores(exports: dict[str, Path], curate
     share_b = sum(item.answer_index == 1 for _, item in expected) / len(expected)
     assert log.results.scores[0].metrics["accuracy"].value == pytest.approx(share_b)
 
+    def opening_letter(*_: object) -> ModelOutput:  # no "ANSWER: X" line: read by its opening letter
+        output = ModelOutput.from_content("mockllm/model", "A) day 4")
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return output
+
+    (log,) = inspect_eval(task, model=get_model("mockllm/model", custom_outputs=opening_letter),
+                          log_dir=str(tmp_path), display="none")
+    assert log.status == "success", log.error
+    share_a = sum(item.answer_index == 0 for _, item in expected) / len(expected)
+    assert 0 < share_a and log.results.scores[0].metrics["accuracy"].value == pytest.approx(share_a)
+
 
 def test_stem_is_the_prompt_without_options(curated_release: CuratedRelease) -> None:
     for _, run in curated_release.release.items():
@@ -267,3 +291,78 @@ def test_export_errors_leave_nothing_behind(curated_release: CuratedRelease, tmp
         export_release(tampered, "jsonl", tmp_path / "out")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]  # no partial output
     assert export_release(release, "jsonl", tmp_path / "taken", overwrite=True).rows == 2
+
+
+class _ChatServer(BaseHTTPRequestHandler):
+    """An OpenAI-compatible chat server (as llama.cpp's) whose model always replies "A) day 4"."""
+
+    paths: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.paths.append(self.path)
+        if not self.path.endswith("/chat/completions"):  # llama.cpp serves no /v1/responses
+            self.send_response(404)
+            self.end_headers()
+            return
+        body = json.dumps({"id": "reply", "object": "chat.completion", "created": 0, "model": "scripted",
+                           "choices": [{"index": 0, "finish_reason": "stop",
+                                        "message": {"role": "assistant", "content": "A) day 4"}}],
+                           "usage": {"prompt_tokens": 1, "completion_tokens": 3, "total_tokens": 4}}).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+@pytest.fixture
+def chat_server() -> Iterator[str]:
+    """The scripted chat server's /v1 address."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _ChatServer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _ChatServer.paths.clear()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    thread.join()
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_scripted_chat_server_replying_a_day_4_is_scored_by_its_letter_in_both_tools(
+        exports: dict[str, Path], curated_release: CuratedRelease, chat_server: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("lm_eval")
+    pytest.importorskip("inspect_ai")
+    import datasets
+    import lm_eval
+    from inspect_ai import eval as inspect_eval
+    from lm_eval.tasks import TaskManager
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    expected = _expected(curated_release)
+    share_a = sum(item.answer_index == 0 for _, item in expected) / len(expected)
+    assert 0 < share_a < 1
+    name = task_name(curated_release.release.manifest)
+    manager = TaskManager(include_path=str(exports["lm-eval"]), include_defaults=False)
+    results = lm_eval.simple_evaluate(
+        model="local-chat-completions", model_args=f"model=scripted,base_url={chat_server}/chat/completions,"
+                                                    "num_concurrent=1,max_retries=1",
+        tasks=[f"{name}_gen"], task_manager=manager, apply_chat_template=True)["results"]
+    assert results[f"{name}_gen"]["acc,none"] == pytest.approx(share_a)
+
+    spec = importlib.util.spec_from_file_location("itemsmith_task_over_http", exports["inspect"] / "task.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setenv("LLAMA_API_KEY", "none")
+    monkeypatch.setenv("LLAMA_BASE_URL", chat_server)
+    (log,) = inspect_eval(getattr(module, name)(), model="openai-api/llama/scripted", log_dir=str(tmp_path),
+                          display="none")
+    assert log.status == "success", log.error
+    assert log.results.scores[0].metrics["accuracy"].value == pytest.approx(share_a)
+    assert set(_ChatServer.paths) == {"/v1/chat/completions"}
+    assert len(_ChatServer.paths) == 2 * len(expected)

@@ -81,7 +81,7 @@ def test_tse_file_imports_as_static_groups_with_provenance_verdicts_and_idempote
         bank = get_bank(session, "tse")
         versions = list_versions(session, bank.id)
         assert bank.handler == "static:tse"
-        assert [v.template_key for v in versions] == ["tse-1", "tse-2", "tse-3"]
+        assert [v.template_key for v in versions] == ["tse-pattern-recognition-1", "tse-anomaly-detection-2", "tse-causality-analysis-3"]
         assert {v.kind for v in versions} == {"static"}
         lag = versions[2]
         assert lag.category == "Causality Analysis" and lag.difficulty == "hard" and lag.concepts == ["lag"]
@@ -106,12 +106,13 @@ def test_tse_file_imports_as_static_groups_with_provenance_verdicts_and_idempote
 
 
 @pytest.mark.parametrize(("bad", "message", "column"), [
-    ({"answer": "sideways"}, "row 2: the answer 'sideways' is not one of its options", "answer"),
-    ({"ts": None}, "row 2: no series", "ts"),
-    ({"ts": [1.0, "n/a", 2.0]}, "row 2: series 'ts' holds a non-number at position 1 ('n/a'): mixed types", "ts"),
-    ({"options": ["up", 2.0, "flat", "cycle"]}, "row 2: options mix text and numbers", "options"),
-    ({"question_type": "open"}, "row 2: question_type 'open'", "question_type"),
-    ({"subcategory": "tr\x00end"}, "row 2: text must not contain NUL", "subcategory"),
+    ({"answer": "sideways"}, "row 2 (answer): the answer 'sideways' is not one of its options", "answer"),
+    ({"ts": None}, "row 2 (ts): no series", "ts"),
+    ({"ts": [1.0, "n/a", 2.0]}, "row 2 (ts): series 'ts' holds a non-number at position 1 ('n/a'): mixed types", "ts"),
+    ({"options": ["up", {"x": 1}, "flat", "cycle"]}, "row 2 (options): option 1 is {'x': 1}: an option is text or a number",
+     "options"),
+    ({"question_type": "open"}, "row 2 (question_type): question_type 'open'", "question_type"),
+    ({"subcategory": "tr\x00end"}, "row 2 (subcategory): text must not contain NUL", "subcategory"),
 ])
 def test_bad_row_is_reported_by_number_and_nothing_is_stored(bank_url: str, tmp_path: Path, bad: dict[str, Any],
                                                              message: str, column: str) -> None:
@@ -214,7 +215,7 @@ def test_scripted_judges_reverify_a_static_release(bank_url: str, tmp_path: Path
     model = ScriptedChatModel.from_source({"replies": ["Fine.\nScore: 8"]}, model_name="judge")
     with open_session(bank_url) as session:
         report = reverify_release(session, release, [Judge(JudgeConfig(name="judge", samples=1), model)])
-    assert [t.template_id for t in report.templates] == ["tse-1", "tse-2", "tse-3"]
+    assert [t.template_id for t in report.templates] == ["tse-pattern-recognition-1", "tse-anomaly-detection-2", "tse-causality-analysis-3"]
     assert report.judge_calls.fresh == 3 * len(CRITERIA)
     assert all(t.new_decision.accepted for t in report.templates)
 
@@ -224,7 +225,7 @@ def test_series_without_timestamps_or_units_render_in_every_text_format_and_plot
     from itemsmith.templates_bank.static_items.importer import read_groups
 
     _, groups = read_groups(str(source), "tse", {})
-    two_series = groups[2][0].item
+    two_series = groups[2].item_models()[0]
     for fmt in TextFormat:
         text = render_item(two_series, fmt)
         assert "series 1" in text and "series 2" in text and "unit" not in text
@@ -244,7 +245,7 @@ def test_cli_import_audit_and_fresh_seed_refusal(bank_url: str, tmp_path: Path) 
     assert created.exit_code == 0, created.output
     audited = runner.invoke(app, ["release", "audit", "tse@1", "--all", "--db", bank_url])
     assert audited.exit_code == 0, audited.output
-    assert "== per category" in audited.output and "tse-3 [Causality Analysis] 8 items" in audited.output
+    assert "== per category" in audited.output and "tse-causality-analysis-3 [Causality Analysis] 8 items" in audited.output
     assert "power" in audited.output
     as_json = json.loads(runner.invoke(app, ["release", "audit", "tse@1", "--json", "--db", bank_url]).output)
     assert len(as_json["groups"]) == 3 and as_json["overall"]["items"] == 24
@@ -284,7 +285,7 @@ def test_scripted_models_of_known_strength_calibrate_a_static_release(bank_url: 
     abilities = {r.respondent: r.ability for r in report.respondents}
     ordered = [abilities[f"m{k}"] for k in range(6)]  # stored under the student's name
     assert ordered == sorted(ordered) and ordered[0] < ordered[-1]
-    assert [t.template_id for t in report.templates] == ["tse-1", "tse-2", "tse-3"]
+    assert [t.template_id for t in report.templates] == ["tse-pattern-recognition-1", "tse-anomaly-detection-2", "tse-causality-analysis-3"]
     assert all(len(v) == 1 for v in irt)
 
 

@@ -40,7 +40,7 @@ from itemsmith.verification.audit.solvers import SOLVERS, STATIC_SOLVERS, Solver
 from itemsmith.verification.audit.stats import holm, poisson_binomial_sf, poisson_binomial_tail
 from itemsmith.verification.settings import AuditConfig, VerificationSettings
 
-__all__ = ["ALL_SCOPE", "GroupAudit", "PooledAudit", "StaticAuditReport", "StaticGroup", "audit_static"]
+__all__ = ["ALL_SCOPE", "GroupAudit", "PooledAudit", "StaticAuditReport", "StaticAuditor", "StaticGroup", "audit_static"]
 
 ALL_SCOPE = "all"
 # the position priors replace the sequential position solver: leave one out sees every other item
@@ -232,52 +232,88 @@ def _feedback(solvers: Sequence[SolverResult], findings: Sequence[Finding]) -> s
     return "The audit of the stored items found:\n" + "\n".join(lines) if lines else None
 
 
-def _pooled(scope: str, audits: Sequence[GroupAudit], answers: Sequence[_Answers],
-            duplicates: int, config: AuditConfig) -> PooledAudit:
-    merged = _Answers(
-        sequential={s.name: _Outcomes([c for a in answers for c in a.sequential[s.name].correct],
-                                      [c for a in answers for c in a.sequential[s.name].chances]) for s in _SOLVERS},
-        priors={p.name: sum((a.priors[p.name] for a in answers), PriorOutcome.empty()) for p in POSITION_PRIORS})
-    items = sum(a.report.n_items for a in audits)
-    failed: Counter[str] = Counter(check for a in audits for check in a.report.failed_checks)
-    return PooledAudit(scope=scope, groups=len(audits), items=items,
-                       groups_failed=sum(1 for a in audits if not a.report.passed),
-                       solvers=_results(merged, items, config), failed_checks=dict(sorted(failed.items())),
-                       duplicates=duplicates)
+def _merge(into: _Answers, other: _Answers) -> None:
+    """Add a group's answers to a scope's (pooled outcomes, priors summed draw by draw)."""
+    for name, outcomes in other.sequential.items():
+        pooled = into.sequential.setdefault(name, _Outcomes([], []))
+        pooled.correct += outcomes.correct
+        pooled.chances += outcomes.chances
+    for name, prior in other.priors.items():
+        into.priors[name] = into.priors.get(name, PriorOutcome.empty()) + prior
 
 
-def audit_static(groups: Sequence[StaticGroup], config: AuditConfig | None = None) -> StaticAuditReport:
-    """Audit every group on the items it holds, then each category and the whole set pooled."""
-    started = time.monotonic()
-    config = config or VerificationSettings().audit
-    audits: list[GroupAudit] = []
-    answers: list[_Answers] = []
-    first_group: dict[str, str] = {}
-    repeats: list[int] = []
-    for group in groups:
-        items = list(group.items)
+@dataclass
+class _Scope:
+    """What a pooled scope (a category, or the whole set) has gathered so far."""
+
+    audits: list[GroupAudit]
+    answers: _Answers
+    duplicates: int = 0
+
+    def pooled(self, scope: str, config: AuditConfig) -> PooledAudit:
+        answers = _Answers(sequential={s.name: self.answers.sequential.get(s.name, _Outcomes([], []))
+                                       for s in _SOLVERS},
+                           priors={p.name: self.answers.priors.get(p.name, PriorOutcome.empty())
+                                   for p in POSITION_PRIORS})
+        items = sum(a.report.n_items for a in self.audits)
+        failed: Counter[str] = Counter(check for a in self.audits for check in a.report.failed_checks)
+        return PooledAudit(scope=scope, groups=len(self.audits), items=items,
+                           groups_failed=sum(1 for a in self.audits if not a.report.passed),
+                           solvers=_results(answers, items, config), failed_checks=dict(sorted(failed.items())),
+                           duplicates=self.duplicates)
+
+
+class StaticAuditor:
+    """The audit of a fixed set, one group at a time (`add`, in the set's order), then pooled
+    (`report`): a group's items can be let go once it is added."""
+
+    def __init__(self, config: AuditConfig | None = None) -> None:
+        self.config = config or VerificationSettings().audit
+        self.started = time.monotonic()
+        self.audits: list[GroupAudit] = []
+        self.first_group: dict[str, str] = {}
+        self.scopes: dict[str, _Scope] = {}
+
+    def add(self, group: StaticGroup) -> GroupAudit:
+        """Audit one group on the items it holds (duplicates: against every group added before)."""
+        config, items = self.config, list(group.items)
         keys = [content_key(item) for item in items]
         outcomes = _Answers(sequential={s.name: _answer(s, items) for s in _SOLVERS},
                             priors={p.name: answer_prior(p, items, group.group) for p in POSITION_PRIORS})
         solvers = _results(outcomes, len(items), config)
         drawn = Drawn.of([ItemDraw(seed=0, num_samples=len(items), items=items)])
-        findings = [_duplicates(keys, first_group, group.group), _same_series(items, config),
+        findings = [_duplicates(keys, self.first_group, group.group), _same_series(items, config),
                     *(check(drawn, config) for check in STATIC_ITEM_CHECKS)]
-        repeats.append(sum(1 for k in keys if k in first_group) + len(keys) - len(set(keys)))
+        repeats = sum(1 for k in keys if k in self.first_group) + len(keys) - len(set(keys))
         for key in keys:
-            first_group.setdefault(key, group.group)
+            self.first_group.setdefault(key, group.group)
         passed = not any(s.shortcut for s in solvers) and all(f.passed for f in findings)
         report = AuditReport(passed=passed, solvers=solvers, findings=findings, feedback=_feedback(solvers, findings),
                              n_items=len(items), n_distinct=len(set(keys)), seeds=[0], sizes=[len(items)],
                              alpha=config.alpha, thresholds_lowered=config.lowered())
-        audits.append(GroupAudit(group=group.group, category=group.category, report=report))
-        answers.append(outcomes)
-    categories = []
-    for category in sorted({a.category for a in audits}):
-        chosen = [i for i, a in enumerate(audits) if a.category == category]
-        categories.append(_pooled(category, [audits[i] for i in chosen], [answers[i] for i in chosen],
-                                  sum(repeats[i] for i in chosen), config))
-    overall = _pooled(ALL_SCOPE, audits, answers, sum(repeats), config)
-    return StaticAuditReport(groups=audits, categories=categories, overall=overall, alpha=config.alpha,
-                             power_effect=config.power_effect, thresholds_lowered=config.lowered(),
-                             elapsed_ms=(time.monotonic() - started) * 1000)
+        audit = GroupAudit(group=group.group, category=group.category, report=report)
+        self.audits.append(audit)
+        for scope in (group.category, ALL_SCOPE):
+            pooled = self.scopes.setdefault(scope, _Scope([], _Answers({}, {})))
+            pooled.audits.append(audit)
+            _merge(pooled.answers, outcomes)
+            pooled.duplicates += repeats
+        return audit
+
+    def report(self) -> StaticAuditReport:
+        """Every group's audit, and each category and the whole set pooled."""
+        config = self.config
+        overall = self.scopes.get(ALL_SCOPE, _Scope([], _Answers({}, {})))
+        categories = [self.scopes[c].pooled(c, config) for c in sorted({a.category for a in self.audits})]
+        return StaticAuditReport(groups=self.audits, categories=categories, overall=overall.pooled(ALL_SCOPE, config),
+                                 alpha=config.alpha, power_effect=config.power_effect,
+                                 thresholds_lowered=config.lowered(),
+                                 elapsed_ms=(time.monotonic() - self.started) * 1000)
+
+
+def audit_static(groups: Sequence[StaticGroup], config: AuditConfig | None = None) -> StaticAuditReport:
+    """Audit every group on the items it holds, then each category and the whole set pooled."""
+    auditor = StaticAuditor(config)
+    for group in groups:
+        auditor.add(group)
+    return auditor.report()
