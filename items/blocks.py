@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from itemsmith.items.block_calls import CALL_KEY, replayable
 from itemsmith.items.helpers import mc_item, numeric_options, series
 
 MAX_DECIMALS = 3
@@ -83,6 +84,8 @@ class BlockResult:
     other: Window | None = None  # the second window of a comparison
     # the same statistic of other values of the window's length (`ask` draws distractors with it)
     recompute: Callable[[np.ndarray], float] | None = field(default=None, repr=False)
+    # the block call that made it, as plain JSON (`block_calls.BlockCall`): set by `replayable`
+    call: dict[str, Any] | None = field(default=None, repr=False)
 
 
 def handler_units(handler: Any) -> Mapping[str, str]:
@@ -285,6 +288,7 @@ def _spread(window: Window) -> float:
     return max(float(window.values.std()) / 2, 10.0 ** -data_decimals(window.values))
 
 
+@replayable
 def channel_stat(window: Window, how: str) -> BlockResult | None:
     """`how` in max, min, mean, median, sum, range, std of the window. For max and min, `day` is its
     date; None when the extreme occurs on more than one day (a question about its day would be ambiguous)."""
@@ -322,6 +326,7 @@ def _passing(block: str, window: Window, above: float | None, below: float | Non
     return (lambda values: values < threshold), "below", limit
 
 
+@replayable
 def count_beyond(window: Window, above: float | None = None, *, below: float | None = None) -> BlockResult:
     """How many values of the window are strictly above `above` (or strictly below `below`); give one."""
     passes, side, limit = _passing("count_beyond", window, above, below)
@@ -334,6 +339,7 @@ def count_beyond(window: Window, above: float | None = None, *, below: float | N
                        recompute=lambda values: float(passes(values).sum()))
 
 
+@replayable
 def change_between(window: Window, first: int = 0, last: int = -1) -> BlockResult:
     """values[last] - values[first] (positions in the window; default: its first and last day)."""
     n = len(window.values)
@@ -352,6 +358,7 @@ def change_between(window: Window, first: int = 0, last: int = -1) -> BlockResul
                        recompute=lambda values: float(values[j] - values[i]))
 
 
+@replayable
 def first_day(window: Window, above: float | None = None, *, below: float | None = None) -> BlockResult | None:
     """The first date in the window whose value is strictly above `above` (or below `below`); None
     when no day is. `value` and `day` are that date."""
@@ -387,6 +394,7 @@ def _name(window: Window, other: Window) -> str:
     return f"{window.first} to {window.last}"
 
 
+@replayable
 def compare_windows(a: Window, b: Window, how: str = "mean") -> BlockResult | None:
     """The statistic `how` of `a` minus that of `b` (`value`), and which is larger (`label`: the
     channel, record or dates that tell them apart); None on a tie or when the statistic has one
@@ -475,8 +483,9 @@ def ask(result: BlockResult | None, *, rng: np.random.Generator,
     except ValueError:
         return None
     records = list(dict.fromkeys([w.record_id for w in (window, result.other) if w is not None]))
+    call = {CALL_KEY: result.call} if result.call is not None else {}
     return mc_item(result.question, key, wrong, rng=rng, series=result.shown, rationale=result.rationale,
-                   metadata={"record_ids": records, **(metadata or {})})
+                   metadata={"record_ids": records, **(metadata or {}), **call})
 
 
 BLOCKS: dict[str, Callable[..., Any]] = {
