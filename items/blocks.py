@@ -120,9 +120,10 @@ def _number(value: float, decimals: int, unit: str) -> str:
     return f"{round(float(value), decimals) + 0.0:.{decimals}f}{suffix}"  # + 0.0: never "-0.0"
 
 
-def _window(record_id: Any, channel: str, unit: str, record: np.ndarray, dates: list[str], start: int,
-            end: int) -> Window:
-    """Rows `start` to `end - 1` of `record` (one channel of one record) and `dates` (the record's)."""
+def window_of(record_id: Any, channel: str, unit: str, record: np.ndarray, dates: list[str], start: int,
+              end: int) -> Window:
+    """Rows `start` to `end - 1` of `record` (one channel of one record) and `dates` (the record's, as
+    `date_labels` writes them): as `take_window` cuts it, and as a trusted replay rebuilds it."""
     record = np.array(record, dtype=float)
     record.setflags(write=False)
     values, dates = record[start:end], dates[start:end]
@@ -137,7 +138,7 @@ def example_window(values: np.ndarray, *, channel: str, unit: str = "") -> Windo
     """A window over `values`, dated one day apart, of no real record: for trying a block call
     on a channel's range without a handler."""
     dates = [str(day.date()) for day in pd.date_range("2000-01-01", periods=len(values), freq="D")]
-    return _window("example", channel, unit, values, dates, 0, len(values))
+    return window_of("example", channel, unit, values, dates, 0, len(values))
 
 
 DRAWN = "t"  # in a written block call, a threshold each item draws from its record (`draw_threshold`)
@@ -268,7 +269,7 @@ def take_window(handler: Any, record_id: Any, channel: str, *, rng: np.random.Ge
     if start < 0 or length < 1 or end > n or not np.isfinite(values[start:end]).all():
         return None
     unit = str(handler_units(handler).get(channel, "") or "")
-    return _window(record_id, channel, unit, values, dates, start, end)
+    return window_of(record_id, channel, unit, values, dates, start, end)
 
 
 def align_window(handler: Any, window: Window, channel: str) -> Window | None:
@@ -280,7 +281,7 @@ def align_window(handler: Any, window: Window, channel: str) -> Window | None:
     if dates[window.start:window.end] != window.dates or not np.isfinite(values[window.start:window.end]).all():
         return None
     unit = str(handler_units(handler).get(channel, "") or "")
-    return _window(window.record_id, channel, unit, values, dates, window.start, window.end)
+    return window_of(window.record_id, channel, unit, values, dates, window.start, window.end)
 
 
 def _spread(window: Window) -> float:
