@@ -317,11 +317,14 @@ def channel_stat(window: Window, how: str) -> BlockResult | None:
 def _passing(block: str, window: Window, above: float | None, below: float | None
              ) -> tuple[Callable[[np.ndarray], np.ndarray], str, str]:
     """Which values pass a threshold (strictly above `above` or strictly below `below`; exactly one
-    given), the side's word and the threshold as the question writes it."""
+    given), the side's word and the threshold as the question writes it. The threshold is rounded
+    to the decimals the question prints (at most MAX_DECIMALS) before anything is counted: a reader
+    counts against the printed number, so the key must too."""
     if (above is None) == (below is None):
         raise ValueError(f"{block} needs exactly one of above= or below=")
-    threshold = float(above if above is not None else below)  # type: ignore[arg-type]
-    limit = _number(threshold, data_decimals(np.array([threshold])), window.unit)
+    decimals = data_decimals(np.array([float(above if above is not None else below)]))  # type: ignore[arg-type]
+    threshold = round(float(above if above is not None else below), decimals)  # type: ignore[arg-type]
+    limit = _number(threshold, decimals, window.unit)
     if above is not None:
         return (lambda values: values > threshold), "above", limit
     return (lambda values: values < threshold), "below", limit
@@ -381,9 +384,12 @@ def draw_threshold(window: Window, *, rng: np.random.Generator) -> float:
     """A value of the window's record (one of its days, missing ones left out), drawn at random: a
     threshold for count_beyond / first_day that each item draws anew. Some of the record's values
     pass it and others do not, whatever the season; a fixed threshold leaves most windows of a
-    seasonal channel all above or all below it, so few windows make items and they keep coming back."""
+    seasonal channel all above or all below it, so few windows make items and they keep coming back.
+    Rounded to the decimals a question prints it with (at most MAX_DECIMALS): the threshold a
+    template holds is the one the question states and the one counted against."""
     values = window.record[np.isfinite(window.record)]
-    return float(values[int(rng.integers(len(values)))])
+    value = float(values[int(rng.integers(len(values)))])
+    return round(value, data_decimals(np.array([value])))
 
 
 def _name(window: Window, other: Window) -> str:
