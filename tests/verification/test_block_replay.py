@@ -233,3 +233,25 @@ def test_items_without_records_go_to_the_model_and_mixed_verdicts() -> None:
     assert replay_verdict([], []) is None
     failed_fetch = replay_block_items([plain], RecordData(error="the sandbox failed"))
     assert failed_fetch[0].outcome == "absent"
+
+
+# --- the red-team block templates of benchmarks/block_templates ---------------------------------
+
+BLOCK_TEMPLATES = Path(__file__).resolve().parents[2] / "benchmarks" / "block_templates"
+# the verdict the replay gives each (None: not replayed, the solver model decides)
+EXPECTED = {"good_macro_count_above": "agrees", "good_macro_first_below": "agrees",
+            "flawed_macro_key_next_quarter": "disagrees", "flawed_weather_median_as_mean": "disagrees",
+            "flawed_weather_swapped_when_wet": "disagrees", "flawed_weather_threshold_reworded": None}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_red_team_block_templates_get_their_verdicts(name: str) -> None:
+    if "_macro_" in name:
+        pytest.importorskip("statsmodels")
+        handler = str(BLOCK_TEMPLATES / "macro_handler.py")
+    else:
+        pytest.importorskip("vega_datasets")
+        handler = "weather"
+    with SandboxPool(handler) as pool:
+        items, replayed = _replayed(pool, (BLOCK_TEMPLATES / f"{name}.py").read_text(), n=30)
+    assert _verdict(items, replayed) == EXPECTED[name], [(r.outcome, r.reason) for r in replayed][:3]
