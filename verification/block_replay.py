@@ -186,7 +186,7 @@ def _judged(seed: int, index: int, item: Item, replayed: Replayed) -> RederivedI
     outcome = replayed.outcome if replayed.outcome in ("agree", "disagree", "ambiguous") else "failed"
     return RederivedItem(seed=seed, index=index, question=item.question, options=item.options, key=item.answer_index,
                          value=replayed.value, fits=replayed.fits, error=replayed.reason,
-                         outcome=outcome)  # type: ignore[arg-type]
+                         outcome=outcome)
 
 
 def replay_verdict(drawn: Sequence[tuple[int, Item]], replayed: Sequence[Replayed], *, seeds: Sequence[int] = (),
