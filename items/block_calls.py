@@ -64,8 +64,10 @@ Block = TypeVar("Block", bound=Callable[..., Any])
 
 def window_parameters(block: Callable[..., Any]) -> list[str]:
     """The names of `block`'s parameters annotated as a `Window` (its windows, in order)."""
-    return [name for name, p in inspect.signature(block).parameters.items()
-            if str(p.annotation).rsplit(".", 1)[-1] == "Window"]
+    def named(annotation: Any) -> str:  # the class, or its name as a string annotation writes it
+        return annotation.__name__ if isinstance(annotation, type) else str(annotation).rsplit(".", 1)[-1]
+
+    return [name for name, p in inspect.signature(block).parameters.items() if named(p.annotation) == "Window"]
 
 
 def _scalar(value: Any) -> tuple[bool, Any]:
@@ -114,7 +116,10 @@ def replayable(block: Block) -> Block:
     """Register `block` (a function of one or more `Window`s and JSON-scalar arguments that returns a
     result dataclass with a `call` field, or None) as replayable under its name: each result it
     returns carries the record of its call (`BlockCall`, None when an argument cannot be recorded),
-    and a trusted replay may run it again by name."""
+    and a trusted replay may run it again by name. The block must be deterministic (no generator:
+    draw random arguments before the call) and its result's `question` and `shown` must say
+    everything the key depends on: the replay compares them with the item. Its module must be
+    imported wherever items are replayed (the registry fills on import)."""
     name = block.__name__
     windows = window_parameters(block)
     if not windows:

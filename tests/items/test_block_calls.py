@@ -126,3 +126,14 @@ def test_the_record_comes_back_from_the_sandbox_with_the_item() -> None:
         call = BlockCall.model_validate(item["metadata"][CALL_KEY])
         assert call.block == "count_beyond" and call.windows[0].channel == "temp_max"
         assert str(call.windows[0].record_id) in item["question"]
+
+
+def test_a_block_annotated_with_the_class_itself_registers_its_windows() -> None:
+    from itemsmith.items.block_calls import window_parameters
+
+    def plain(window, other, scale: float = 1.0):  # type: ignore[no-untyped-def]
+        return None
+
+    plain.__annotations__.update({"window": Window, "other": Window})
+    assert window_parameters(plain) == ["window", "other"]
+    assert window_parameters(compare_windows) == ["a", "b"]  # string annotations (postponed evaluation)
