@@ -1,7 +1,7 @@
 """What a building block records about its call, and the registry of blocks that can be replayed.
 
-A block registered with `replayable` returns its result with `call`: which block ran, on which
-rows of which records (record id, channel, first and last row, their first and last timestamps)
+A block registered with `replayable` returns its result (any dataclass with a `call` field, such
+as `blocks.BlockResult`) with `call`: which block ran, on which rows of which records (record id, channel, first and last row, their first and last timestamps)
 and with which other arguments, as plain JSON (`BlockCall`). `ask` writes it into the item's
 metadata under `CALL_KEY`. The record is a claim made by template code, never evidence: a trusted
 replay reads the rows again from the handler, runs the registered block on them with the recorded
@@ -16,16 +16,18 @@ import dataclasses
 import functools
 import inspect
 import math
+import re
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
-__all__ = ["CALL_KEY", "REPLAYABLE", "BlockCall", "WindowRows", "replayable", "window_parameters"]
+__all__ = ["CALL_KEY", "REPLAYABLE", "BlockCall", "WindowRows", "call_metadata", "replayable", "window_parameters"]
 
-CALL_KEY = "block"  # the item metadata key of the block call that made the item
+CALL_KEY = "block_call"  # the item metadata key of the block call that made the item
 MAX_ARG_CHARS = 200
+MAX_WINDOWS = 12  # windows one parameter may take (a reference compared with candidates)
 
 Scalar = StrictBool | StrictInt | StrictFloat | Annotated[StrictStr, Field(max_length=MAX_ARG_CHARS)] | None
 
@@ -44,16 +46,19 @@ class WindowRows(BaseModel):
     last: Annotated[StrictStr, Field(max_length=MAX_ARG_CHARS)]
 
 
+Name = Annotated[StrictStr, Field(max_length=MAX_ARG_CHARS)]
+
+
 class BlockCall(BaseModel):
-    """One block call: its name, its windows in the order of its window parameters, its other
-    arguments by name."""
+    """One block call: its name, the rows of each window parameter (a list for a parameter that
+    takes several windows), its other arguments by name."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    block: Annotated[StrictStr, Field(max_length=MAX_ARG_CHARS)]
-    windows: list[WindowRows] = Field(min_length=1, max_length=4)
-    args: dict[Annotated[StrictStr, Field(max_length=MAX_ARG_CHARS)], Scalar] = Field(default_factory=dict,
-                                                                                      max_length=16)
+    block: Name
+    windows: dict[Name, WindowRows | Annotated[list[WindowRows], Field(min_length=1, max_length=MAX_WINDOWS)]] = Field(
+        min_length=1, max_length=4)
+    args: dict[Name, Scalar] = Field(default_factory=dict, max_length=16)
 
 
 # the blocks a replay may run, by name: each takes its windows first, then JSON-scalar arguments
@@ -62,12 +67,17 @@ REPLAYABLE: dict[str, Callable[..., Any]] = {}
 Block = TypeVar("Block", bound=Callable[..., Any])
 
 
-def window_parameters(block: Callable[..., Any]) -> list[str]:
-    """The names of `block`'s parameters annotated as a `Window` (its windows, in order)."""
-    def named(annotation: Any) -> str:  # the class, or its name as a string annotation writes it
-        return annotation.__name__ if isinstance(annotation, type) else str(annotation).rsplit(".", 1)[-1]
+_WINDOW_WORD = re.compile(r"\bWindow\b")
 
-    return [name for name, p in inspect.signature(block).parameters.items() if named(p.annotation) == "Window"]
+
+def window_parameters(block: Callable[..., Any]) -> list[str]:
+    """The names of `block`'s parameters that take windows: annotated `Window`, or a type that names
+    it (`Sequence[Window]`, `Window | Sequence[Window]`), as a class or as a string annotation."""
+    def text(annotation: Any) -> str:
+        return annotation.__name__ if isinstance(annotation, type) else str(annotation)
+
+    return [name for name, p in inspect.signature(block).parameters.items()
+            if _WINDOW_WORD.search(text(p.annotation))]
 
 
 def _scalar(value: Any) -> tuple[bool, Any]:
@@ -83,6 +93,8 @@ def _scalar(value: Any) -> tuple[bool, Any]:
 
 
 def _rows(window: Any) -> WindowRows | None:
+    if not all(hasattr(window, name) for name in ("record_id", "channel", "start", "end", "first", "last")):
+        return None
     record_id = window.record_id.item() if isinstance(window.record_id, np.generic) else window.record_id
     if type(record_id) not in (str, int):
         return None
@@ -93,17 +105,25 @@ def _rows(window: Any) -> WindowRows | None:
         return None
 
 
+def _window_rows(value: Any) -> WindowRows | list[WindowRows] | None:
+    """The rows of a window argument (one window, or a list or tuple of them); None: not windows."""
+    if isinstance(value, list | tuple):
+        rows = [_rows(window) for window in value]
+        return None if not rows or any(r is None for r in rows) else rows  # type: ignore[return-value]
+    return _rows(value)
+
+
 def _call(name: str, signature: inspect.Signature, windows: list[str], args: tuple[Any, ...],
           kwargs: dict[str, Any]) -> BlockCall | None:
     """The record of one call, None when an argument is no JSON scalar or a window no record's rows."""
     bound = signature.bind(*args, **kwargs)
-    rows, plain = [], {}
+    rows, plain = {}, {}
     for key, value in bound.arguments.items():
         if key in windows:
-            row = _rows(value)
+            row = _window_rows(value)
             if row is None:
                 return None
-            rows.append(row)
+            rows[key] = row
             continue
         ok, value = _scalar(value)
         if not ok:
@@ -138,3 +158,10 @@ def replayable(block: Block) -> Block:
 
     REPLAYABLE[name] = recorded
     return recorded  # type: ignore[return-value]
+
+
+def call_metadata(result: Any) -> dict[str, Any]:
+    """What `ask` adds to an item's metadata for `result`: its recorded call under `CALL_KEY`, or
+    nothing when it has none."""
+    call = getattr(result, "call", None)
+    return {CALL_KEY: call} if call is not None else {}

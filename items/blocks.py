@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from itemsmith.items.block_calls import CALL_KEY, replayable
+from itemsmith.items.block_calls import call_metadata, replayable
 from itemsmith.items.helpers import mc_item, numeric_options, series
 
 MAX_DECIMALS = 3
@@ -490,9 +490,8 @@ def ask(result: BlockResult | None, *, rng: np.random.Generator,
     except ValueError:
         return None
     records = list(dict.fromkeys([w.record_id for w in (window, result.other) if w is not None]))
-    call = {CALL_KEY: result.call} if result.call is not None else {}
     return mc_item(result.question, key, wrong, rng=rng, series=result.shown, rationale=result.rationale,
-                   metadata={"record_ids": records, **(metadata or {}), **call})
+                   metadata={"record_ids": records, **(metadata or {}), **call_metadata(result)})
 
 
 BLOCKS: dict[str, Callable[..., Any]] = {

@@ -5,8 +5,9 @@ the block's name, the rows it read, its other arguments). That record comes from
 and proves nothing by itself, so the replay takes from it only what to run: the block is looked up
 by name in `REPLAYABLE` (trusted code, never the template's), its rows are cut again from the
 handler's own data (`RecordData`, read by the trusted fetch template) and its arguments, JSON
-scalars, are bound to the block's signature. The block's result on those rows is then compared with
-the whole item as a reader sees it:
+scalars, are bound to the block's signature. The block's result on those rows (any result with the
+`question` and `shown` series it writes and the `value` its key states) is then compared with the
+whole item as a reader sees it:
 
 - the question, the series shown (values, timestamps, name, unit) and the kind must be exactly
   those the block writes for those rows, and the item must have no context (a context could change
@@ -28,14 +29,14 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Iterable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ValidationError
 
 from itemsmith.items.block_calls import CALL_KEY, REPLAYABLE, BlockCall, WindowRows, window_parameters
-from itemsmith.items.blocks import BlockResult, Window, date_labels, window_of
+from itemsmith.items.blocks import Window, date_labels, window_of
 from itemsmith.items.schema import Item, ItemKind, RederivationReport, RederivedItem, Series
 from itemsmith.verification.audit.record_data import RecordData
 from itemsmith.verification.rederivation import fits, verdict_of
@@ -80,8 +81,12 @@ def block_record_ids(items: Iterable[Item]) -> list[str | int]:
     for item in items:
         call = _call_of(item)
         if isinstance(call, BlockCall):
-            ids += [rows.record_id for rows in call.windows if rows.record_id not in ids]
+            ids += [rows.record_id for rows in _all_rows(call) if rows.record_id not in ids]
     return ids
+
+
+def _all_rows(call: BlockCall) -> list[WindowRows]:
+    return [rows for value in call.windows.values() for rows in (value if isinstance(value, list) else [value])]
 
 
 def _labels(stamps: list[str]) -> list[str]:
@@ -111,37 +116,49 @@ def _window(rows: WindowRows, data: RecordData) -> Window | str:
     return window_of(rows.record_id, rows.channel, unit, values, dates, rows.start, rows.end)
 
 
-def _run(call: BlockCall, data: RecordData) -> BlockResult | str:
-    """The registered block run on the rows it names with its recorded arguments, or why not."""
-    block = REPLAYABLE.get(call.block)
-    if block is None:
-        return f"{call.block!r} is no replayable block"
-    names = window_parameters(block)
-    if len(names) != len(call.windows):
-        return f"{call.block} takes {len(names)} window(s), the record names {len(call.windows)}"
+def _windows(value: WindowRows | list[WindowRows], data: RecordData) -> Window | list[Window] | str:
+    """One window argument cut again (a list for a list), or why it cannot be."""
+    if not isinstance(value, list):
+        return _window(value, data)
     windows = []
-    for rows in call.windows:
+    for rows in value:
         window = _window(rows, data)
         if isinstance(window, str):
             return window
         windows.append(window)
-    if set(call.args) & set(names):
-        return "the record passes a window as an argument"
+    return windows
+
+
+def _run(call: BlockCall, data: RecordData) -> Any:
+    """The registered block's result on the rows it names with its recorded arguments (a result with
+    a `question`, the `shown` series and a `value`), or a text: why not."""
+    block = REPLAYABLE.get(call.block)
+    if block is None:
+        return f"{call.block!r} is no replayable block"
+    names = window_parameters(block)
+    if not set(call.windows) <= set(names) or set(call.args) & set(names):
+        return f"the record's windows are not {call.block}'s window parameters ({', '.join(names)})"
+    windows = {}
+    for name, value in call.windows.items():
+        cut = _windows(value, data)
+        if isinstance(cut, str):
+            return cut
+        windows[name] = cut
     try:
-        bound = inspect.signature(block).bind(**dict(zip(names, windows, strict=True)), **call.args)
+        bound = inspect.signature(block).bind(**windows, **call.args)
         result = block(*bound.args, **bound.kwargs)
     except _BLOCK_ERRORS as exc:
         return f"{call.block} refuses the recorded arguments ({type(exc).__name__}: {exc})"
-    if not isinstance(result, BlockResult):
-        return f"{call.block} makes no result on these rows (a tie, or no day passes)"
+    if result is None or not all(hasattr(result, name) for name in ("question", "shown", "value")):
+        return f"{call.block} makes no result on these rows (a tie, no day passes, or no clear answer)"
     return result
 
 
-def _shown(result: BlockResult) -> list[Series]:
+def _shown(result: Any) -> list[Series]:
     return [Series.model_validate(channel) for channel in result.shown]
 
 
-def _differs(item: Item, result: BlockResult) -> str | None:
+def _differs(item: Item, result: Any) -> str | None:
     """What of the item is not what the block writes for these rows (None: nothing)."""
     if item.kind is not ItemKind.mc:
         return f"it is a {item.kind.value} item; blocks make multiple-choice items"
@@ -165,7 +182,7 @@ def replay_item(item: Item, data: RecordData) -> Replayed:
     if isinstance(result, str):
         return Replayed(outcome="unverifiable", reason=result)
     why = _differs(item, result)
-    value = result.value if isinstance(result.value, str) else float(result.value)
+    value = result.value if isinstance(result.value, str) else float(result.value)  # a count, a mean, a date
     if why is not None:
         return Replayed(outcome="unverifiable", value=value, reason=why)
     fitted = fits(value, item.options)

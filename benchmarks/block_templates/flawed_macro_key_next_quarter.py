@@ -20,6 +20,6 @@ def question(num_samples):
         item = ask(count_beyond(later, above=t))
         if item is not None:
             item["question"], item["series"] = shown.question, shown.shown
-            item["metadata"]["block"] = shown.call
+            item["metadata"]["block_call"] = shown.call
             items.append(item)
     return items

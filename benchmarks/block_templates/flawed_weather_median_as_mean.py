@@ -15,6 +15,6 @@ def question(num_samples):
         item = ask(channel_stat(win, "median"))
         if item is not None:
             item["question"] = mean.question
-            item["metadata"]["block"] = mean.call
+            item["metadata"]["block_call"] = mean.call
             items.append(item)
     return items

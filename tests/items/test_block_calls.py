@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -47,14 +48,14 @@ def test_every_block_records_its_name_rows_and_arguments_as_plain_json() -> None
         assert json.loads(json.dumps(result.call)) == result.call  # plain JSON, nothing else
         call = BlockCall.model_validate(result.call)
         assert call.block == name
-        rows = call.windows[0]
+        rows = call.windows["a" if name == "compare_windows" else "window"]
         assert (rows.record_id, rows.channel, rows.start, rows.end) == ("r1", "temp", win.start, win.end)
         assert (rows.first, rows.last) == (win.dates[0], win.dates[-1])
     assert calls["count_beyond"].call["args"] == {"above": 12.5}  # type: ignore[index]
     assert type(calls["count_beyond"].call["args"]["above"]) is float  # type: ignore[index]
     assert calls["change_between"].call["args"] == {"first": 2, "last": -3}  # type: ignore[index]
     assert calls["first_day"].call["args"] == {"below": 30.0}  # type: ignore[index]
-    second = BlockCall.model_validate(calls["compare_windows"].call).windows[1]
+    second = BlockCall.model_validate(calls["compare_windows"].call).windows["b"]
     assert (second.record_id, second.start, second.end) == ("r2", other.start, other.end)
 
 
@@ -89,14 +90,21 @@ def test_a_new_block_registers_as_replayable_with_one_decorator() -> None:
         return BlockResult(value=value, how="last", question=f"Last value of the {window.about}?", unit="",
                            spread=1.0, decimals=1, rationale="", shown=[dict(window.shown)], window=window)
 
+    def highest_last(window: Window, others: Sequence[Window]) -> BlockResult:
+        return last_value(max([window, *others], key=lambda w: float(w.values[-1])))
+
     try:
         block = replayable(last_value)
         assert REPLAYABLE["last_value"] is block
         assert block(win, scale=2).call["args"] == {"scale": 2}
         with pytest.raises(ValueError, match="already registered"):
             replayable(last_value)
+        several = replayable(highest_last)(win, [_window(1, "r2"), _window(2, "r3")])
+        rows = BlockCall.model_validate(several.call).windows
+        assert rows["window"].record_id == "r1" and [r.record_id for r in rows["others"]] == ["r2", "r3"]
     finally:
         REPLAYABLE.pop("last_value", None)
+        REPLAYABLE.pop("highest_last", None)
     with pytest.raises(TypeError, match="takes no Window"):
         replayable(lambda values: None)
 
@@ -124,8 +132,8 @@ def test_the_record_comes_back_from_the_sandbox_with_the_item() -> None:
     assert result.items
     for item in result.items:
         call = BlockCall.model_validate(item["metadata"][CALL_KEY])
-        assert call.block == "count_beyond" and call.windows[0].channel == "temp_max"
-        assert str(call.windows[0].record_id) in item["question"]
+        assert call.block == "count_beyond" and call.windows["window"].channel == "temp_max"
+        assert str(call.windows["window"].record_id) in item["question"]
 
 
 def test_a_block_annotated_with_the_class_itself_registers_its_windows() -> None:

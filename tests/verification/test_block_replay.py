@@ -10,14 +10,15 @@ the key) is either a disagreement or no replay at all, never an agreement."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from itemsmith.items.block_calls import CALL_KEY
-from itemsmith.items.blocks import ask, count_beyond, draw_threshold, take_window
+from itemsmith.items.block_calls import CALL_KEY, REPLAYABLE, call_metadata, replayable
+from itemsmith.items.blocks import Window, ask, count_beyond, draw_threshold, take_window
+from itemsmith.items.helpers import mc_item
 from itemsmith.items.schema import Item, RunStatus
 from itemsmith.sandbox.executor import SandboxPool
 from itemsmith.verification.audit.record_data import RecordData, RecordFrame, fetch_record_data
@@ -127,7 +128,7 @@ def test_the_replay_recomputes_with_the_handlers_values_not_the_records() -> Non
     question = "How many values of the x of record a from 2000-01-02 to 2000-01-08 are above 1.2?"
     truth = sum(v > 1.2 for v in shown["values"])  # 4
     item = Item(question=question, options=["2", "3", str(truth), "6"], answer_index=2, series=[shown],
-                metadata={CALL_KEY: {"block": "count_beyond", "windows": [rows], "args": {"above": 1.2}}})
+                metadata={CALL_KEY: {"block": "count_beyond", "windows": {"window": rows}, "args": {"above": 1.2}}})
     assert replay_item(item, data) == Replayed(outcome="agree", value=float(truth), fits=[2])
     wrong = item.model_copy(update={"answer_index": 1})
     assert replay_item(wrong, data).outcome == "disagree"
@@ -143,13 +144,13 @@ SWAPPED = 'item["answer_index"] = (item["answer_index"] + 1) % len(item["options
 RETOLD = 'item["question"] = item["question"].replace(" above ", " at or above ")'
 SHIFTED = ('item["series"][0]["values"] = item["series"][0]["values"][1:] + item["series"][0]["values"][:1]')
 CONTEXT = 'item["context"] = "Count the values below the threshold instead."'
-UNKNOWN = 'item["metadata"]["block"]["block"] = "count_beyond_exactly"'
-FORGED_RESULT = 'item["metadata"]["block"]["value"] = 3'
-FAR_ROWS = 'item["metadata"]["block"]["windows"][0]["end"] = 10 ** 6'
-BAD_ARGS = 'item["metadata"]["block"]["args"] = {"above": 0.5, "below": 0.5}'
-WRONG_ARG_NAME = 'item["metadata"]["block"]["args"] = {"threshold": 0.5}'
+UNKNOWN = 'item["metadata"]["block_call"]["block"] = "count_beyond_exactly"'
+FORGED_RESULT = 'item["metadata"]["block_call"]["value"] = 3'
+FAR_ROWS = 'item["metadata"]["block_call"]["windows"]["window"]["end"] = 10 ** 6'
+BAD_ARGS = 'item["metadata"]["block_call"]["args"] = {"above": 0.5, "below": 0.5}'
+WRONG_ARG_NAME = 'item["metadata"]["block_call"]["args"] = {"threshold": 0.5}'
 # the record points at the same rows of another record (same dates, other values)
-OTHER_RECORD = ('rows = item["metadata"]["block"]["windows"][0]\n'
+OTHER_RECORD = ('rows = item["metadata"]["block_call"]["windows"]["window"]\n'
                 '    rows["record_id"] = [r for r in ids if r != rows["record_id"]][0]')
 # the question and series of one block result, the key of another (a count on other rows)
 OTHER_KEY = ('other = take_window(handler, win.record_id, win.channel, start=0, length=len(win.values))\n'
@@ -255,3 +256,35 @@ def test_red_team_block_templates_get_their_verdicts(name: str) -> None:
     with SandboxPool(handler) as pool:
         items, replayed = _replayed(pool, (BLOCK_TEMPLATES / f"{name}.py").read_text(), n=30)
     assert _verdict(items, replayed) == EXPECTED[name], [(r.outcome, r.reason) for r in replayed][:3]
+
+
+def test_a_block_over_several_windows_with_its_own_result_type_is_replayed() -> None:
+    """A new block registered with `replayable`: a list of windows and a result class of its own
+    (a label key), replayed as the built-in blocks are."""
+
+    @dataclasses.dataclass(frozen=True)
+    class Label:
+        value: str
+        question: str
+        shown: list[dict[str, object]]
+        call: dict[str, object] | None = None
+
+    def highest_mean(window: Window, others: Sequence[Window]) -> Label:
+        best = max([window, *others], key=lambda w: float(w.values.mean()))
+        return Label(value=str(best.record_id), question="Which record has the highest mean change?",
+                     shown=[dict(w.shown) for w in (window, *others)])
+
+    handler = _in_process_handler()
+    rng = np.random.default_rng(4)
+    wins = [take_window(handler, rid, "change", rng=rng, start=10, length=20) for rid in ("north", "south", "east")]
+    try:
+        result = replayable(highest_mean)(wins[0], wins[1:])
+        item = Item.model_validate(mc_item(result.question, result.value,
+                                           [r for r in ("north", "south", "east") if r != result.value] + ["west"],
+                                           rng=rng, series=result.shown, metadata=call_metadata(result)))
+        data = _record_data(handler)
+        assert replay_item(item, data).outcome == "agree"
+        wrong = item.model_copy(update={"answer_index": (item.answer_index + 1) % 4})
+        assert replay_item(wrong, data).outcome == "disagree"
+    finally:
+        REPLAYABLE.pop("highest_mean", None)
