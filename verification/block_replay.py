@@ -181,6 +181,8 @@ def replay_item(item: Item, data: RecordData) -> Replayed:
     result = _run(call, data)
     if isinstance(result, str):
         return Replayed(outcome="unverifiable", reason=result)
+    if not isinstance(result.value, str | int | float | np.number) or isinstance(result.value, bool):
+        return Replayed(outcome="unverifiable", reason=f"{call.block}'s value is no number and no text")
     why = _differs(item, result)
     value = result.value if isinstance(result.value, str) else float(result.value)  # a count, a mean, a date
     if why is not None:
