@@ -20,10 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from itemsmith.agents.config import AuthorConfig, restarts_broken
 from itemsmith.agents.errors import LocalModelUnavailable, ProviderConfigError
 from itemsmith.agents.judge_validation import advisory
-from itemsmith.agents.local_models import get_local_model, installed, llama_available
-from itemsmith.agents.providers import missing_credentials
+from itemsmith.agents.llm.providers import missing_credentials
+from itemsmith.agents.llm.providers.local import get_local_model, installed, llama_available
+from itemsmith.agents.llm.spec import ModelSpec, ModelSpecField, StudentSpec
 from itemsmith.agents.settings import AgentSettings
-from itemsmith.agents.specs import ModelSpec, ModelSpecField, StudentSpec
 from itemsmith.verification.stage_configs import Outcome
 
 __all__ = ["Pipeline", "StageInfo", "authoring_models", "check_models", "header_lines", "missing_local_model",

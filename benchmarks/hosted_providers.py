@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.agents import hosted_scenarios as scenarios
+from tests.agents.llm import hosted_scenarios as scenarios
 
 
 def main() -> None:

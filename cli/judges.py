@@ -32,8 +32,8 @@ def judges_validate(
     import asyncio
 
     from itemsmith.agents.judge_validation import measure_judge, record_validation
+    from itemsmith.agents.llm.spec import ModelSpec
     from itemsmith.agents.settings import get_settings
-    from itemsmith.agents.specs import ModelSpec
 
     try:
         spec = ModelSpec.parse(judge)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from itemsmith.agents.inference import redact
+from itemsmith.agents.llm.inference import redact
 from itemsmith.service.jobs._context import Heartbeat, Interruption, JobContext, JobInterrupted
 from itemsmith.service.jobs._kinds import JOB_KINDS
 from itemsmith.service.jobs._schemas import JobStatus

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from itemsmith.agents.config import AuthorConfig
-from itemsmith.agents.inference import ModelHandle, RetryPolicy
 from itemsmith.agents.judge_validation import (
     JudgeValidation,
     advisory,
@@ -21,11 +20,12 @@ from itemsmith.agents.judge_validation import (
     record_validation,
     validated,
 )
-from itemsmith.agents.model_factory import JudgeModel
+from itemsmith.agents.llm.factory import JudgeModel
+from itemsmith.agents.llm.inference import ModelHandle, RetryPolicy
+from itemsmith.agents.llm.providers.scripted import ScriptedChatModel
+from itemsmith.agents.llm.spec import ModelSpec
 from itemsmith.agents.pipeline import Pipeline, header_lines, resolve_pipeline
-from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.agents.settings import AgentSettings
-from itemsmith.agents.specs import ModelSpec
 from itemsmith.agents.verification_stages import JudgePanelVerifier
 from itemsmith.agents.verify import Evidence, VerificationResult, run_stages
 from itemsmith.items.schema import Decision, Item, RunStatus, StructureReport

@@ -13,10 +13,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from itemsmith.agents.errors import ProviderCallError
-from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, retry_after_s
-from itemsmith.agents.model_factory import CallLog, StudentModel, _cache_breakpoint
-from itemsmith.agents.scripted import ScriptedChatModel
-from itemsmith.agents.usage import UsageLedger
+from itemsmith.agents.llm.factory import CallLog, StudentModel, _cache_breakpoint
+from itemsmith.agents.llm.inference import ModelHandle, RetryPolicy, complete, retry_after_s
+from itemsmith.agents.llm.providers.scripted import ScriptedChatModel
+from itemsmith.agents.llm.usage import UsageLedger
 from itemsmith.items.schema import Item
 from itemsmith.verification.judges import CRITERION_MARKER
 from itemsmith.verification.samples import TemplateSample

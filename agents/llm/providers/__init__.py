@@ -1,4 +1,4 @@
-"""The provider registry: one function from a model spec (`agents.specs.ModelSpec`, parsed where it
+"""The provider registry: one function from a model spec (`agents.llm.spec.ModelSpec`, parsed where it
 entered) to a LangChain chat model.
 
 Specs::
@@ -15,7 +15,7 @@ script file; a request to the service (`SpecPolicy.service`) only configured end
 providers and scripts inside the scripts folder. Credentials go only to configured endpoints.
 
 `PROVIDERS` maps a provider name to its factory; `@register_provider("name")` adds one.
-Clients are built with their own retries off: `agents.inference.complete` is the only
+Clients are built with their own retries off: `agents.llm.inference.complete` is the only
 (bounded) retry layer; timeouts and retries come from `AgentSettings.call_policy`.
 """
 
@@ -30,14 +30,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, SecretStr
 
 from itemsmith.agents.errors import ProviderConfigError
-from itemsmith.agents.local_models import LOCAL_MODELS, get_local_model
-from itemsmith.agents.model_catalog import Capabilities, entry_for
+from itemsmith.agents.llm.catalog import Capabilities, entry_for
+from itemsmith.agents.llm.providers.local import LOCAL_MODELS, get_local_model
+from itemsmith.agents.llm.spec import ModelSpec
 from itemsmith.agents.settings import AgentSettings, CallPolicy, get_settings
-from itemsmith.agents.specs import ModelSpec
 from itemsmith.registry import Registry
 
-if TYPE_CHECKING:  # `agents.inference` (LangChain) is imported when a model is built, not to check a spec
-    from itemsmith.agents.inference import ModelHandle
+if TYPE_CHECKING:  # `agents.llm.inference` (LangChain) is imported when a model is built, not to check a spec
+    from itemsmith.agents.llm.inference import ModelHandle
 
 _NO_KEY = SecretStr("not-needed")  # the OpenAI client insists on some key; keyless servers ignore it
 
@@ -188,7 +188,7 @@ def _max_tokens(options: ModelOptions, settings: AgentSettings) -> int:
 
 def _handle(model: Any, provider: str, name: str, calls: CallPolicy, *, max_concurrency: int | None = None,
             capabilities: Capabilities | None = None) -> ModelHandle:
-    from itemsmith.agents.inference import ModelHandle
+    from itemsmith.agents.llm.inference import ModelHandle
 
     assert calls.timeout_s is not None and calls.retry_timeouts is not None  # AgentSettings.call_policy sets them
     return ModelHandle(model, provider, name, calls.timeout_s, max_concurrency=max_concurrency,
@@ -203,7 +203,7 @@ def _provider_has_model(provider: str, base_url: str | None, key: str, model: st
     import anthropic
     import openai
 
-    from itemsmith.agents.inference import redact
+    from itemsmith.agents.llm.inference import redact
 
     try:
         if provider == "openai":
@@ -282,7 +282,7 @@ def _require(spec: ModelSpec, settings: AgentSettings) -> None:
 def _openai(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
     from langchain_openai import ChatOpenAI
 
-    from itemsmith.agents.chat_clients import own_async_client
+    from itemsmith.agents.llm.providers.clients import own_async_client
 
     _require(spec, settings)
     assert settings.openai_api_key is not None
@@ -300,7 +300,7 @@ def _openai(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> 
 
 @register_provider("anthropic")
 def _anthropic(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
-    from itemsmith.agents.chat_clients import OwnClientChatAnthropic
+    from itemsmith.agents.llm.providers.clients import OwnClientChatAnthropic
 
     _require(spec, settings)
     assert settings.anthropic_api_key is not None
@@ -317,7 +317,7 @@ def _anthropic(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) 
 
 @register_provider("openai_compatible")
 def _openai_compatible(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
-    from itemsmith.agents.chat_clients import CompatibleChatOpenAI, own_async_client
+    from itemsmith.agents.llm.providers.clients import CompatibleChatOpenAI, own_async_client
 
     if spec.endpoint is not None:
         endpoint = settings.endpoints.get(spec.endpoint)
@@ -341,8 +341,8 @@ def _openai_compatible(spec: ModelSpec, options: ModelOptions, settings: AgentSe
 
 @register_provider("local")
 def _local(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
-    from itemsmith.agents.llamacpp import LlamaCppChatModel
-    from itemsmith.agents.local_models import llama_available, model_path
+    from itemsmith.agents.llm.providers.llamacpp import LlamaCppChatModel
+    from itemsmith.agents.llm.providers.local import llama_available, model_path
 
     entry = get_local_model(spec.model)
     if not llama_available():
@@ -364,7 +364,7 @@ def _local(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> M
 
 @register_provider("scripted")
 def _scripted(spec: ModelSpec, options: ModelOptions, settings: AgentSettings) -> ModelHandle:
-    from itemsmith.agents.scripted import ScriptedChatModel
+    from itemsmith.agents.llm.providers.scripted import ScriptedChatModel
 
     path = script_path(spec.model, settings, anywhere=settings.scripted_dir is None)
     return _handle(ScriptedChatModel.from_source(path, model_name=path.stem), "scripted", path.name,

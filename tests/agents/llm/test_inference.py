@@ -9,12 +9,12 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 
 from itemsmith.agents.errors import EmptyReplyError, ProviderCallError
-from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, is_transient, redact
-from itemsmith.agents.model_catalog import price_for
-from itemsmith.agents.scripted import ScriptedHTTPError
-from itemsmith.agents.usage import UsageLedger, cost_of
+from itemsmith.agents.llm.catalog import price_for
+from itemsmith.agents.llm.inference import ModelHandle, RetryPolicy, complete, is_transient, redact
+from itemsmith.agents.llm.providers.scripted import ScriptedHTTPError
+from itemsmith.agents.llm.usage import UsageLedger, cost_of
 
-from .conftest import scripted
+from ..conftest import scripted
 
 FAST = RetryPolicy(max_retries=3, initial_s=0.0, max_s=0.0)
 MSG = [HumanMessage("hello")]

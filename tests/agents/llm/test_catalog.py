@@ -10,11 +10,11 @@ from langchain_anthropic.data._profiles import _PROFILES as ANTHROPIC_PROFILES
 from langchain_core.messages import HumanMessage
 from langchain_openai.data._profiles import _PROFILES as OPENAI_PROFILES
 
-from itemsmith.agents.model_catalog import MODEL_TABLE, UNKNOWN_DEFAULTS, Price, _notice, entry_for, price_for
-from itemsmith.agents.providers import ModelOptions, make_model
+from itemsmith.agents.llm.catalog import MODEL_TABLE, UNKNOWN_DEFAULTS, Price, _notice, entry_for, price_for
+from itemsmith.agents.llm.providers import ModelOptions, make_model
+from itemsmith.agents.llm.spec import ModelSpec
+from itemsmith.agents.llm.usage import cost_of
 from itemsmith.agents.settings import AgentSettings
-from itemsmith.agents.specs import ModelSpec
-from itemsmith.agents.usage import cost_of
 
 SETTINGS = AgentSettings(openai_api_key="sk-test-000000", anthropic_api_key="sk-ant-test-000000")
 

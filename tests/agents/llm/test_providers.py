@@ -16,13 +16,13 @@ import pytest
 from langchain_core.messages import HumanMessage
 from pydantic import SecretStr, ValidationError
 
-from itemsmith.agents import local_models
 from itemsmith.agents.errors import LocalModelUnavailable, ProviderCallError, ProviderConfigError
-from itemsmith.agents.inference import RetryPolicy, complete
-from itemsmith.agents.providers import PROVIDERS, SpecPolicy, check_spec, make_model
-from itemsmith.agents.scripted import ScriptedChatModel
+from itemsmith.agents.llm.inference import RetryPolicy, complete
+from itemsmith.agents.llm.providers import PROVIDERS, SpecPolicy, check_spec, make_model
+from itemsmith.agents.llm.providers import local as local_models
+from itemsmith.agents.llm.providers.scripted import ScriptedChatModel
+from itemsmith.agents.llm.spec import ModelSpec
 from itemsmith.agents.settings import DEFAULT_LOCAL_GENERATOR, AgentSettings, ModelEndpoint
-from itemsmith.agents.specs import ModelSpec
 from itemsmith.layer_settings import InvalidSettings
 
 SERVICE = SpecPolicy.service(["openai", "anthropic", "openai_compatible", "local", "scripted"])
@@ -317,7 +317,7 @@ def test_the_spec_pattern_of_a_service_is_what_check_spec_accepts_of_its_text(tm
     `check_spec` under the same policy, and the texts it refuses are refused (or not specs at all)."""
     import re
 
-    from itemsmith.agents.providers import spec_pattern
+    from itemsmith.agents.llm.providers import spec_pattern
 
     (tmp_path / "replies.json").write_text("[]")
     settings = AgentSettings(endpoints={"vllm": ModelEndpoint(base_url="http://127.0.0.1:9/v1")},

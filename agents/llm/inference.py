@@ -34,8 +34,8 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, mess
 from pydantic import BaseModel, Field
 
 from itemsmith.agents.errors import EmptyReplyError, ProviderCallError
-from itemsmith.agents.model_catalog import Capabilities
-from itemsmith.agents.usage import CallOutcome, CallUsage, UsageLedger, call_usage
+from itemsmith.agents.llm.catalog import Capabilities
+from itemsmith.agents.llm.usage import CallOutcome, CallUsage, UsageLedger, call_usage
 
 TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 _TRANSIENT_NAMES = frozenset({

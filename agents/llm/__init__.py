@@ -1,0 +1,1 @@
+"""The model layer: specs, providers, calls, usage and the model table."""
