@@ -35,6 +35,7 @@ from itemsmith.agents.errors import EmptyReplyError, ProviderCallError, Provider
 from itemsmith.agents.llm.catalog import entry_for
 from itemsmith.agents.llm.inference import ModelHandle, RetryPolicy, complete
 from itemsmith.agents.llm.providers import ModelOptions, SpecPolicy, make_model
+from itemsmith.agents.llm.providers.local import make_letter_scorer, make_score_reader
 from itemsmith.agents.llm.spec import ModelSpec, StudentSpec
 from itemsmith.agents.llm.usage import CallUsage, UsageLedger, cost_of
 from itemsmith.agents.settings import AgentSettings, get_settings
@@ -283,37 +284,6 @@ class StudentModel:
             handle = self.model if isinstance(self.model, ModelHandle) else self.model.handle
             return handle.max_concurrency
         return 1
-
-
-def _local(spec: ModelSpec, role: str, what: str) -> Any:
-    from itemsmith.agents.llm.providers import llamacpp  # llama-cpp-python is an optional extra
-    from itemsmith.agents.llm.providers.local import get_local_model, llama_available
-
-    if spec.provider != "local":
-        raise ProviderConfigError(f"{role} {str(spec)!r}: {what} need a local model (local:NAME)")
-    entry = get_local_model(spec.model)
-    if not llama_available():
-        raise ProviderConfigError(f"{role} {str(spec)!r} needs llama-cpp-python: "
-                                  f"pip install 'itemsmith[{entry.extra}]'")
-    return llamacpp
-
-
-def make_letter_scorer(spec: ModelSpec, settings: AgentSettings) -> LetterScorer:
-    """A log-likelihood scorer for a local model spec (``local:NAME``)."""
-    from itemsmith.agents.llm.providers.local import model_path
-
-    llamacpp = _local(spec, "student", "log-likelihood answers")
-    return llamacpp.LlamaCppLetterScorer(model_path(spec.model, settings.model_cache_dir), spec.model,
-                                         n_ctx=settings.local_n_ctx, n_threads=settings.local_n_threads)
-
-
-def make_score_reader(spec: ModelSpec, settings: AgentSettings) -> ScoreReader:
-    """A single-pass score reader for a local judge spec (``local:NAME``)."""
-    from itemsmith.agents.llm.providers.local import model_path
-
-    llamacpp = _local(spec, "judge", "single-pass scores")
-    return llamacpp.LlamaCppScoreReader(model_path(spec.model, settings.model_cache_dir), spec.model,
-                                        n_ctx=settings.local_n_ctx, n_threads=settings.local_n_threads)
 
 
 def build_judges(specs: Sequence[ModelSpec], *, settings: AgentSettings | None = None, samples: int = 3,
