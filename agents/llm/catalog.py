@@ -29,7 +29,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["CATALOG_FILE", "FREE_PROVIDERS", "MODEL_TABLE", "UNKNOWN_DEFAULTS", "Capabilities", "ModelEntry", "Price", "entry_for", "price_for"]
+__all__ = ["CATALOG_FILE", "FREE_PROVIDERS", "MODEL_TABLE", "UNKNOWN_DEFAULTS", "Capabilities", "ModelEntry", "Price", "entry_for",
+           "price_for"]
 
 log = logging.getLogger("itemsmith.models")
 
