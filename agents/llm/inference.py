@@ -35,6 +35,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, message_chunk_to_message
 from pydantic import BaseModel, Field
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity.stop import stop_base
 
 from itemsmith.agents.errors import EmptyReplyError, ProviderCallError
 from itemsmith.agents.llm.catalog import Capabilities
@@ -221,9 +222,14 @@ def _wait(retry: RetryPolicy) -> Callable[[RetryCallState], float]:
     return wait
 
 
-def _past_wait_bound(max_wait_s: float) -> Callable[[RetryCallState], bool]:
+class _PastWaitBound(stop_base):
     """Stops where the next wait would take the call's waits together past `max_wait_s`."""
-    return lambda state: state.idle_for + (state.upcoming_sleep or 0.0) > max_wait_s
+
+    def __init__(self, max_wait_s: float) -> None:
+        self.max_wait_s = max_wait_s
+
+    def __call__(self, state: RetryCallState) -> bool:
+        return state.idle_for + (state.upcoming_sleep or 0.0) > self.max_wait_s
 
 
 def _error_of(state: RetryCallState) -> BaseException:
@@ -259,11 +265,11 @@ async def complete(handle: ModelHandle, messages: Sequence[BaseMessage], *, retr
     error or when retries run out, and `EmptyReplyError` when the reply has no text. Inside a
     `stream_tokens` block a model that can stream is streamed (see the module docstring).
     """
-    options = {} if temperature is None else {"temperature": temperature}
+    options: dict[str, Any] = {} if temperature is None else {"temperature": temperature}
     on_tokens = _ON_TOKENS.get()
     max_retries = retry.max_retries if handle.max_retries is None else handle.max_retries
     retrying = AsyncRetrying(retry=retry_if_exception(_retried(handle)), wait=_wait(retry),
-                             stop=stop_after_attempt(max_retries + 1) | _past_wait_bound(retry.max_wait_s),
+                             stop=stop_after_attempt(max_retries + 1) | _PastWaitBound(retry.max_wait_s),
                              reraise=True)
     state: RetryCallState | None = None
     try:
