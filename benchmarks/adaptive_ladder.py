@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from itemsmith.agents.llm.factory import make_letter_scorer
+from itemsmith.agents.llm.providers.local import make_letter_scorer
 from itemsmith.agents.llm.spec import ModelSpec, StudentSpec
 from itemsmith.agents.settings import DEFAULT_LOCAL_STUDENTS, get_settings
 from itemsmith.items.rendering import TextFormat

@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from itemsmith.agents.errors import ProviderConfigError
-from itemsmith.agents.llm.factory import CallLog, build_judges, make_score_reader, retry_policy
+from itemsmith.agents.llm.factory import CallLog, build_judges, retry_policy
+from itemsmith.agents.llm.providers.local import make_score_reader
 from itemsmith.agents.llm.spec import ModelSpec
 from itemsmith.agents.settings import AgentSettings
 from itemsmith.items.schema import Item
