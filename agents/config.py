@@ -5,7 +5,7 @@
 them with the same names and bounds: the command line maps its options onto `AuthorConfig`
 (`agents.run`, which adds where the run writes), the service's author job request adds the bank it
 fills, and the API's bank settings are `RunSettings` with the server's spec policy. Model specs are
-parsed here, once (`agents.specs.ModelSpecField`), and written back as their text.
+parsed here, once (`agents.llm.spec.ModelSpecField`), and written back as their text.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from itemsmith.agents.specs import ModelSpecField, StudentSpec
+from itemsmith.agents.llm.spec import ModelSpecField, StudentSpec
 from itemsmith.items.text_format import TextFormat
 from itemsmith.verification.stage_configs import CapabilityConfig, PanelConfig, PoolConfig
 

@@ -9,9 +9,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from itemsmith.agents.inference import ModelHandle, RetryPolicy
+from itemsmith.agents.llm.inference import ModelHandle, RetryPolicy
+from itemsmith.agents.llm.usage import UsageLedger
 from itemsmith.agents.profile import HandlerProfile
-from itemsmith.agents.usage import UsageLedger
 from itemsmith.agents.verify import Verifier
 from itemsmith.items.schema import StructureReport
 

@@ -17,7 +17,8 @@ from pydantic import BaseModel
 
 from itemsmith.agents.context import GeneratorPrompt
 from itemsmith.agents.extract import ExtractionError, extract_code, lint, runaway
-from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, hit_output_limit, reply_text
+from itemsmith.agents.llm.inference import ModelHandle, RetryPolicy, complete, hit_output_limit, reply_text
+from itemsmith.agents.llm.usage import CallUsage, UsageLedger
 from itemsmith.agents.profile import HandlerProfile
 from itemsmith.agents.prompts import (
     describe_profile,
@@ -26,7 +27,6 @@ from itemsmith.agents.prompts import (
     nearest_examples,
     refine_message,
 )
-from itemsmith.agents.usage import CallUsage, UsageLedger
 
 MAX_SHOWN_REPLY = 4000
 

@@ -46,7 +46,7 @@ from itemsmith.agents.generator import (
     messages_for,
     shown_reply,
 )
-from itemsmith.agents.inference import stream_tokens
+from itemsmith.agents.llm.inference import stream_tokens
 from itemsmith.agents.models import Attempt
 from itemsmith.agents.prompts import copied_example
 from itemsmith.agents.state import SlotState

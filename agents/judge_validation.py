@@ -27,8 +27,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from itemsmith.agents.llm.spec import ModelSpec
 from itemsmith.agents.settings import AgentSettings
-from itemsmith.agents.specs import ModelSpec
 from itemsmith.templates_bank.settings import BankSettings
 
 __all__ = ["JudgeValidation", "advisory", "load_validations", "measure_judge", "record_validation", "validated",
@@ -119,7 +119,7 @@ async def measure_judge(spec: ModelSpec, corpus: Path, *, settings: AgentSetting
     """Score every template of `corpus` (its first `per_kind` of each kind) with the judge as the
     panel does (`items` items drawn in the sandbox under `seed`) and measure its separation of the
     good templates from the flawed and gaming ones. `on_template(kind, file, scores)` follows it."""
-    from itemsmith.agents.model_factory import CallLog, build_judges, retry_policy
+    from itemsmith.agents.llm.factory import CallLog, build_judges, retry_policy
     from itemsmith.items.hashing import sha256_hex
     from itemsmith.items.schema import Item
     from itemsmith.sandbox import run_template

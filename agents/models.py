@@ -9,9 +9,9 @@ from typing import Literal, cast
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from itemsmith.agents.llm.usage import UsageTotals
 from itemsmith.agents.pipeline import StageInfo
 from itemsmith.agents.taxonomy import CATEGORIES, CONCEPTS, TASK_KINDS
-from itemsmith.agents.usage import UsageTotals
 from itemsmith.agents.verify import VerificationResult
 from itemsmith.items.schema import Decision, Template
 from itemsmith.templates_bank.diversity import TemplateDiversity

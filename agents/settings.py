@@ -29,7 +29,7 @@ from pydantic import (
 from pydantic_settings import SettingsConfigDict
 
 from itemsmith.agents.errors import SettingsError
-from itemsmith.agents.specs import ENDPOINT_NAME_PATTERN, ModelSpec, ModelSpecField, StudentSpec
+from itemsmith.agents.llm.spec import ENDPOINT_NAME_PATTERN, ModelSpec, ModelSpecField, StudentSpec
 from itemsmith.layer_settings import InvalidSettings, LayerSettings
 
 DEFAULT_LOCAL_GENERATOR = ModelSpec(provider="local", model="qwen2.5-coder-1.5b")

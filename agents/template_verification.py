@@ -16,12 +16,12 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from itemsmith.agents.config import AuthorConfig
-from itemsmith.agents.model_factory import retry_policy
+from itemsmith.agents.llm.factory import retry_policy
+from itemsmith.agents.llm.providers import SpecPolicy
+from itemsmith.agents.llm.usage import UsageTotals
 from itemsmith.agents.pipeline import Pipeline, StageInfo, check_models, resolve_pipeline
 from itemsmith.agents.profile import profile_handler
-from itemsmith.agents.providers import SpecPolicy
 from itemsmith.agents.settings import AgentSettings
-from itemsmith.agents.usage import UsageTotals
 from itemsmith.agents.verification_stages import (
     ItemAuditVerifier,
     build_review_models,

@@ -2,7 +2,7 @@
 (always, first, no LLM), then the judge panel and the student pool.
 
 `verification` scores and decides; this module feeds it items drawn under a fresh seed (never the
-structure check's), with models built by `agents.model_factory`, and turns a rejection into
+structure check's), with models built by `agents.llm.factory`, and turns a rejection into
 feedback the generator can act on:
 
 - `ItemAuditVerifier`: blind solvers and item checks over a few hundred items drawn through the
@@ -17,7 +17,7 @@ feedback the generator can act on:
   decides; a rejection on expertise reversal or on the blind flag carries the statistic in its
   reasons and in the feedback.
 
-A model call that fails for good (after the bounded retries of `agents.inference.complete`), comes
+A model call that fails for good (after the bounded retries of `agents.llm.inference.complete`), comes
 back empty or is cut is recorded on the result (`errors`) and is missing data: a stage that could
 not decide because of it ends `errored` (the slot stops, resumable; no feedback reaches the
 generator), never as a rejection and never as a crash of the run. Every call is metered into the
@@ -37,8 +37,7 @@ from typing import ClassVar
 
 from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.feedback import audit_feedback
-from itemsmith.agents.inference import ModelHandle, RetryPolicy
-from itemsmith.agents.model_factory import (
+from itemsmith.agents.llm.factory import (
     CallLog,
     JudgeModel,
     StudentModel,
@@ -46,8 +45,9 @@ from itemsmith.agents.model_factory import (
     build_solver,
     build_students,
 )
+from itemsmith.agents.llm.inference import ModelHandle, RetryPolicy
+from itemsmith.agents.llm.providers import SpecPolicy
 from itemsmith.agents.pipeline import Pipeline, resolve_pipeline
-from itemsmith.agents.providers import SpecPolicy
 from itemsmith.agents.rederivation import RederivationVerifier
 from itemsmith.agents.settings import AgentSettings
 from itemsmith.agents.verify import Evidence, VerificationResult, Verifier, pass_through

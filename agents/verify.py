@@ -22,7 +22,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
-from itemsmith.agents.usage import UsageTotals
+from itemsmith.agents.llm.usage import UsageTotals
 from itemsmith.items.schema import AuditReport, Decision, Item, RederivationReport, StructureReport
 from itemsmith.verification.capability import CapabilityReport
 from itemsmith.verification.judges import TemplateJudgement

@@ -31,8 +31,8 @@ from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 from itemsmith.agents.config import RunSettings
 from itemsmith.agents.errors import ProviderConfigError
-from itemsmith.agents.providers import check_spec, spec_pattern
-from itemsmith.agents.specs import AsText, ModelSpec, ModelSpecField, StudentSpec
+from itemsmith.agents.llm.providers import check_spec, spec_pattern
+from itemsmith.agents.llm.spec import AsText, ModelSpec, ModelSpecField, StudentSpec
 from itemsmith.items.rendering import TextFormat
 from itemsmith.items.schema import IRTParameters, Item
 from itemsmith.service.jobs import JobPublic
@@ -88,7 +88,7 @@ def _allowed_student(value: object) -> StudentSpec:
 
 
 def _spec_text() -> str:
-    """The texts of the model specs this server lets a request name (`agents.providers.spec_pattern`)."""
+    """The texts of the model specs this server lets a request name (`agents.llm.providers.spec_pattern`)."""
     return spec_pattern(request_policy())
 
 

@@ -44,9 +44,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from itemsmith.agents.model_factory import make_letter_scorer
+from itemsmith.agents.llm.providers.local import make_letter_scorer
+from itemsmith.agents.llm.spec import ModelSpec, StudentSpec
 from itemsmith.agents.settings import DEFAULT_LOCAL_STUDENTS, get_settings
-from itemsmith.agents.specs import ModelSpec, StudentSpec
 from itemsmith.items.rendering import TextFormat
 from itemsmith.service.release_operations import evaluate, evaluate_adaptive
 from itemsmith.templates_bank.adaptive import AdaptiveConfig

@@ -22,9 +22,9 @@ from pathlib import Path
 
 from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.context import SlotEvent
-from itemsmith.agents.inference import ModelHandle
+from itemsmith.agents.llm.inference import ModelHandle
+from itemsmith.agents.llm.providers.scripted import ScriptedChatModel
 from itemsmith.agents.run import author
-from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.items.schema import RunStatus, StructureReport
 from itemsmith.sandbox import SandboxPool
 

@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 from itemsmith.agents.config import AuthorConfig
-from itemsmith.agents.inference import ModelHandle
+from itemsmith.agents.llm.inference import ModelHandle
+from itemsmith.agents.llm.providers.scripted import ScriptedChatModel
 from itemsmith.agents.run import author
-from itemsmith.agents.scripted import ScriptedChatModel
 
 TASK = "questions about Seattle's daily weather"  # the README's quick start
 BRIEFS = [

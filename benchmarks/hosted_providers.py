@@ -1,4 +1,4 @@
-"""The hosted-provider scenarios (tests/agents/hosted_scenarios.py) against the local fakes of the
+"""The hosted-provider scenarios (tests/agents/llm/hosted_scenarios.py) against the local fakes of the
 OpenAI and Anthropic APIs and the emulated vLLM and Ollama servers (no key, no network): for each,
 the calls sent, the HTTP errors, the calls answered / cut / failed, what was stored, and
 itemsmith's metered cost against the fake's own bill.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.agents import hosted_scenarios as scenarios
+from tests.agents.llm import hosted_scenarios as scenarios
 
 
 def main() -> None:

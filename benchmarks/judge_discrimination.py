@@ -28,9 +28,9 @@ import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 
-from itemsmith.agents.model_factory import CallLog, build_judges, retry_policy
+from itemsmith.agents.llm.factory import CallLog, build_judges, retry_policy
+from itemsmith.agents.llm.spec import ModelSpec
 from itemsmith.agents.settings import get_settings
-from itemsmith.agents.specs import ModelSpec
 from itemsmith.items.schema import Item
 from itemsmith.sandbox import run_template
 from itemsmith.verification.judges import PanelConfig, ajudge_template

@@ -23,8 +23,8 @@ import time
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before llama.cpp's OpenMP runtime loads
 
-from itemsmith.agents.llamacpp import LlamaCppChatModel, LlamaCppScoreReader, _chat_prompt, _load
-from itemsmith.agents.local_models import model_path
+from itemsmith.agents.llm.providers.llamacpp import LlamaCppChatModel, LlamaCppScoreReader, _chat_prompt, _load
+from itemsmith.agents.llm.providers.local import model_path
 from itemsmith.agents.settings import get_settings
 from itemsmith.items.rendering import TextFormat
 from itemsmith.sandbox import run_template

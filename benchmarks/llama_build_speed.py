@@ -23,8 +23,8 @@ from pathlib import Path
 
 import llama_cpp
 
-from itemsmith.agents import llamacpp
-from itemsmith.agents.local_models import model_path
+from itemsmith.agents.llm.providers import llamacpp
+from itemsmith.agents.llm.providers.local import model_path
 from itemsmith.agents.settings import get_settings
 
 PROMPT = (Path(llamacpp.__file__).parent / "prompts.py").read_text()

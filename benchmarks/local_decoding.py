@@ -29,8 +29,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from itemsmith.agents import llamacpp
-from itemsmith.agents.local_models import model_path
+from itemsmith.agents.llm.providers import llamacpp
+from itemsmith.agents.llm.providers.local import model_path
 from itemsmith.agents.prompts import generator_system, refine_message, skeleton
 from itemsmith.agents.settings import get_settings
 

@@ -1,5 +1,5 @@
 """Benchmark: a slot's next round after the judges used the same local model, with and without the
-saved prompt states (`agents.llamacpp.PromptStates`, ``ITEMSMITH_LOCAL_PROMPT_CACHE_MB``).
+saved prompt states (`agents.llm.providers.llamacpp.PromptStates`, ``ITEMSMITH_LOCAL_PROMPT_CACHE_MB``).
 
 One slot of an authoring run on the weather handler, with the default local model as generator
 and judge (as in the default pipeline): round 1 of a brief, then the judge panel's five criteria
@@ -39,11 +39,11 @@ def one_setting() -> dict[str, Any]:
     """The three steps in this process, with the settings of its environment."""
     from itemsmith.agents.feedback import build_feedback
     from itemsmith.agents.generator import build_prompt, first_message, messages_for
-    from itemsmith.agents.inference import RetryPolicy, complete, stream_tokens
-    from itemsmith.agents.model_factory import CallLog, build_judges
+    from itemsmith.agents.llm.factory import CallLog, build_judges
+    from itemsmith.agents.llm.inference import RetryPolicy, complete, stream_tokens
+    from itemsmith.agents.llm.providers import ModelOptions, make_model
+    from itemsmith.agents.llm.spec import ModelSpec
     from itemsmith.agents.profile import profile_handler
-    from itemsmith.agents.providers import ModelOptions, make_model
-    from itemsmith.agents.specs import ModelSpec
     from itemsmith.sandbox import SandboxPool, run_template
     from itemsmith.templates_bank.curated import get_curated
     from itemsmith.verification.judges import PanelConfig, judge_template

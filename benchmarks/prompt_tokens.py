@@ -90,7 +90,7 @@ class Counter:
         try:
             from llama_cpp import Llama
 
-            from itemsmith.agents.local_models import model_path
+            from itemsmith.agents.llm.providers.local import model_path
             from itemsmith.agents.settings import get_settings
 
             path = model_path(model, get_settings().model_cache_dir)
@@ -109,7 +109,7 @@ class Counter:
         the approximation: character codes; `size` turns a count of them into tokens)."""
         if self.llama is None:
             return [ord(c) for c in "".join(f"{m.type}: {m.content}\n" for m in messages)]
-        from itemsmith.agents.llamacpp import _chat_prompt
+        from itemsmith.agents.llm.providers.llamacpp import _chat_prompt
 
         prompt = _chat_prompt(self.llama, messages)
         return list(self.llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))

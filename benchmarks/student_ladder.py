@@ -23,7 +23,7 @@ import time
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before llama.cpp's OpenMP runtime loads
 
 from itemsmith.agents.config import AuthorConfig
-from itemsmith.agents.model_factory import build_students
+from itemsmith.agents.llm.factory import build_students
 from itemsmith.agents.pipeline import resolve_pipeline
 from itemsmith.agents.settings import get_settings
 from itemsmith.items.rendering import TextFormat

@@ -21,13 +21,13 @@ if TYPE_CHECKING:
     from rich.console import Console
     from sqlalchemy.orm import Session
 
+    from itemsmith.agents.llm.spec import ModelSpec, StudentSpec
     from itemsmith.agents.settings import AgentSettings
-    from itemsmith.agents.specs import ModelSpec, StudentSpec
     from itemsmith.sandbox import SandboxLimits
     from itemsmith.templates_bank.releases import Release
 else:
     # Typer reads a command's annotations when it builds the command; an option parsed by
-    # `model_spec` needs no more than a name there, so `agents.specs` (pydantic) is imported only
+    # `model_spec` needs no more than a name there, so `agents.llm.spec` (pydantic) is imported only
     # when a spec is given, not to show --help or refuse a wrong command line.
     ModelSpec = object
 
@@ -76,12 +76,12 @@ def check_handler(value: str) -> str:
 
 
 def model_spec(value: str) -> ModelSpec:
-    """A model spec option (``parser=model_spec``), parsed where it enters (`agents.specs`), whose provider
+    """A model spec option (``parser=model_spec``), parsed where it enters (`agents.llm.spec`), whose provider
     and what it names (a local model, an endpoint, a script file) exist, checked before any work
     starts; a missing key or an uninstalled model is found later, as a failed operation."""
     from pydantic import TypeAdapter, ValidationError
 
-    from itemsmith.agents.specs import ModelSpecField
+    from itemsmith.agents.llm.spec import ModelSpecField
 
     try:
         spec = TypeAdapter(ModelSpecField).validate_python(value)
@@ -92,7 +92,7 @@ def model_spec(value: str) -> ModelSpec:
 
 def _operator_may_name(spec: ModelSpec) -> ModelSpec:
     from itemsmith.agents.errors import ProviderConfigError, SettingsError
-    from itemsmith.agents.providers import SpecPolicy, check_spec
+    from itemsmith.agents.llm.providers import SpecPolicy, check_spec
 
     try:
         return check_spec(spec, SpecPolicy.operator())
@@ -262,10 +262,10 @@ def _progress_lines(what: str, console: Console) -> Callable[[int, int], None]:
 
 
 def parse_students(specs: list[str] | None) -> list[StudentSpec]:
-    """``--student SPEC@RANK`` (the one rule of `agents.specs.StudentSpec`), each spec checked."""
+    """``--student SPEC@RANK`` (the one rule of `agents.llm.spec.StudentSpec`), each spec checked."""
     from pydantic import ValidationError
 
-    from itemsmith.agents.specs import StudentSpec
+    from itemsmith.agents.llm.spec import StudentSpec
 
     parsed = []
     for text in specs or []:

@@ -33,7 +33,7 @@ def judges_validate(
     import asyncio
 
     from itemsmith.agents.judge_validation import measure_judge, record_validation
-    from itemsmith.agents.specs import ModelSpec
+    from itemsmith.agents.llm.spec import ModelSpec
 
     try:
         spec = ModelSpec.parse(judge)

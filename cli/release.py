@@ -255,7 +255,7 @@ def release_evaluate(
         with bank_session(db) as session, progress_shown("answered", enabled=not (as_json or adaptive)) as answered:
             store = EvaluationStore.open(session, frozen, evaluation_id, adaptive=adaptive)
             parameters = current_parameters(session, frozen)
-            # models come from the one factory (agents.model_factory), as in the evaluate job
+            # models come from the one factory (agents.llm.factory), as in the evaluate job
             if adaptive:
                 config = AdaptiveConfig(target_se=target_se, max_items=max_items, seed=drawn or 0)
                 report = evaluate_adaptive(frozen, model=model, parameters=parameters, config=config,

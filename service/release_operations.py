@@ -1,6 +1,6 @@
 """Release operations that call models, shared by the command line and the jobs: re-verification
-with a new panel, evaluation of a model (in full or adaptively) and calibration. Models come from `agents.model_factory`, so both entry
-points name models, retry and score local models the same way; specs come parsed (`agents.specs`)."""
+with a new panel, evaluation of a model (in full or adaptively) and calibration. Models come from `agents.llm.factory`, so both entry
+points name models, retry and score local models the same way; specs come parsed (`agents.llm.spec`)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from collections.abc import Callable, Mapping, Sequence
 from sqlalchemy.orm import Session
 
 from itemsmith.agents.judge_validation import advisory
-from itemsmith.agents.model_factory import CallLog, build_judges, build_respondent, build_students, retry_policy
-from itemsmith.agents.providers import SpecPolicy
+from itemsmith.agents.llm.factory import CallLog, build_judges, build_respondent, build_students, retry_policy
+from itemsmith.agents.llm.providers import SpecPolicy
+from itemsmith.agents.llm.spec import ModelSpec, StudentSpec
 from itemsmith.agents.settings import AgentSettings, get_settings
-from itemsmith.agents.specs import ModelSpec, StudentSpec
 from itemsmith.items.rendering import TextFormat
 from itemsmith.items.schema import IRTParameters
 from itemsmith.sandbox import SandboxLimits

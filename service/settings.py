@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
-from itemsmith.agents.providers import SpecPolicy
+from itemsmith.agents.llm.providers import SpecPolicy
 from itemsmith.layer_settings import LayerSettings
 from itemsmith.templates_bank.settings import BankSettings
 

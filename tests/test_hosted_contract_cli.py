@@ -32,7 +32,7 @@ from itemsmith.items.hashing import item_hash
 from itemsmith.items.rendering import TextFormat, render_item
 from itemsmith.templates_bank.curated import get_curated
 
-from .agents.fake_providers import FakeProviders, default_responder, fake_env, serve
+from .agents.llm.fake_providers import FakeProviders, default_responder, fake_env, serve
 from .cli.test_verify import SHIFTED_UNNAMED, SOLVER
 from .template_sources import WINDOW_MEAN
 from .test_pipeline_end_to_end import ADAPTIVE_ITEMS, ADAPTIVE_SEED, AUTHORED, OWNER, known_items, p_correct

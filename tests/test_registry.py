@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from itemsmith.agents.errors import ProviderConfigError
-from itemsmith.agents.providers import PROVIDERS, SpecPolicy, check_spec
-from itemsmith.agents.specs import ModelSpec
+from itemsmith.agents.llm.providers import PROVIDERS, SpecPolicy, check_spec
+from itemsmith.agents.llm.spec import ModelSpec
 from itemsmith.handlers.loader import HandlerSourceError
 from itemsmith.handlers.registry import BUILTIN_HANDLERS, get_builtin
 from itemsmith.handlers.synthetic import GENERATORS

@@ -1,6 +1,6 @@
 """A model call that gave no usable reply: missing data, never an answer or a verdict.
 
-The chat models that verification receives (built by `agents.model_factory`) raise
+The chat models that verification receives (built by `agents.llm.factory`) raise
 `ModelCallFailed` when a call failed for good (a permanent error, retries or the wait bound
 exhausted), came back empty, or was cut at the output limit. The judge panel records the
 score as missing and does not re-ask (its parse retry is for replies that arrived); the student

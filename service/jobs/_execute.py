@@ -34,7 +34,7 @@ def worker_name(kind: str) -> str:
 def _error_text(exc: BaseException, uploads_dir: Path) -> str:
     """The error as one bounded line without secrets or the paths of uploaded handlers (a job's
     error is shown to its owner: server paths never leave the server)."""
-    from itemsmith.agents.inference import redact  # the model layer: only when a job fails
+    from itemsmith.agents.llm.inference import redact  # the model layer: only when a job fails
 
     text = redact(f"{type(exc).__name__}: {exc}")
     for folder in sorted({str(uploads_dir), str(uploads_dir.resolve())}, key=len, reverse=True):

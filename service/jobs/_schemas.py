@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from itemsmith.agents.config import AuthoringRequest, JudgeSpecs, StudentSpecs
-from itemsmith.agents.specs import ModelSpecField, StudentSpec
+from itemsmith.agents.llm.spec import ModelSpecField, StudentSpec
 from itemsmith.items.rendering import TextFormat
 from itemsmith.service.items_upload import UploadFormat
 from itemsmith.templates_bank.adaptive import AdaptiveConfig

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from itemsmith.agents.inference import ModelHandle
-from itemsmith.agents.scripted import ScriptedChatModel
+from itemsmith.agents.llm.inference import ModelHandle
+from itemsmith.agents.llm.providers.scripted import ScriptedChatModel
 from itemsmith.sandbox import SandboxPool
 
 HANDLER_SOURCE = '''

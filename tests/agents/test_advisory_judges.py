@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from itemsmith.agents.config import AuthorConfig
-from itemsmith.agents.inference import ModelHandle, RetryPolicy
 from itemsmith.agents.judge_validation import (
     JudgeValidation,
     advisory,
@@ -21,11 +20,13 @@ from itemsmith.agents.judge_validation import (
     record_validation,
     validated,
 )
-from itemsmith.agents.model_factory import JudgeModel
+from itemsmith.agents.llm.factory import JudgeModel
+from itemsmith.agents.llm.inference import ModelHandle, RetryPolicy
+from itemsmith.agents.llm.providers import local as local_models
+from itemsmith.agents.llm.providers.scripted import ScriptedChatModel
+from itemsmith.agents.llm.spec import ModelSpec
 from itemsmith.agents.pipeline import Pipeline, header_lines, resolve_pipeline
-from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.agents.settings import AgentSettings
-from itemsmith.agents.specs import ModelSpec
 from itemsmith.agents.verification_stages import JudgePanelVerifier
 from itemsmith.agents.verify import Evidence, VerificationResult, run_stages
 from itemsmith.items.schema import Decision, Item, RunStatus, StructureReport
@@ -118,10 +119,9 @@ def test_separation_auc_counts_ties_half() -> None:
 
 def test_an_unvalidated_panel_is_advisory_and_the_header_says_so(monkeypatch: pytest.MonkeyPatch,
                                                                  settings: AgentSettings) -> None:
-    from itemsmith.agents import pipeline as pipeline_module
 
-    monkeypatch.setattr(pipeline_module, "installed", lambda name: True)
-    monkeypatch.setattr(pipeline_module, "llama_available", lambda: True)
+    monkeypatch.setattr(local_models, "installed", lambda name: True)
+    monkeypatch.setattr(local_models, "llama_available", lambda: True)
     config = AuthorConfig(handler="weather", task="temperature questions", students=[])
     resolved = resolve_pipeline(config, settings)
     assert list(map(str, resolved.advisory_judges)) == ["local:qwen2.5-coder-1.5b"]

@@ -12,7 +12,7 @@ from langchain_core.outputs import ChatGeneration, LLMResult
 
 from itemsmith.agents.checkpoint import open_checkpointer
 from itemsmith.agents.errors import ProviderConfigError
-from itemsmith.agents.usage import UsageCallback, UsageLedger
+from itemsmith.agents.llm.usage import UsageCallback, UsageLedger
 
 
 def test_sqlite_checkpointer_is_the_default(tmp_path: Path) -> None:

@@ -13,10 +13,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from itemsmith.agents.errors import ProviderCallError
-from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, retry_after_s
-from itemsmith.agents.model_factory import CallLog, StudentModel, _cache_breakpoint
-from itemsmith.agents.scripted import ScriptedChatModel
-from itemsmith.agents.usage import UsageLedger
+from itemsmith.agents.llm.factory import CallLog, StudentModel, _cache_breakpoint
+from itemsmith.agents.llm.inference import ModelHandle, RetryPolicy, complete, retry_after_s
+from itemsmith.agents.llm.providers.scripted import ScriptedChatModel
+from itemsmith.agents.llm.usage import UsageLedger
 from itemsmith.items.schema import Item
 from itemsmith.verification.judges import CRITERION_MARKER
 from itemsmith.verification.samples import TemplateSample
@@ -77,6 +77,17 @@ def test_scripted_429_whose_wait_passes_the_bound_fails_at_once_saying_so() -> N
     assert "wait bound" in str(failed.value) and "asks to wait 20 s" in str(failed.value)
     assert "rate limited" in str(failed.value)  # the provider's own message
     assert len(model.times) == 1 and ledger.totals().failed_calls == 1
+
+
+def test_scripted_429s_whose_waits_together_pass_the_bound_fail_on_the_wait_that_would_pass_it() -> None:
+    model = Sequenced(errors=[RateLimited({"retry-after": "0.2"}) for _ in range(3)], times=[])
+    ledger = UsageLedger()
+    with pytest.raises(ProviderCallError) as failed:
+        asyncio.run(complete(ModelHandle(model, "scripted", "m", 5.0), [HumanMessage("q")],
+                             retry=NO_WAIT.model_copy(update={"max_wait_s": 0.3}), ledger=ledger))
+    assert "wait bound" in str(failed.value) and "0.2 s waited of at most 0.3 s" in str(failed.value)
+    assert len(model.times) == 2 and failed.value.attempts == 2  # one wait of 0.2 s fits, a second would not
+    assert model.times[1] - model.times[0] >= 0.2 and ledger.calls[0].retries == 1
 
 
 def test_scripted_permanent_4xx_is_never_re_asked() -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from itemsmith.agents import pipeline as pipeline_module
 from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.errors import ProviderConfigError, SettingsError
+from itemsmith.agents.llm.providers import local as local_models
 from itemsmith.agents.models import judge_agreement
 from itemsmith.agents.pipeline import Pipeline, StageInfo, header_lines, resolve_pipeline, run_header
 from itemsmith.agents.settings import AgentSettings, get_settings
@@ -28,8 +28,8 @@ def defaults(monkeypatch: pytest.MonkeyPatch) -> AgentSettings:
 
 
 def installed_only(monkeypatch: pytest.MonkeyPatch, *names: str, llama: bool = True) -> None:
-    monkeypatch.setattr(pipeline_module, "installed", lambda name: name in names)
-    monkeypatch.setattr(pipeline_module, "llama_available", lambda: llama)
+    monkeypatch.setattr(local_models, "installed", lambda name: name in names)
+    monkeypatch.setattr(local_models, "llama_available", lambda: llama)
 
 
 def config(**overrides: object) -> AuthorConfig:

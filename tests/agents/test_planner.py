@@ -10,7 +10,7 @@ import pytest
 from itemsmith.agents.brief_check import EXAMPLE_CALLS, brief_problems
 from itemsmith.agents.errors import PlanningError
 from itemsmith.agents.generator import build_prompt, first_message
-from itemsmith.agents.inference import RetryPolicy
+from itemsmith.agents.llm.inference import RetryPolicy
 from itemsmith.agents.models import Brief
 from itemsmith.agents.planner import fallback_briefs, json_objects, parse_briefs, plan_briefs
 from itemsmith.agents.profile import ColumnInfo, HandlerProfile, SeriesPeek, profile_handler

@@ -14,10 +14,10 @@ from rich.console import Console
 
 from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.context import Activity, SlotEvent
-from itemsmith.agents.inference import RetryPolicy, complete, stream_tokens
+from itemsmith.agents.llm.inference import RetryPolicy, complete, stream_tokens
+from itemsmith.agents.llm.usage import UsageLedger
 from itemsmith.agents.progress import ProgressTable
 from itemsmith.agents.run import author
-from itemsmith.agents.usage import UsageLedger
 
 from .conftest import GOOD, fenced, plan_reply, scripted
 

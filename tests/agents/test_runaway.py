@@ -12,8 +12,8 @@ import pytest
 from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.extract import repetition, runaway
 from itemsmith.agents.generator import Generated, shown_reply
+from itemsmith.agents.llm.usage import CallUsage
 from itemsmith.agents.run import author
-from itemsmith.agents.usage import CallUsage
 from itemsmith.items.schema import StructureReport
 from itemsmith.sandbox import SandboxPool
 from itemsmith.templates_bank.curated import load_curated

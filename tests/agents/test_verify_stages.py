@@ -12,10 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from itemsmith.agents.config import AuthorConfig
-from itemsmith.agents.inference import ModelHandle, RetryPolicy
-from itemsmith.agents.model_factory import JudgeModel, StudentModel
+from itemsmith.agents.llm.factory import JudgeModel, StudentModel
+from itemsmith.agents.llm.inference import ModelHandle, RetryPolicy
+from itemsmith.agents.llm.providers.scripted import ScriptedChatModel
 from itemsmith.agents.run import author
-from itemsmith.agents.scripted import ScriptedChatModel
 from itemsmith.agents.verification_stages import JudgePanelVerifier, StudentPoolVerifier
 from itemsmith.cli.app import app
 from itemsmith.items.schema import Item, RunStatus, StructureReport

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from itemsmith.agents import pipeline as pipeline_module
 from itemsmith.agents import run as run_module
 from itemsmith.agents.errors import AgentError
+from itemsmith.agents.llm.providers import local as local_models
 from itemsmith.cli.app import app
 
 BROKEN_HANDLER = """  # loads, but its data cannot be read
@@ -44,8 +44,8 @@ def builtin_defaults_a_dummy_key_and_a_run_that_stops_after_its_header(monkeypat
 
 
 def installed_only(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
-    monkeypatch.setattr(pipeline_module, "installed", lambda name: name in names)
-    monkeypatch.setattr(pipeline_module, "llama_available", lambda: True)
+    monkeypatch.setattr(local_models, "installed", lambda name: name in names)
+    monkeypatch.setattr(local_models, "llama_available", lambda: True)
 
 
 def invoke(tmp_path: Path, *extra: str, handler: str = "synthetic") -> tuple[int, str, str]:

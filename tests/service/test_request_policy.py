@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from itemsmith.agents.errors import ProviderConfigError
-from itemsmith.agents.model_factory import build_judges, build_respondent, build_students
-from itemsmith.agents.specs import ModelSpec, StudentSpec
+from itemsmith.agents.llm.factory import build_judges, build_respondent, build_students
+from itemsmith.agents.llm.spec import ModelSpec, StudentSpec
 from itemsmith.service.settings import ServiceSettings, request_policy
 
 URL_SPEC = ModelSpec.parse("openai_compatible:m@http://127.0.0.1:9/v1")  # as a job request reads it

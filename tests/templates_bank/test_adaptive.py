@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from itemsmith.agents.scripted import ScriptedChatModel
+from itemsmith.agents.llm.providers.scripted import ScriptedChatModel
 from itemsmith.cli.app import app
 from itemsmith.items.rendering import TextFormat, render_item
 from itemsmith.items.schema import IRTParameters

@@ -16,7 +16,7 @@ import pytest
 from scipy.stats import spearmanr
 from typer.testing import CliRunner
 
-from itemsmith.agents.scripted import ScriptedChatModel
+from itemsmith.agents.llm.providers.scripted import ScriptedChatModel
 from itemsmith.cli.app import app
 from itemsmith.items.hashing import item_hash
 from itemsmith.items.rendering import TextFormat, render_item

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from itemsmith.agents.scripted import ScriptedChatModel
+from itemsmith.agents.llm.providers.scripted import ScriptedChatModel
 from itemsmith.cli.app import app
 from itemsmith.items.hashing import canonical_json
 from itemsmith.items.rendering import TextFormat, render_item
@@ -293,7 +293,7 @@ def test_evaluate_command_with_a_scripted_model(bank: Bank, tmp_path: Path) -> N
 
 @pytest.mark.local_model
 def test_evaluate_command_scores_a_local_model_by_letter_log_likelihood(tmp_path: Path) -> None:
-    from itemsmith.agents.local_models import installed, llama_available
+    from itemsmith.agents.llm.providers.local import installed, llama_available
 
     names = [n for n in ("smollm2-135m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b") if installed(n)]
     if not llama_available() or not names:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from itemsmith.agents.scripted import ScriptedChatModel
+from itemsmith.agents.llm.providers.scripted import ScriptedChatModel
 from itemsmith.cli.app import app
 from itemsmith.items.schema import JudgeScore, StudentResponse, Template
 from itemsmith.templates_bank.evaluation import EvaluationStore, evaluate_release

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
-from itemsmith.agents.scripted import ScriptedChatModel
+from itemsmith.agents.llm.providers.scripted import ScriptedChatModel
 from itemsmith.cli.app import app
 from itemsmith.items.plotting import plot_item
 from itemsmith.items.rendering import TextFormat, render_item

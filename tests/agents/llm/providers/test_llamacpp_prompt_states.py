@@ -1,6 +1,6 @@
-"""Saved prompt states of local chat models (`agents.llamacpp.PromptStates`): which state a prompt
+"""Saved prompt states of local chat models (`agents.llm.providers.llamacpp.PromptStates`): which state a prompt
 gets back, and what the capacity keeps. llama.cpp's state calls are replaced by a fake context
-whose "KV cache" is the token list it holds (the real model: tests/agents/test_local_model.py)."""
+whose "KV cache" is the token list it holds (the real model: tests/agents/llm/providers/test_local.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 llama_cpp = pytest.importorskip("llama_cpp")
 
-from itemsmith.agents.llamacpp import PromptStates  # noqa: E402
+from itemsmith.agents.llm.providers.llamacpp import PromptStates  # noqa: E402
 
 TOKEN_BYTES = 10  # the fake state's size per held token
 

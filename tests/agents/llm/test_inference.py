@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 
 from itemsmith.agents.errors import EmptyReplyError, ProviderCallError
-from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, is_transient, redact
-from itemsmith.agents.model_catalog import price_for
-from itemsmith.agents.scripted import ScriptedHTTPError
-from itemsmith.agents.usage import UsageLedger, cost_of
+from itemsmith.agents.llm.catalog import price_for
+from itemsmith.agents.llm.inference import ModelHandle, RetryPolicy, complete, is_transient, redact
+from itemsmith.agents.llm.providers.scripted import ScriptedHTTPError
+from itemsmith.agents.llm.usage import UsageLedger, cost_of
 
-from .conftest import scripted
+from ..conftest import scripted
 
 FAST = RetryPolicy(max_retries=3, initial_s=0.0, max_s=0.0)
 MSG = [HumanMessage("hello")]
@@ -50,6 +51,22 @@ def test_retries_are_bounded() -> None:
     with pytest.raises(ProviderCallError, match="retries exhausted") as info:
         run(handle, RetryPolicy(max_retries=2, initial_s=0.0, max_s=0.0))
     assert handle.model.calls == 3 and info.value.transient and info.value.attempts == 3
+
+
+def test_a_timed_out_call_is_not_sent_again_where_its_handle_says_so() -> None:
+    handle = scripted([{"content": "late", "latency_s": 5}, "on time"], timeout_s=0.2)
+    handle = replace(handle, retry_timeouts=False)
+    ledger = UsageLedger()
+    with pytest.raises(ProviderCallError, match="timed-out calls are not retried") as info:
+        run(handle, ledger=ledger)
+    assert handle.model.calls == 1 and info.value.transient and ledger.totals().failed_calls == 1
+
+
+def test_the_handle_s_own_retry_count_overrides_the_policy() -> None:
+    handle = replace(scripted([{"error": 503}]), max_retries=1)
+    with pytest.raises(ProviderCallError, match="retries exhausted, 2 attempt"):
+        run(handle)
+    assert handle.model.calls == 2
 
 
 def test_empty_reply_raises() -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -13,17 +15,29 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from langchain_core.messages import HumanMessage
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import SecretStr, ValidationError
 
-from itemsmith.agents import local_models
 from itemsmith.agents.errors import LocalModelUnavailable, ProviderCallError, ProviderConfigError
-from itemsmith.agents.inference import RetryPolicy, complete
-from itemsmith.agents.providers import PROVIDERS, SpecPolicy, check_spec, make_model
-from itemsmith.agents.scripted import ScriptedChatModel
+from itemsmith.agents.llm import providers as providers_module
+from itemsmith.agents.llm.catalog import entry_for
+from itemsmith.agents.llm.inference import RetryPolicy, complete
+from itemsmith.agents.llm.providers import (
+    PROVIDERS,
+    Provider,
+    SpecPolicy,
+    check_spec,
+    make_model,
+    register_provider,
+    spec_pattern,
+)
+from itemsmith.agents.llm.providers import local as local_models
+from itemsmith.agents.llm.providers.scripted import ScriptedChatModel
+from itemsmith.agents.llm.spec import ModelSpec
 from itemsmith.agents.settings import DEFAULT_LOCAL_GENERATOR, AgentSettings, ModelEndpoint
-from itemsmith.agents.specs import ModelSpec
 from itemsmith.layer_settings import InvalidSettings
+from itemsmith.registry import DuplicateNameError, Registry
 
 SERVICE = SpecPolicy.service(["openai", "anthropic", "openai_compatible", "local", "scripted"])
 
@@ -317,7 +331,7 @@ def test_the_spec_pattern_of_a_service_is_what_check_spec_accepts_of_its_text(tm
     `check_spec` under the same policy, and the texts it refuses are refused (or not specs at all)."""
     import re
 
-    from itemsmith.agents.providers import spec_pattern
+    from itemsmith.agents.llm.providers import spec_pattern
 
     (tmp_path / "replies.json").write_text("[]")
     settings = AgentSettings(endpoints={"vllm": ModelEndpoint(base_url="http://127.0.0.1:9/v1")},
@@ -334,3 +348,64 @@ def test_the_spec_pattern_of_a_service_is_what_check_spec_accepts_of_its_text(tm
         check_spec(ModelSpec.parse(text), policy, settings)
     for text in refused:
         assert not re.fullmatch(pattern, text), text
+
+
+class EchoProvider(Provider):
+    """A provider written outside the package: a fixed reply (no network), two calls at once."""
+
+    name = "echo"
+    max_concurrency = 2
+
+    def chat_model(self, spec, options, settings, calls, capabilities):
+        return GenericFakeChatModel(messages=iter([AIMessage(f"{spec.model} says hi")]))
+
+
+@pytest.fixture
+def registry(monkeypatch: pytest.MonkeyPatch) -> Registry:
+    """A copy of the registry, so a provider registered by a test is gone after it."""
+    copy: Registry = Registry("provider", unknown_error=ProviderConfigError)
+    for name in PROVIDERS:
+        copy.add(name, PROVIDERS[name])
+    monkeypatch.setattr(providers_module, "PROVIDERS", copy)
+    return copy
+
+
+def test_a_provider_registered_by_its_class_is_built_with_its_policy_limit_and_capabilities(registry: Registry) -> None:
+    register_provider(EchoProvider)
+    settings = AgentSettings(provider_calls={"echo": {"timeout_s": 7, "max_retries": 1}})
+    handle = make_model(as_spec("echo:parrot"), settings=settings)
+    assert (handle.provider, handle.name, handle.timeout_s, handle.max_retries) == ("echo", "parrot", 7, 1)
+    assert handle.max_concurrency == 2 and handle.capabilities == entry_for("echo", "parrot").capabilities
+    reply, _ = asyncio.run(complete(handle, [HumanMessage("hello")], retry=RetryPolicy(max_retries=0)))
+    assert reply.content == "parrot says hi"
+    assert "echo:" in spec_pattern(SpecPolicy.service(["echo"]), settings)
+
+
+def test_a_provider_name_is_registered_once(registry: Registry) -> None:
+    class Impostor(EchoProvider):
+        name = "openai"
+
+    with pytest.raises(DuplicateNameError, match="'openai' is registered twice"):
+        register_provider(Impostor)
+
+
+def test_an_unknown_provider_is_refused_with_the_closest_name() -> None:
+    with pytest.raises(ProviderConfigError, match="did you mean 'openai'"):
+        check_spec(as_spec("opnai:gpt-4o"), SpecPolicy.operator())
+
+
+def test_checking_a_spec_of_a_real_provider_imports_no_langchain() -> None:
+    """Checking a spec (a request's, a run's roles before any work) loads only that provider's
+    module; LangChain and the SDKs come when a model is built. (A `scripted:` spec loads its
+    provider's module, which is the LangChain model itself: tests only.)"""
+    code = ("import sys\n"
+            "from itemsmith.agents.llm.providers import SpecPolicy, check_spec, missing_credentials\n"
+            "from itemsmith.agents.llm.spec import ModelSpec\n"
+            "for text in ['openai:gpt-4o', 'anthropic:claude-sonnet-4-5', 'local:smollm2-135m',\n"
+            "             'openai_compatible:m@http://127.0.0.1:1/v1']:\n"
+            "    spec = ModelSpec.parse(text)\n"
+            "    check_spec(spec, SpecPolicy.operator())\n"
+            "    missing_credentials(spec)\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('langchain', 'openai', 'anthropic'))))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert result.stdout.strip() == "[]", result.stdout

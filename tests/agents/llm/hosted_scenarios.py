@@ -1,7 +1,7 @@
 """The hosted-provider scenarios, run against the local fakes
-(`tests.agents.fake_providers`) through the real model factory and LangChain clients: what was
+(`tests.agents.llm.fake_providers`) through the real model factory and LangChain clients: what was
 sent, what failed, what was stored, and what itemsmith's meter says it cost against the fake's
-billing. `tests/agents/test_hosted_contract.py` asserts on them; `benchmarks/hosted_providers.py`
+billing. `tests/agents/llm/test_hosted_contract.py` asserts on them; `benchmarks/hosted_providers.py`
 prints them.
 """
 
@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from itemsmith.agents.model_factory import build_judges, build_students, retry_policy
+from itemsmith.agents.llm.factory import build_judges, build_students, retry_policy
+from itemsmith.agents.llm.spec import ModelSpec, StudentSpec
+from itemsmith.agents.llm.usage import UsageTotals
 from itemsmith.agents.settings import AgentSettings
-from itemsmith.agents.specs import ModelSpec, StudentSpec
-from itemsmith.agents.usage import UsageTotals
 from itemsmith.agents.verification_stages import JudgePanelVerifier, StudentPoolVerifier
 from itemsmith.items.schema import Item, StructureReport
 from itemsmith.verification.capability import CapabilityConfig

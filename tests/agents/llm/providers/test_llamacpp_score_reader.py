@@ -8,14 +8,15 @@ from __future__ import annotations
 import pytest
 
 from itemsmith.agents.errors import ProviderConfigError
-from itemsmith.agents.model_factory import CallLog, build_judges, make_score_reader, retry_policy
+from itemsmith.agents.llm.factory import CallLog, build_judges, retry_policy
+from itemsmith.agents.llm.providers.local import make_score_reader
+from itemsmith.agents.llm.spec import ModelSpec
 from itemsmith.agents.settings import AgentSettings
-from itemsmith.agents.specs import ModelSpec
 from itemsmith.items.schema import Item
 from itemsmith.verification.judges import PanelConfig, judge_prompt, judge_template
 from itemsmith.verification.samples import TemplateSample
 
-from .test_local_model import _model_name
+from .test_local import _model_name
 
 pytestmark = pytest.mark.local_model
 

@@ -4,8 +4,10 @@ Transient: HTTP 429 and 5xx, timeouts, connection errors. Anything else (a bad r
 authentication error, a missing model) fails at once, with the provider's own message. A 429 or
 503 that says when to come back (``Retry-After``, ``retry-after-ms``, ``x-ratelimit-reset-*``) is
 retried after that wait, not the backoff's; every wait of one call counts against
-`RetryPolicy.max_wait_s`, and a wait that would pass it ends the call at once, saying so. Provider clients are built with their own
-retries off, so this is the only retry layer and every retry is bounded and visible. A model's
+`RetryPolicy.max_wait_s`, and a wait that would pass it ends the call at once, saying so. The
+attempts run through tenacity (`AsyncRetrying`: which errors, how long to wait, when to stop).
+Provider clients are built with their own retries off, so this is the only retry layer and every
+retry is bounded and visible. A model's
 handle may carry its provider's (or endpoint's) own retry count and say that a timed-out call is
 not sent again; those override the caller's `RetryPolicy`.
 
@@ -23,7 +25,7 @@ import email.utils
 import random
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -32,10 +34,12 @@ from typing import Any, Protocol
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, message_chunk_to_message
 from pydantic import BaseModel, Field
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity.stop import stop_base
 
 from itemsmith.agents.errors import EmptyReplyError, ProviderCallError
-from itemsmith.agents.model_catalog import Capabilities
-from itemsmith.agents.usage import CallOutcome, CallUsage, UsageLedger, call_usage
+from itemsmith.agents.llm.catalog import Capabilities
+from itemsmith.agents.llm.usage import CallOutcome, CallUsage, UsageLedger, call_usage
 
 TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 _TRANSIENT_NAMES = frozenset({
@@ -200,6 +204,57 @@ async def _streamed(model: BaseChatModel, messages: list[BaseMessage], on_tokens
     return AIMessage(content="") if reply is None else message_chunk_to_message(reply)
 
 
+def _timed_out(exc: BaseException) -> bool:
+    return isinstance(exc, (TimeoutError, asyncio.TimeoutError)) or "Timeout" in type(exc).__name__
+
+
+def _retried(handle: ModelHandle) -> Callable[[BaseException], bool]:
+    """Which errors of `handle`'s calls are sent again: transient ones, a timeout only where the
+    handle allows it."""
+    return lambda exc: is_transient(exc) and (handle.retry_timeouts or not _timed_out(exc))
+
+
+def _wait(retry: RetryPolicy) -> Callable[[RetryCallState], float]:
+    """The wait before the next attempt: the provider's (`retry_after_s`) where it names one, else the backoff's."""
+    def wait(state: RetryCallState) -> float:
+        asked = retry_after_s(_error_of(state))
+        return retry.delay(state.attempt_number) if asked is None else asked
+    return wait
+
+
+class _PastWaitBound(stop_base):
+    """Stops where the next wait would take the call's waits together past `max_wait_s`."""
+
+    def __init__(self, max_wait_s: float) -> None:
+        self.max_wait_s = max_wait_s
+
+    def __call__(self, state: RetryCallState) -> bool:
+        return state.idle_for + (state.upcoming_sleep or 0.0) > self.max_wait_s
+
+
+def _error_of(state: RetryCallState) -> BaseException:
+    assert state.outcome is not None and (error := state.outcome.exception()) is not None  # called after a failure
+    return error
+
+
+def _why(handle: ModelHandle, exc: BaseException, state: RetryCallState, retry: RetryPolicy,
+         max_retries: int) -> tuple[str, bool]:
+    """What ended the call's attempts, as the failure's message, and whether the error is transient."""
+    attempt = state.attempt_number
+    detail = (f"timed out after {handle.timeout_s:g} s" if isinstance(exc, (TimeoutError, asyncio.TimeoutError))
+              else f"{type(exc).__name__}: {_short(exc)}")
+    if _timed_out(exc) and not handle.retry_timeouts:
+        return (f"{handle.spec} call failed (timed out; timed-out calls are not retried for this provider, "
+                f"{attempt} attempt(s)): {detail}"), True
+    if not is_transient(exc) or attempt > max_retries:
+        why = "retries exhausted" if is_transient(exc) else "permanent error"
+        return f"{handle.spec} call failed ({why}, {attempt} attempt(s)): {detail}", is_transient(exc)
+    wait = state.upcoming_sleep
+    said = f"the provider asks to wait {wait:g} s" if retry_after_s(exc) is not None else f"the next wait is {wait:g} s"
+    return (f"{handle.spec} call failed (wait bound: {said}, {state.idle_for:g} s waited of at most "
+            f"{retry.max_wait_s:g} s, ITEMSMITH_MAX_RETRY_WAIT_S; {attempt} attempt(s)): {detail}"), True
+
+
 async def complete(handle: ModelHandle, messages: Sequence[BaseMessage], *, retry: RetryPolicy,
                    ledger: UsageLedger | None = None, role: str = "",
                    temperature: float | None = None, capped: bool = False) -> tuple[AIMessage, CallUsage]:
@@ -210,68 +265,54 @@ async def complete(handle: ModelHandle, messages: Sequence[BaseMessage], *, retr
     error or when retries run out, and `EmptyReplyError` when the reply has no text. Inside a
     `stream_tokens` block a model that can stream is streamed (see the module docstring).
     """
-    options = {} if temperature is None else {"temperature": temperature}
+    options: dict[str, Any] = {} if temperature is None else {"temperature": temperature}
     on_tokens = _ON_TOKENS.get()
     max_retries = retry.max_retries if handle.max_retries is None else handle.max_retries
-    attempt, waited = 0, 0.0
+    retrying = AsyncRetrying(retry=retry_if_exception(_retried(handle)), wait=_wait(retry),
+                             stop=stop_after_attempt(max_retries + 1) | _PastWaitBound(retry.max_wait_s),
+                             reraise=True)
+    state: RetryCallState | None = None
+    try:
+        async for attempt in retrying:
+            with attempt:
+                state = attempt.retry_state
+                started = time.monotonic()
+                call = (_streamed(handle.model, list(messages), on_tokens, options)
+                        if on_tokens is not None and _streams(handle.model)
+                        else handle.model.ainvoke(list(messages), **options))
+                reply = await asyncio.wait_for(call, timeout=handle.timeout_s)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # the attempts are over: classified, re-raised as ProviderCallError
+        assert state is not None
+        message, transient = _why(handle, exc, state, retry, max_retries)
+        raise _failed(handle, ledger, role, state.attempt_number, message, transient=transient) from exc
+    assert state is not None
+    attempts = state.attempt_number
+    if not isinstance(reply, AIMessage):
+        raise _failed(handle, ledger, role, attempts, f"{handle.spec} returned {type(reply).__name__}, not a chat "
+                      "message", transient=False) from TypeError(type(reply).__name__)
+    empty = not reply_text(reply).strip()
+    outcome: CallOutcome = "cut" if empty or (hit_output_limit(reply) and not capped) else "answered"
+    usage = call_usage(reply, provider=handle.provider, model=handle.name, role=role, outcome=outcome,
+                       latency_s=time.monotonic() - started, retries=attempts - 1)
+    if ledger is not None:
+        ledger.record(usage)
+    if on_tokens is not None and usage.output_tokens:
+        on_tokens(usage.output_tokens)  # the provider's count of the whole reply
+    if empty:
+        cut = " at the output limit (reasoning tokens count inside it)" if hit_output_limit(reply) else ""
+        raise EmptyReplyError(f"{handle.spec} returned an empty reply{cut} ({usage.output_tokens} output tokens)")
+    return reply, usage
 
-    def failed(message: str, *, transient: bool, cause: BaseException) -> ProviderCallError:
-        if ledger is not None:
-            ledger.record(CallUsage(provider=handle.provider, model=handle.name, role=role, cost_usd=0.0,
-                                    retries=attempt - 1, outcome="failed"))
-        error = ProviderCallError(message, transient=transient, attempts=attempt)
-        error.__cause__ = cause
-        return error
 
-    while True:
-        attempt += 1
-        started = time.monotonic()
-        try:
-            call = (_streamed(handle.model, list(messages), on_tokens, options)
-                    if on_tokens is not None and _streams(handle.model)
-                    else handle.model.ainvoke(list(messages), **options))
-            reply = await asyncio.wait_for(call, timeout=handle.timeout_s)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # classified below, re-raised as ProviderCallError
-            transient = is_transient(exc)
-            timed_out = isinstance(exc, (TimeoutError, asyncio.TimeoutError)) or "Timeout" in type(exc).__name__
-            if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
-                detail = f"timed out after {handle.timeout_s:g} s"
-            else:
-                detail = f"{type(exc).__name__}: {_short(exc)}"
-            if timed_out and not handle.retry_timeouts:
-                raise failed(f"{handle.spec} call failed (timed out; timed-out calls are not retried for this "
-                             f"provider, {attempt} attempt(s)): {detail}", transient=True, cause=exc) from exc
-            if not transient or attempt > max_retries:
-                why = "retries exhausted" if transient else "permanent error"
-                raise failed(f"{handle.spec} call failed ({why}, {attempt} attempt(s)): {detail}",
-                             transient=transient, cause=exc) from exc
-            asked = retry_after_s(exc)
-            wait = retry.delay(attempt) if asked is None else asked
-            if waited + wait > retry.max_wait_s:
-                said = f"the provider asks to wait {wait:g} s" if asked is not None else f"the next wait is {wait:g} s"
-                raise failed(f"{handle.spec} call failed (wait bound: {said}, {waited:g} s waited of at most "
-                             f"{retry.max_wait_s:g} s, ITEMSMITH_MAX_RETRY_WAIT_S; {attempt} attempt(s)): {detail}",
-                             transient=True, cause=exc) from exc
-            waited += wait
-            await asyncio.sleep(wait)
-            continue
-        if not isinstance(reply, AIMessage):
-            raise failed(f"{handle.spec} returned {type(reply).__name__}, not a chat message", transient=False,
-                         cause=TypeError(type(reply).__name__))
-        empty = not reply_text(reply).strip()
-        outcome: CallOutcome = "cut" if empty or (hit_output_limit(reply) and not capped) else "answered"
-        usage = call_usage(reply, provider=handle.provider, model=handle.name, role=role, outcome=outcome,
-                           latency_s=time.monotonic() - started, retries=attempt - 1)
-        if ledger is not None:
-            ledger.record(usage)
-        if on_tokens is not None and usage.output_tokens:
-            on_tokens(usage.output_tokens)  # the provider's count of the whole reply
-        if empty:
-            cut = " at the output limit (reasoning tokens count inside it)" if hit_output_limit(reply) else ""
-            raise EmptyReplyError(f"{handle.spec} returned an empty reply{cut} ({usage.output_tokens} output tokens)")
-        return reply, usage
+def _failed(handle: ModelHandle, ledger: UsageLedger | None, role: str, attempts: int, message: str, *,
+            transient: bool) -> ProviderCallError:
+    """The error of a call that failed for good, recorded in `ledger` as a failed call."""
+    if ledger is not None:
+        ledger.record(CallUsage(provider=handle.provider, model=handle.name, role=role, cost_usd=0.0,
+                                retries=attempts - 1, outcome="failed"))
+    return ProviderCallError(message, transient=transient, attempts=attempts)
 
 
 def reply_text(message: AIMessage) -> str:

@@ -1,4 +1,4 @@
-"""Model specs are parsed once, where they enter (agents.specs), held parsed and written as their text."""
+"""Model specs are parsed once, where they enter (agents.llm.spec), held parsed and written as their text."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from pydantic import BaseModel, ValidationError
 
 from itemsmith.agents.config import AuthorConfig, RunSettings
 from itemsmith.agents.errors import SettingsError
+from itemsmith.agents.llm.spec import ModelSpec, ModelSpecField, StudentSpec
 from itemsmith.agents.run import author
 from itemsmith.agents.settings import AgentSettings, get_settings
-from itemsmith.agents.specs import ModelSpec, ModelSpecField, StudentSpec
 from itemsmith.service.jobs import AuthorJobRequest
 
-from .conftest import GOOD, fenced, plan_reply
+from ..conftest import GOOD, fenced, plan_reply
 
 
 def counted_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:

@@ -40,6 +40,12 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
+from itemsmith.agents.errors import ProviderConfigError
+from itemsmith.agents.llm.catalog import Capabilities
+from itemsmith.agents.llm.providers.base import MODEL_NAME, ModelOptions, Provider, SpecPolicy
+from itemsmith.agents.llm.spec import ModelSpec
+from itemsmith.agents.settings import AgentSettings, CallPolicy
+
 
 class ScriptedHTTPError(RuntimeError):
     """A simulated provider error with an HTTP status code (429 and 5xx are transient)."""
@@ -229,3 +235,58 @@ class ScriptedChatModel(BaseChatModel):
             yield ChatGenerationChunk(message=AIMessageChunk(
                 content=piece, usage_metadata=message.usage_metadata if last else None,
                 response_metadata=message.response_metadata if last else {}))
+
+
+def script_path(name: str, settings: AgentSettings, *, anywhere: bool) -> Path:
+    """The script file a `scripted:` spec names: inside `settings.scripted_dir` (symlinks resolved)
+    when one is set; any path only when none is set and `anywhere` (the command line)."""
+    folder = settings.scripted_dir
+    if folder is None:
+        if not anywhere:
+            raise ProviderConfigError("scripted models read only from the scripts folder, and this server has "
+                                      "none (ITEMSMITH_SCRIPTED_DIR)")
+        path = Path(name)
+    else:
+        root = folder.expanduser().resolve()
+        path = (root / name).resolve()
+        if not path.is_relative_to(root):
+            raise ProviderConfigError(f"scripted model {name!r} is outside the scripts folder "
+                                      "(ITEMSMITH_SCRIPTED_DIR)")
+    if not path.is_file():
+        raise ProviderConfigError(f"scripted model: no script file {name!r}")
+    return path
+
+
+def _scripts_in(folder: Path | None) -> str | None:
+    """The script files a service's request may name: those in its scripts folder, by relative path."""
+    if folder is None:
+        return None
+    root = folder.expanduser().resolve()
+    names = sorted(str(path.relative_to(root)) for path in root.rglob("*")
+                   if path.is_file() and path.resolve().is_relative_to(root)
+                   and re.fullmatch(MODEL_NAME, str(path.relative_to(root))))
+    return "(?:" + "|".join(re.escape(name) for name in names) + ")" if names else None
+
+
+class ScriptedProvider(Provider):
+    """``scripted:FILE``: a `ScriptedChatModel` replaying a script file (tests only;
+    ``ITEMSMITH_SCRIPTED_DIR``), metered under the file's name."""
+
+    name = "scripted"
+
+    def check(self, spec: ModelSpec, policy: SpecPolicy, settings: AgentSettings) -> None:
+        script_path(spec.model, settings, anywhere=policy.scripts_anywhere)
+
+    def spec_shape(self, settings: AgentSettings) -> str | None:
+        return _scripts_in(settings.scripted_dir)
+
+    def _path(self, spec: ModelSpec, settings: AgentSettings) -> Path:
+        return script_path(spec.model, settings, anywhere=settings.scripted_dir is None)
+
+    def model_name(self, spec: ModelSpec, settings: AgentSettings) -> str:
+        return self._path(spec, settings).name
+
+    def chat_model(self, spec: ModelSpec, options: ModelOptions, settings: AgentSettings, calls: CallPolicy,
+                   capabilities: Capabilities) -> Any:
+        path = self._path(spec, settings)
+        return ScriptedChatModel.from_source(path, model_name=path.stem)

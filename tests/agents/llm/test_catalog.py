@@ -4,17 +4,30 @@ against an independent source (LangChain's model profiles, from models.dev)."""
 from __future__ import annotations
 
 import logging
+import tomllib
+from pathlib import Path
 
 import pytest
 from langchain_anthropic.data._profiles import _PROFILES as ANTHROPIC_PROFILES
 from langchain_core.messages import HumanMessage
 from langchain_openai.data._profiles import _PROFILES as OPENAI_PROFILES
+from pydantic import ValidationError
 
-from itemsmith.agents.model_catalog import MODEL_TABLE, UNKNOWN_DEFAULTS, Price, _notice, entry_for, price_for
-from itemsmith.agents.providers import ModelOptions, make_model
+from itemsmith.agents.llm import catalog
+from itemsmith.agents.llm.catalog import (
+    CATALOG_FILE,
+    MODEL_TABLE,
+    UNKNOWN_DEFAULTS,
+    Price,
+    _notice,
+    _read,
+    entry_for,
+    price_for,
+)
+from itemsmith.agents.llm.providers import ModelOptions, make_model
+from itemsmith.agents.llm.spec import ModelSpec
+from itemsmith.agents.llm.usage import cost_of
 from itemsmith.agents.settings import AgentSettings
-from itemsmith.agents.specs import ModelSpec
-from itemsmith.agents.usage import cost_of
 
 SETTINGS = AgentSettings(openai_api_key="sk-test-000000", anthropic_api_key="sk-ant-test-000000")
 
@@ -121,3 +134,23 @@ def test_price_never_goes_negative_when_a_provider_overreports_cache_tokens() ->
 def test_local_and_scripted_models_cost_nothing_and_compatible_servers_are_unknown() -> None:
     assert cost_of("local", "qwen2.5-coder-1.5b", 10, 10) == 0.0
     assert cost_of("openai_compatible", "mystery", 10, 10) is None
+
+
+def test_the_table_file_ships_inside_the_package() -> None:
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[3] / "pyproject.toml").read_text())
+    assert CATALOG_FILE.name in pyproject["tool"]["setuptools"]["package-data"]["itemsmith.agents.llm"]
+    assert CATALOG_FILE.parent == Path(catalog.__file__).parent and CATALOG_FILE.is_file()
+
+
+def test_a_model_of_a_family_the_file_lacks_is_refused_by_name(tmp_path: Path) -> None:
+    bad = tmp_path / "catalog.toml"
+    bad.write_text(CATALOG_FILE.read_text().replace('family = "gpt4"', 'family = "gpt-4"', 1))
+    with pytest.raises(ValueError, match="no family 'gpt-4'"):
+        _read(bad)
+
+
+def test_a_misspelt_price_field_is_refused_not_read_as_unknown(tmp_path: Path) -> None:
+    bad = tmp_path / "catalog.toml"
+    bad.write_text(CATALOG_FILE.read_text().replace("cached_input =", "cached_inpt =", 1))
+    with pytest.raises(ValidationError, match="cached_inpt"):
+        _read(bad)

@@ -2,7 +2,7 @@
 
 A spec names a model as text: ``openai:gpt-4o``, ``openai_compatible:qwen2.5-coder@vllm`` (a named
 endpoint) or ``...@http://host/v1`` (a URL, the command line only), ``local:NAME``,
-``scripted:FILE`` (the providers: `agents.providers`). Every entry point (the authoring request,
+``scripted:FILE`` (the providers: `agents.llm.providers`). Every entry point (the authoring request,
 the job and API requests, the settings, the command line's options) turns the text into a
 `ModelSpec` through `ModelSpecField`, the one caller of `ModelSpec`'s `parse`; everything after it
 takes the `ModelSpec`. A spec is written as its text (`str(spec)`), so a JSON request, a stored job,

@@ -20,13 +20,13 @@ from collections.abc import Iterator
 import pytest
 from langchain_core.messages import HumanMessage
 
-from itemsmith.agents.inference import RetryPolicy, complete
-from itemsmith.agents.local_models import installed, llama_available, model_path
-from itemsmith.agents.model_factory import CallLog, ChatLetterScorer, build_judges, build_students
-from itemsmith.agents.providers import ModelOptions, make_model
+from itemsmith.agents.llm.factory import CallLog, ChatLetterScorer, build_judges, build_students
+from itemsmith.agents.llm.inference import RetryPolicy, complete
+from itemsmith.agents.llm.providers import ModelOptions, make_model
+from itemsmith.agents.llm.providers.local import installed, llama_available, model_path
+from itemsmith.agents.llm.spec import ModelSpec, StudentSpec
+from itemsmith.agents.llm.usage import UsageLedger
 from itemsmith.agents.settings import AgentSettings
-from itemsmith.agents.specs import ModelSpec, StudentSpec
-from itemsmith.agents.usage import UsageLedger
 from itemsmith.items.schema import Item
 from itemsmith.verification.judges import PanelConfig, ajudge_template
 from itemsmith.verification.samples import TemplateSample

@@ -11,11 +11,11 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from itemsmith.agents.errors import ProviderCallError
-from itemsmith.agents.inference import ModelHandle, RetryPolicy
-from itemsmith.agents.model_factory import CallLog, StudentModel, _cache_breakpoint, build_judges, build_students
-from itemsmith.agents.scripted import ScriptedChatModel
+from itemsmith.agents.llm.factory import CallLog, StudentModel, _cache_breakpoint, build_judges, build_students
+from itemsmith.agents.llm.inference import ModelHandle, RetryPolicy
+from itemsmith.agents.llm.providers.scripted import ScriptedChatModel
+from itemsmith.agents.llm.spec import ModelSpec, StudentSpec
 from itemsmith.agents.settings import AgentSettings
-from itemsmith.agents.specs import ModelSpec, StudentSpec
 from itemsmith.items.schema import Item
 from itemsmith.verification.calls import ModelCallFailed
 from itemsmith.verification.judges import CRITERION_MARKER, PanelConfig, judge_prompt

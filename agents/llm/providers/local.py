@@ -1,4 +1,5 @@
-"""GGUF chat models that ship inside PyPI packages, found offline (docs/operator.md, "Settings").
+"""``local:NAME``: GGUF chat models that ship inside PyPI packages, found offline (docs/operator.md,
+"Settings"), run in-process by llama.cpp; the table of them (`LOCAL_MODELS`) is read here only.
 
 A split model is the concatenation of its parts' ``data/partNN.bin`` files, in order; it is
 assembled once into the model cache directory, checked against its pinned sha256, and reused
@@ -13,11 +14,21 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from itemsmith.agents.errors import LocalModelUnavailable
+from itemsmith.agents.errors import LocalModelUnavailable, ProviderConfigError
+from itemsmith.agents.llm.catalog import Capabilities
+from itemsmith.agents.llm.providers.base import ModelOptions, Provider, SpecPolicy, temperature
+from itemsmith.agents.llm.spec import ModelSpec
+from itemsmith.agents.settings import AgentSettings, CallPolicy
+
+if TYPE_CHECKING:  # LangChain: imported when a scorer is built, not to check a spec
+    from itemsmith.verification.judges import ScoreReader
+    from itemsmith.verification.students import LetterScorer
 
 CHUNK = 8 * 1024 * 1024
 
@@ -203,3 +214,78 @@ def llama_available() -> bool:
     except ImportError:
         return False
     return True
+
+
+def missing_local_model(spec: ModelSpec) -> str | None:
+    """Why a local model cannot run on this machine; None when it can, or when `spec` is not local."""
+    if spec.provider != LocalProvider.name:
+        return None
+    try:
+        model = get_local_model(spec.model)
+    except LocalModelUnavailable as exc:
+        return str(exc)
+    if not installed(model.name):
+        return f"not installed: pip install 'itemsmith[{model.extra}]'"
+    if not llama_available():
+        return f"llama-cpp-python is not installed: pip install 'itemsmith[{model.extra}]'"
+    return None
+
+
+class LocalProvider(Provider):
+    """``local:NAME``: a model of `LOCAL_MODELS` run in-process by llama.cpp (`agents.llm.providers.llamacpp`).
+    One in-process model serves one call at a time; running slots one after the other also keeps
+    each slot's conversation in llama.cpp's prefix cache between its rounds."""
+
+    name = "local"
+    max_concurrency = 1
+
+    def check(self, spec: ModelSpec, policy: SpecPolicy, settings: AgentSettings) -> None:
+        get_local_model(spec.model)
+
+    def spec_shape(self, settings: AgentSettings) -> str | None:
+        return "(?:" + "|".join(re.escape(name) for name in sorted(LOCAL_MODELS)) + ")"
+
+    def chat_model(self, spec: ModelSpec, options: ModelOptions, settings: AgentSettings, calls: CallPolicy,
+                   capabilities: Capabilities) -> Any:
+        from itemsmith.agents.llm.providers.llamacpp import LlamaCppChatModel
+
+        entry = get_local_model(spec.model)
+        if not llama_available():
+            raise LocalModelUnavailable(f"local model {spec.model!r} needs llama-cpp-python: "
+                                        f"pip install 'itemsmith[{entry.extra}]'")
+        return LlamaCppChatModel(model_path=model_path(spec.model, settings.model_cache_dir), model_name=spec.model,
+                                 n_ctx=settings.local_n_ctx, n_threads=settings.local_n_threads,
+                                 temperature=temperature(options, settings),
+                                 max_tokens=options.max_tokens or settings.local_max_output_tokens,
+                                 prompt_cache_bytes=settings.local_prompt_cache_mb << 20,
+                                 prompt_lookup_tokens=settings.local_prompt_lookup_tokens,
+                                 repeat_stop=settings.local_repeat_stop)
+
+
+def _require_engine(spec: ModelSpec, role: str, what: str) -> None:
+    """`spec` is a known local model and llama.cpp is installed, else `ProviderConfigError` saying
+    what `role` needs it for."""
+    if spec.provider != LocalProvider.name:
+        raise ProviderConfigError(f"{role} {str(spec)!r}: {what} need a local model (local:NAME)")
+    entry = get_local_model(spec.model)
+    if not llama_available():
+        raise ProviderConfigError(f"{role} {str(spec)!r} needs llama-cpp-python: "
+                                  f"pip install 'itemsmith[{entry.extra}]'")
+
+
+def make_letter_scorer(spec: ModelSpec, settings: AgentSettings) -> LetterScorer:
+    """A log-likelihood scorer for a local model spec (``local:NAME``)."""
+    from itemsmith.agents.llm.providers.llamacpp import LlamaCppLetterScorer
+
+    _require_engine(spec, "student", "log-likelihood answers")
+    return LlamaCppLetterScorer(model_path(spec.model, settings.model_cache_dir), spec.model,
+                                n_ctx=settings.local_n_ctx, n_threads=settings.local_n_threads)
+
+
+def make_score_reader(spec: ModelSpec, settings: AgentSettings) -> ScoreReader:
+    """A single-pass score reader for a local judge spec (``local:NAME``)."""
+    from itemsmith.agents.llm.providers.llamacpp import LlamaCppScoreReader
+
+    _require_engine(spec, "judge", "single-pass scores")
+    return LlamaCppScoreReader(model_path(spec.model, settings.model_cache_dir), spec.model,
+                               n_ctx=settings.local_n_ctx, n_threads=settings.local_n_threads)

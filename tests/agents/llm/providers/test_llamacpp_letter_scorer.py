@@ -10,11 +10,11 @@ import math
 import pytest
 
 from itemsmith.agents.errors import ProviderConfigError
-from itemsmith.agents.model_factory import make_letter_scorer
+from itemsmith.agents.llm.providers.local import make_letter_scorer
+from itemsmith.agents.llm.spec import ModelSpec
 from itemsmith.agents.settings import AgentSettings
-from itemsmith.agents.specs import ModelSpec
 
-from .test_local_model import _model_name
+from .test_local import _model_name
 
 pytestmark = pytest.mark.local_model
 

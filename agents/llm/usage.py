@@ -2,7 +2,7 @@
 
 `UsageCallback` is a LangChain callback: attach it to a call (``config={"callbacks": [cb]}``)
 and it appends one `CallUsage` per model response to its `UsageLedger`. Cost comes from the
-model table (`agents.model_catalog`: USD per million tokens, cached reads and cache writes
+model table (`agents.llm.catalog`: USD per million tokens, cached reads and cache writes
 priced on their own); a model missing from it has cost `None` (unknown), never a guessed number.
 Local and scripted models cost 0. Every call is counted by its outcome: answered, cut at the
 output limit (or empty), or failed (no reply at all); reports show the three apart.
@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 from pydantic import BaseModel, Field
 
-from itemsmith.agents.model_catalog import price_for
+from itemsmith.agents.llm.catalog import price_for
 
 CallOutcome = Literal["answered", "cut", "failed"]
 

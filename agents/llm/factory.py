@@ -1,11 +1,11 @@
 """The one place that builds the models the verification stages and the release operations call,
 for every entry point (author, recheck, reverify, evaluate; command line and jobs):
 
-- specs come parsed (`agents.specs`): ``SPEC`` for judges and evaluated models, ``SPEC@RANK`` for
+- specs come parsed (`agents.llm.spec`): ``SPEC`` for judges and evaluated models, ``SPEC@RANK`` for
   students;
 - one identity rule: the canonical spec (``str(spec)``, ``provider:model[@endpoint]``) names a
   judge or a student everywhere, so cached answers and earlier accuracies are found again;
-- what a model accepts comes from the model table (`agents.model_catalog`): temperature only where
+- what a model accepts comes from the model table (`agents.llm.catalog`): temperature only where
   allowed, reasoning models get their role's reasoning budget, judges use log-probabilities where
   the model returns them, the Anthropic cache breakpoint only where the prefix reaches the model's
   minimum;
@@ -32,12 +32,13 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import SkipValidation
 
 from itemsmith.agents.errors import EmptyReplyError, ProviderCallError, ProviderConfigError
-from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete
-from itemsmith.agents.model_catalog import entry_for
-from itemsmith.agents.providers import ModelOptions, SpecPolicy, make_model
+from itemsmith.agents.llm.catalog import entry_for
+from itemsmith.agents.llm.inference import ModelHandle, RetryPolicy, complete
+from itemsmith.agents.llm.providers import ModelOptions, SpecPolicy, make_model
+from itemsmith.agents.llm.providers.local import make_letter_scorer, make_score_reader
+from itemsmith.agents.llm.spec import ModelSpec, StudentSpec
+from itemsmith.agents.llm.usage import CallUsage, UsageLedger, cost_of
 from itemsmith.agents.settings import AgentSettings, get_settings
-from itemsmith.agents.specs import ModelSpec, StudentSpec
-from itemsmith.agents.usage import CallUsage, UsageLedger, cost_of
 from itemsmith.items.rendering import TextFormat
 from itemsmith.verification.calls import ModelCallFailed
 from itemsmith.verification.judges import CRITERION_MARKER, ChatScoreReader, Judge, JudgeConfig, ScoreReader
@@ -87,7 +88,7 @@ def _cache_breakpoint(messages: list[BaseMessage], min_tokens: int = 0) -> list[
 
 
 class GuardedChatModel(BaseChatModel):
-    """A chat model behind `agents.inference.complete` (timeout, bounded retries, usage): a call
+    """A chat model behind `agents.llm.inference.complete` (timeout, bounded retries, usage): a call
     that still fails, comes back empty or is cut at the output limit is logged and raised as
     `ModelCallFailed` (a missing judge score, an item not answered: never a reply to parse); with
     ``strict`` as `ProviderCallError` (an evaluation stops, resumable, rather than score it)."""
@@ -213,7 +214,7 @@ class ChatLetterScorer:
     """A `LetterScorer` over a hosted or OpenAI-compatible chat model that returns log-probabilities:
     one call capped at a token, read from the top alternatives of that token (a student answering
     by letter likelihood, as a local model does). Bound to a `CallLog` and a retry policy (`bound`);
-    its calls go through `agents.inference.complete` like every chat call."""
+    its calls go through `agents.llm.inference.complete` like every chat call."""
 
     handle: ModelHandle
     identity: str
@@ -283,37 +284,6 @@ class StudentModel:
             handle = self.model if isinstance(self.model, ModelHandle) else self.model.handle
             return handle.max_concurrency
         return 1
-
-
-def _local(spec: ModelSpec, role: str, what: str) -> Any:
-    from itemsmith.agents import llamacpp  # llama-cpp-python is an optional extra
-    from itemsmith.agents.local_models import get_local_model, llama_available
-
-    if spec.provider != "local":
-        raise ProviderConfigError(f"{role} {str(spec)!r}: {what} need a local model (local:NAME)")
-    entry = get_local_model(spec.model)
-    if not llama_available():
-        raise ProviderConfigError(f"{role} {str(spec)!r} needs llama-cpp-python: "
-                                  f"pip install 'itemsmith[{entry.extra}]'")
-    return llamacpp
-
-
-def make_letter_scorer(spec: ModelSpec, settings: AgentSettings) -> LetterScorer:
-    """A log-likelihood scorer for a local model spec (``local:NAME``)."""
-    from itemsmith.agents.local_models import model_path
-
-    llamacpp = _local(spec, "student", "log-likelihood answers")
-    return llamacpp.LlamaCppLetterScorer(model_path(spec.model, settings.model_cache_dir), spec.model,
-                                         n_ctx=settings.local_n_ctx, n_threads=settings.local_n_threads)
-
-
-def make_score_reader(spec: ModelSpec, settings: AgentSettings) -> ScoreReader:
-    """A single-pass score reader for a local judge spec (``local:NAME``)."""
-    from itemsmith.agents.local_models import model_path
-
-    llamacpp = _local(spec, "judge", "single-pass scores")
-    return llamacpp.LlamaCppScoreReader(model_path(spec.model, settings.model_cache_dir), spec.model,
-                                        n_ctx=settings.local_n_ctx, n_threads=settings.local_n_threads)
 
 
 def build_judges(specs: Sequence[ModelSpec], *, settings: AgentSettings | None = None, samples: int = 3,

@@ -6,7 +6,7 @@ One `Llama` per model file is loaded lazily and shared by every chat model that 
 A cancelled call (a timeout) stops generation at the next token. A chat call saves llama.cpp's
 state (the KV cache of its prompt and reply) in `PromptStates`, so a later prompt that extends it
 (a slot's next round, after other slots or a judge have used the model) evaluates only what is
-new. Usage comes from llama.cpp's own token counts; inside `agents.inference.stream_tokens` every
+new. Usage comes from llama.cpp's own token counts; inside `agents.llm.inference.stream_tokens` every
 sampled token is reported as it is sampled (the live progress of a long call on CPU). Greedy or
 seeded sampling gives the same text for the same prompt.
 
@@ -43,7 +43,7 @@ from pydantic import Field
 
 from itemsmith.agents.errors import LocalModelUnavailable
 from itemsmith.agents.extract import RUNAWAY_LINE_CHARS, RUNAWAY_REPEATS, repetition_shape
-from itemsmith.agents.inference import TokenCallback, token_listener
+from itemsmith.agents.llm.inference import TokenCallback, token_listener
 
 # llama.cpp's OpenMP threads spin while waiting by default, which collapses throughput when other
 # processes share the CPU; must be set before the OpenMP runtime loads (first llama_cpp import).

@@ -14,12 +14,12 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from itemsmith.agents.config import AuthorConfig
-from itemsmith.agents.inference import ModelHandle, RetryPolicy, complete, stream_tokens
-from itemsmith.agents.local_models import installed, llama_available
-from itemsmith.agents.providers import ModelOptions, make_model
+from itemsmith.agents.llm.inference import ModelHandle, RetryPolicy, complete, stream_tokens
+from itemsmith.agents.llm.providers import ModelOptions, make_model
+from itemsmith.agents.llm.providers.local import installed, llama_available
+from itemsmith.agents.llm.spec import ModelSpec
+from itemsmith.agents.llm.usage import CallUsage
 from itemsmith.agents.run import author
-from itemsmith.agents.specs import ModelSpec
-from itemsmith.agents.usage import CallUsage
 
 pytestmark = pytest.mark.local_model
 
@@ -128,12 +128,12 @@ def test_local_model_solver_runs_the_rederivation_stage_offline(pool) -> None:
     the sandbox, verdict) runs; whatever the tiny model writes, agreement needs a program that ran,
     and a reply it runs on to the output cap (it sees freshly drawn items, so this varies) is
     missing data: no verdict, never "not re-derivable"."""
-    from itemsmith.agents.model_factory import build_solver
+    from itemsmith.agents.llm.factory import build_solver
     from itemsmith.agents.rederivation import RederivationVerifier
     from itemsmith.verification.rederivation import RederivationConfig
     from itemsmith.verification.structure import check_structure
 
-    from .conftest import GOOD
+    from ...conftest import GOOD
 
     name = _model_name()
     solver = build_solver(ModelSpec.parse(f"local:{name}"), max_tokens=400)
