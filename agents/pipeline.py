@@ -24,6 +24,7 @@ from itemsmith.agents.llm.providers import missing_credentials
 from itemsmith.agents.llm.providers.local import missing_local_model
 from itemsmith.agents.llm.spec import ModelSpec, ModelSpecField, StudentSpec
 from itemsmith.agents.settings import AgentSettings
+from itemsmith.verification.block_replay import REPLAY_SOLVER
 from itemsmith.verification.stage_configs import Outcome
 
 __all__ = ["Pipeline", "StageInfo", "authoring_models", "check_models", "header_lines",
@@ -56,7 +57,9 @@ class Pipeline(BaseModel):
     judges: list[ModelSpecField]
     students: list[StudentSpec]
     stages: list[StageInfo]
-    solver: ModelSpecField | None = None  # the re-derivation solver's spec (None: the stage is off)
+    solver: ModelSpecField | None = None  # the re-derivation solver's spec (None: off, or replay only)
+    # no solver installed: the stage still re-derives items made by the building blocks, by trusted replay
+    replay_only: bool = False
     advisory_judges: list[ModelSpecField] = []  # the panel's judges not validated: their scores decide nothing
 
 
@@ -135,7 +138,7 @@ def _student_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[list[
 def _rederivation_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[ModelSpec | None, StageInfo]:
     """The solver: the run's own (never left out; naming one turns the stage on), else the
     settings', else the generator (left out, with the reason, when it is a local model that is not
-    installed)."""
+    installed: the stage then replays the building blocks' calls only, status "replay only")."""
     from itemsmith.verification.settings import VerificationSettings
 
     thresholds = VerificationSettings().rederivation
@@ -147,12 +150,18 @@ def _rederivation_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[
     spec = config.solver or settings.solver or config.generator or settings.default_generator()
     why = None if config.solver else missing_local_model(spec)
     if why is not None:
-        return None, StageInfo(name="rederivation", status="off", left_out=[f"{spec}: {why}"],
-                               reason="the default solver is not installed")
+        return None, StageInfo(name="rederivation", status="on", models=[REPLAY_SOLVER], left_out=[f"{spec}: {why}"],
+                               reason="the default solver is not installed: items made by the building blocks are "
+                                      "re-derived by replaying their calls in trusted code, other templates are not "
+                                      "re-derived")
     flag = ("flagged" if thresholds.on_not_rederivable == "flag" else "rejected")
     return spec, StageInfo(name="rederivation", status="on", models=[str(spec)],
                            reason=f"writes solve(item) from one item (no source, no key), run over fresh draws; "
                                   f"not re-derivable: {flag}")
+
+
+def _replay_only(stage: StageInfo) -> bool:
+    return stage.models == [REPLAY_SOLVER]
 
 
 def _capability_stage(config: AuthorConfig, students: Sequence[StudentSpec]) -> StageInfo:
@@ -183,13 +192,13 @@ def resolve_pipeline(config: AuthorConfig, settings: AgentSettings, *, custom: S
             raise ProviderConfigError("pass verifiers or configure judges/students, not both")
         replaced = "replaced by the caller's verifiers"
         solver, rederivation_stage = _rederivation_stage(config, settings)
-        return Pipeline(judges=[], students=[], solver=solver, stages=[
+        return Pipeline(judges=[], students=[], solver=solver, replay_only=_replay_only(rederivation_stage), stages=[
             *stages, rederivation_stage, StageInfo(name="custom", status="on", models=list(custom), reason="verifiers given by the caller"),
             *(StageInfo(name=name, status="off", reason=replaced) for name in ("judges", "students", "capability"))])
     solver, rederivation_stage = _rederivation_stage(config, settings)
     judges, judge_stage = _judge_stage(config, settings)
     students, student_stage = _student_stage(config, settings)
-    return Pipeline(judges=judges, students=students, solver=solver,
+    return Pipeline(judges=judges, students=students, solver=solver, replay_only=_replay_only(rederivation_stage),
                     advisory_judges=advisory(judges, settings),
                     stages=[*stages, rederivation_stage, judge_stage, student_stage,
                             _capability_stage(config, students)])

@@ -258,7 +258,7 @@ class RederivationVerifier:
 
     label: ClassVar[str] = "re-deriving"
 
-    solver: ModelHandle
+    solver: ModelHandle | None  # None: replay only (no solver model installed)
     solver_name: str
     pool: SandboxPool
     config: RederivationConfig = field(default_factory=lambda: VerificationSettings().rederivation)
@@ -304,20 +304,22 @@ class RederivationVerifier:
         error; raises `ModelCallFailed` when a solver call gave no usable reply. A program the solver
         already wrote ends the tries: told its error, it repeated itself, and a small local model
         decoding greedily would only do so again."""
+        assert self.solver is not None, "a program is asked only of a solver model"
+        solver = self.solver
         loop = asyncio.get_running_loop()
         messages = solver_messages(shown)
         error = ""
         written: set[str] = set()
         for attempt in range(1, self.config.tries + 1):
             try:
-                reply, usage = await complete(self.solver, messages, retry=self.retry, ledger=log.ledger,
+                reply, usage = await complete(solver, messages, retry=self.retry, ledger=log.ledger,
                                               role="solver")
             except AgentError as exc:
                 log.errors.append(str(exc))
                 raise ModelCallFailed(str(exc)) from exc
             text = reply_text(reply)
             if usage.outcome == "cut" and not _solve_blocks(text):  # cut after a whole program: that is used
-                message = (f"{self.solver.spec} reply cut at the output limit after {usage.output_tokens} tokens "
+                message = (f"{solver.spec} reply cut at the output limit after {usage.output_tokens} tokens "
                            "(raise the solver's reply or reasoning budget)")
                 log.errors.append(message)
                 raise ModelCallFailed(message, outcome="cut")
@@ -373,6 +375,11 @@ class RederivationVerifier:
         if replayed is not None:  # every item re-derived by trusted code, or one of them wrong: no model asked
             return self._result(replayed.model_copy(update={"elapsed_ms": (time.monotonic() - started) * 1000}),
                                 log, started)
+        if self.solver is None:
+            reason = ("not re-derived: no solver model is installed, and the template's items are not all made by "
+                      "the building blocks (whose calls are replayed without one)")
+            return VerificationResult(decision=Decision(accepted=True, stage="rederivation", reasons=[reason]),
+                                      elapsed_s=time.monotonic() - started)
         views = self._views(drawn)
         stored = self.programs.get(content_hash(source))
         try:

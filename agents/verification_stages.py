@@ -54,6 +54,7 @@ from itemsmith.agents.verify import Evidence, VerificationResult, Verifier, pass
 from itemsmith.items.schema import Decision, Item, RunStatus, StructureReport
 from itemsmith.sandbox import SandboxLimits, SandboxPool, run_template
 from itemsmith.verification.audit import AuditConfig, audit_template
+from itemsmith.verification.block_replay import REPLAY_SOLVER
 from itemsmith.verification.capability import CapabilityConfig, CapabilityReport, Outcome, assess
 from itemsmith.verification.judges import (
     CRITERIA,
@@ -255,6 +256,7 @@ class ReviewModels:
     students: list[StudentModel]
     solver: ModelHandle | None = None
     solver_name: str = ""
+    replay_only: bool = False  # no solver model: the re-derivation replays the building blocks' calls only
     advisory_panel: bool = False  # every judge is advisory: the panel's scores decide nothing
 
 
@@ -264,7 +266,8 @@ def build_review_models(config: AuthorConfig, *, settings: AgentSettings, policy
     pipeline = pipeline or resolve_pipeline(config, settings)
     solver = None if pipeline.solver is None else build_solver(pipeline.solver, settings=settings, policy=policy)
     return ReviewModels(
-        solver=solver, solver_name=str(pipeline.solver) if pipeline.solver else "",
+        solver=solver, solver_name=str(pipeline.solver) if pipeline.solver else REPLAY_SOLVER,
+        replay_only=pipeline.replay_only,
         advisory_panel=bool(pipeline.judges) and set(pipeline.judges) <= set(pipeline.advisory_judges),
         judges=build_judges(pipeline.judges, settings=settings, samples=config.judge_samples,
                             retries=config.judge_retries, max_tokens=config.review_max_tokens, policy=policy),
@@ -282,9 +285,10 @@ def verification_stages(audit: ItemAuditVerifier, content: Sequence[Verifier],
 def rederivation_stage(models: ReviewModels, pool: SandboxPool, *, retry: RetryPolicy,
                        executor: Executor | None = None,
                        programs: Mapping[str, str] | None = None) -> RederivationVerifier | None:
-    """The re-derivation stage with the configured solver (none: None), its thresholds from
-    ``ITEMSMITH_REDERIVATION_*``; `programs` are stored programs to reuse (content hash -> program)."""
-    if models.solver is None:
+    """The re-derivation stage with the configured solver (none: None; none installed: the trusted
+    replay of block calls alone), its thresholds from ``ITEMSMITH_REDERIVATION_*``; `programs` are
+    stored programs to reuse (content hash -> program)."""
+    if models.solver is None and not models.replay_only:
         return None
     return RederivationVerifier(models.solver, models.solver_name, pool, retry=retry, executor=executor,
                                 programs=dict(programs or {}))

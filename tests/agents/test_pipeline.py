@@ -170,7 +170,9 @@ def test_capability_line_follows_what_the_configuration_drops(defaults) -> None:
 def test_the_solver_defaults_to_the_generator_and_a_missing_local_one_is_left_out(monkeypatch, defaults) -> None:
     installed_only(monkeypatch)  # nothing installed
     missing = resolve_pipeline(config(), defaults)
-    assert missing.solver is None and stage(missing, "rederivation").status == "off"
+    assert missing.solver is None and missing.replay_only  # no solver model: the block calls are replayed
+    assert stage(missing, "rederivation").status == "on" and stage(missing, "rederivation").models == [
+        "trusted block replay"]
     assert stage(missing, "rederivation").left_out == [
         "local:qwen2.5-coder-1.5b: not installed: pip install 'itemsmith[local]'"]
     hosted = resolve_pipeline(config(generator="openai:gpt-4o"), defaults)
@@ -179,6 +181,7 @@ def test_the_solver_defaults_to_the_generator_and_a_missing_local_one_is_left_ou
     assert str(named.solver) == "local:qwen2.5-coder-0.5b" and stage(named, "rederivation").status == "on"
     off = resolve_pipeline(config(rederivation=False), defaults)
     assert off.solver is None and stage(off, "rederivation").reason == "turned off (--no-rederivation)"
+    assert not off.replay_only
     monkeypatch.setenv("ITEMSMITH_SOLVER", "anthropic:claude-sonnet-4-5")
     assert str(resolve_pipeline(config(), AgentSettings()).solver) == "anthropic:claude-sonnet-4-5"
     line = next(line for line in header_lines(hosted.stages) if line.startswith("  re-derivation"))

@@ -74,3 +74,18 @@ def test_a_question_edited_after_the_call_goes_to_the_solver_model(pool: Sandbox
     verdict = result.rederivation
     assert verdict is not None and not verdict.replayed and verdict.solver == "scripted:solver"
     assert model.calls == 1 and verdict.status == "agrees"  # type: ignore[attr-defined]
+
+
+def test_without_a_solver_model_block_items_are_still_replayed_and_the_rest_pass_unchecked(pool: SandboxPool) -> None:
+    """Offline with no solver installed the stage runs on the replay alone: a wrong block key is
+    still rejected, a correct one agrees, and a template the replay cannot vouch for passes with
+    the reason said (no verdict either way), never rejected for lack of a model."""
+    stage = RederivationVerifier(None, REPLAY_SOLVER, pool, config=SMALL, seed=11)
+    good = asyncio.run(stage(GOOD_BLOCKS, _report(GOOD_BLOCKS, pool)))
+    assert good.decision.accepted and good.rederivation is not None and good.rederivation.replayed
+    swapped = asyncio.run(stage(SWAPPED, _report(SWAPPED, pool)))
+    assert not swapped.decision.accepted and swapped.rederivation is not None
+    assert swapped.rederivation.status == "disagrees"
+    retold = asyncio.run(stage(RETOLD, _report(RETOLD, pool)))
+    assert retold.decision.accepted and retold.rederivation is None
+    assert "not re-derived: no solver model" in retold.decision.reasons[0]
