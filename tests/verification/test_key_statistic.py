@@ -292,7 +292,11 @@ def test_the_date_of_a_change_is_the_day_the_question_says() -> None:
     assert finding(audit(rise_date_item(day_before=True, wording=unsaid))).passed  # either day, unsaid
 
 
-def two_years_item(offset: int = 0) -> Callable[[np.random.Generator], dict[str, Any] | None]:
+CHANGED = "By how much did the mean daily maximum change from the stretch from {a} to the one from {b}?"
+EXCEEDED = "By how much did the mean of the stretch from {b} exceed the mean of the one from {a}?"
+
+
+def two_years_item(offset: int = 0, wording: str = CHANGED) -> Callable[[np.random.Generator], dict[str, Any] | None]:
     """How much the mean changed from one stretch to another of a different length (a year of 53
     weeks against one of 52); `offset` keys the second mean one row late (the wrong twin)."""
     def make(rng: np.random.Generator) -> dict[str, Any] | None:
@@ -303,17 +307,17 @@ def two_years_item(offset: int = 0) -> Callable[[np.random.Generator], dict[str,
             key, wrong = numeric_options(change, rng=rng, spread=1.0, decimals=2, unit="°C")
         except ValueError:
             return None
-        return mc_item(f"By how much did the mean daily maximum change from the stretch from {DATES[a]} to the "
-                       f"one from {DATES[b]}?", key, wrong, rng=rng,
+        return mc_item(wording.format(a=DATES[a], b=DATES[b]), key, wrong, rng=rng,
                        series=[series(first, name="temp_max first", timestamps=DATES[a:a + 52], unit="°C"),
                                series(second, name="temp_max second", timestamps=DATES[b:b + 53], unit="°C")])
     return make
 
 
-def test_a_change_between_two_series_means_of_different_lengths_passes() -> None:
-    found = finding(audit(two_years_item()))
+@pytest.mark.parametrize("wording", [CHANGED, EXCEEDED], ids=["changed", "exceeded"])
+def test_a_change_between_two_series_means_of_different_lengths_passes(wording: str) -> None:
+    found = finding(audit(two_years_item(wording=wording)))
     assert found.passed and found.message.startswith("240 of 240"), found.message
-    assert not finding(audit(two_years_item(offset=9))).passed
+    assert not finding(audit(two_years_item(offset=9, wording=wording))).passed
 
 
 HOURS = [f"2010-07-{20 + d // 24:02d} {d % 24:02d}:00" for d in range(48)]

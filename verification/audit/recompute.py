@@ -69,7 +69,8 @@ _CHANGES = re.compile(r"\b(?:chang\w*|differences?|increas\w*|decreas\w*|ris(?:e
                       r"dropp\w*|jumps?|jumped|moves?|moved|swings?|returns?|gain\w*|loss\w*|los(?:e|t)|grew|growth|"
                       r"step|steps|day[- ]to[- ]day|day[- ]over[- ]day|delta|went (?:up|down))\b", re.I)
 _RELATIVE = re.compile(r"%|\bper ?cent\w*\b|\breturns?\b|\brelative\b|\bgrowth\b", re.I)
-_BETWEEN_SERIES = re.compile(r"\b(?:difference|gap|spread|margin) (?:between|of)\b|\bminus\b|\bhow much (?:higher|"
+_BETWEEN_SERIES = re.compile(r"\b(?:difference|gap|spread|margin) (?:between|of)\b|\bminus\b|\bby how much\b|"
+                             r"\bexceed(?:s|ed)? (?:the|their|its)\b|\bhow much (?:higher|"
                              r"lower|more|less|warmer|colder|greater|larger|smaller)\b|\b(?:higher|lower|warmer|"
                              r"colder|greater|larger|smaller|more|less) than\b", re.I)
 # where a change is dated: on the later day ("the rise from the previous day"), on the earlier one ("the
