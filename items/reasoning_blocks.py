@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
           "November", "December")
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+MAX_THEIL_SEN = 3000  # a seasonal peak's trend is fitted to at most this many values
 MAD_SCALE = 1.4826  # a normal sample's standard deviation per median absolute deviation
 
 
@@ -143,16 +144,21 @@ def _stamps(window: Window) -> pd.DatetimeIndex | None:
 
 def seasonal_peak(window: Window, by: str = "month", extreme: str = "max", margin: float = 2.0,
                   min_count: int = 3) -> Choice | None:
-    """In which month, weekday or hour (`by`) the window's mean is highest (`extreme`="max") or lowest
-    ("min"). Each group needs `min_count` values and there must be 3 or more; None when the best
-    group's mean is not ahead of the runner-up by `margin` standard errors of their difference."""
+    """In which month, weekday or hour (`by`) the window is highest (`extreme`="max") or lowest ("min")
+    on average, its overall trend (the Theil-Sen line) set aside, so that a rising series is not highest
+    in the months its window ends in. Each group needs `min_count` values and there must be 3 or more;
+    None when the best group's mean is not ahead of the runner-up by `margin` standard errors of their
+    difference."""
     if by not in SEASONS or extreme not in ("max", "min"):
         raise ValueError(f"seasonal_peak: by in {', '.join(SEASONS)}, extreme in max, min; got {by!r}, {extreme!r}")
     stamps = _stamps(window)
     if stamps is None:
         return None
     key_of, name_of, words = SEASONS[by]
-    groups = pd.Series(window.values).groupby(key_of(stamps))
+    step = -(-len(window.values) // MAX_THEIL_SEN)  # every step-th value: the pairwise slopes must fit
+    slope = theil_sen(window.values[::step])[0] / step
+    detrended = window.values - slope * np.arange(len(window.values))
+    groups = pd.Series(detrended).groupby(key_of(stamps))
     counts, means, variances = groups.count(), groups.mean(), groups.var(ddof=1)
     keep = counts[counts >= min_count].index
     if len(keep) < 3:
@@ -166,10 +172,12 @@ def seasonal_peak(window: Window, by: str = "month", extreme: str = "max", margi
         return None
     side = "highest" if extreme == "max" else "lowest"
     names = [name_of(int(k)) for k in order]
-    rationale = (f"Grouped by {by}, the mean of the {window.about} is {side} in {names[0]} "
-                 f"({_fmt(means[best], window.unit)}, {counts[best]} values), ahead of {names[1]} "
-                 f"({_fmt(means[second], window.unit)}) by {gap / error:.1f} standard errors.")
-    question = f"{words[0].upper()}{words[1:]} is the {window.about} {side} on average?"
+    rationale = (f"With its trend ({_fmt(slope, window.unit, 4)} per step) taken out and grouped by {by}, the "
+                 f"{window.about} is {side} in {names[0]} ({_fmt(means[best], window.unit)} against the trend line, "
+                 f"{counts[best]} values), ahead of {names[1]} ({_fmt(means[second], window.unit)}) by "
+                 f"{gap / error:.1f} standard errors.")
+    question = (f"{words[0].upper()}{words[1:]} is the {window.about} {side} on average, relative to its overall "
+                "trend?")
     return Choice(value=names[0], choices=tuple(names), how=f"seasonal {extreme} by {by}", question=question,
                   rationale=rationale, shown=_shown(window), window=window, category="pattern_recognition",
                   concept="seasonality", statistic=gap / error, margin=margin, ranked=True)
@@ -184,11 +192,13 @@ def _span_text(window: Window, span: tuple[int, int]) -> str:
     return first if first == last else f"{first} to {last}"
 
 
-def unusual(window: Window, size: int = 1, min_z: float = 3.5, margin: float = 1.0) -> Choice | None:
+def unusual(window: Window, size: int = 1, min_z: float = 3.5, margin: float = 1.0, ratio: float = 1.25
+            ) -> Choice | None:
     """The most unusual day (`size`=1) or stretch of `size` consecutive values (the window cut into
     such stretches from its start; their means compared): the one farthest from the median in robust
     z-scores (distance over `MAD_SCALE` x the median absolute deviation). None when it is not at
-    least `min_z` away, when the runner-up is within `margin` of it, or with fewer than 8 stretches.
+    least `min_z` away, when the runner-up is within `margin` of it or more than 1 / `ratio` of its
+    distance (two spikes alike), or with fewer than 8 stretches.
     The other options are the next most unusual stretches."""
     spans = _spans(window, size)
     if len(spans) < 8:
@@ -200,7 +210,7 @@ def unusual(window: Window, size: int = 1, min_z: float = 3.5, margin: float = 1
     z = (means - np.median(means)) / sigma
     order = np.argsort(-np.abs(z), kind="stable")
     top, second = int(order[0]), int(order[1])
-    if abs(z[top]) < min_z or abs(z[top]) - abs(z[second]) < margin:
+    if abs(z[top]) < min_z or abs(z[top]) - abs(z[second]) < max(margin, (1 - 1 / ratio) * abs(z[top])):
         return None
     texts = [_span_text(window, spans[int(i)]) for i in order]
     what = "day" if size == 1 else f"stretch of {size} values"
@@ -222,10 +232,11 @@ def _welch(left: np.ndarray, right: np.ndarray) -> float:
 
 
 def level_shift(window: Window, min_segment: int = 5, min_t: float = 5.0, margin: float = 1.5,
-                apart: int = 3) -> Choice | None:
+                apart: int = 3, ratio: float = 1.25) -> Choice | None:
     """The first date of a new level: the split of the window (each side at least `min_segment`
     values) whose means differ most (Welch's t). None when no split reaches `min_t`, or when a split
-    `apart` or more rows away comes within `margin` of it (two shifts, or none clearly placed). The
+    `apart` or more rows away comes within `margin` of it or above 1 / `ratio` of it (two shifts, or
+    none clearly placed). The
     other options are the strongest splits `apart` rows from the key and from each other."""
     values = window.values
     n = len(values)
@@ -239,7 +250,7 @@ def level_shift(window: Window, min_segment: int = 5, min_t: float = 5.0, margin
     if t[best] < min_t:
         return None
     far = [i for i in range(len(cuts)) if abs(i - best) >= apart]
-    if not far or t[best] - max(t[i] for i in far) < margin:
+    if not far or t[best] - max(t[i] for i in far) < max(margin, (1 - 1 / ratio) * t[best]):
         return None
     picked = [best]
     for i in sorted(far, key=lambda i: -t[i]):
