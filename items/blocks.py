@@ -460,12 +460,21 @@ def _other_windows(result: BlockResult, rng: np.random.Generator, n: int = 3) ->
 
 
 def _ask_choice(result: Choice, rng: np.random.Generator, metadata: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """A reasoning block's item: its key and up to 3 other choices (the hardest ones when ranked)."""
+    """A reasoning block's item: its key and 3 other choices (the hardest ones when ranked); None
+    with fewer."""
     others = [c for c in result.choices if c != result.value]
-    if not others:
-        return None
-    wrong = others[:3] if result.ranked else [others[int(i)] for i in rng.choice(len(others), size=min(3, len(others)),
-                                                                                  replace=False)]
+    if len(others) < 3:
+        return None  # an item has 4 options (the audit's rule)
+    if result.grid:  # room for every rank first, so that whether an item comes does not depend on it
+        at, step = result.value_at, result.grid
+        if at - 3 * step < 0 or at + 3 * step >= len(result.choices):
+            return None
+        rank = int(rng.integers(4))
+        wrong = [result.choices[at + (j - rank) * step] for j in range(4) if j != rank]
+    elif result.ranked:
+        wrong = others[:3]
+    else:
+        wrong = [others[int(i)] for i in rng.choice(len(others), size=3, replace=False)]
     windows = [w for w in (result.window, result.other, *result.extra) if w is not None]
     records = list(dict.fromkeys(w.record_id for w in windows))
     return mc_item(result.question, result.value, wrong, rng=rng, series=result.shown, rationale=result.rationale,

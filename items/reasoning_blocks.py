@@ -35,8 +35,8 @@ MAD_SCALE = 1.4826  # a normal sample's standard deviation per median absolute d
 @dataclass(frozen=True, eq=False)
 class Choice:
     """A reasoning block's answer: `value` (the key's text) is one of `choices` (two or more option
-    texts; `ask` shows the key and up to 3 of the others, in the order given when `ranked`, else
-    drawn at random). `statistic` is the number the key was decided on, `margin` how far it had to
+    texts; `ask` shows the key and 3 of the others, in the order given when `ranked`, else drawn at
+    random; with fewer than 4 choices no item). `statistic` is the number the key was decided on, `margin` how far it had to
     be from a boundary."""
 
     value: str
@@ -52,6 +52,10 @@ class Choice:
     margin: float
     other: Window | None = None
     ranked: bool = False  # the first choices after the key are the hardest distractors: show those
+    # > 0: the choices are in order and the options are 4 of them `grid` apart, the key (at `value_at`) at a
+    # uniform rank, so neither its rank nor its place among them tells it (`ask` draws the rank)
+    grid: int = 0
+    value_at: int = 0
     extra: tuple[Window, ...] = field(default=(), repr=False)  # windows besides `window` and `other`
 
 
@@ -196,12 +200,13 @@ def unusual(window: Window, size: int = 1, min_z: float = 3.5, margin: float = 1
             ) -> Choice | None:
     """The most unusual day (`size`=1) or stretch of `size` consecutive values (the window cut into
     such stretches from its start; their means compared): the one farthest from the median in robust
-    z-scores (distance over `MAD_SCALE` x the median absolute deviation). None when it is not at
+    z-scores (distance over `MAD_SCALE` x the median absolute deviation); the first and last
+    stretches are left out (the question names their dates). None when it is not at
     least `min_z` away, when the runner-up is within `margin` of it or more than 1 / `ratio` of its
-    distance (two spikes alike), or with fewer than 8 stretches.
+    distance (two spikes alike), or with fewer than 6 stretches to choose from.
     The other options are the next most unusual stretches."""
-    spans = _spans(window, size)
-    if len(spans) < 8:
+    spans = _spans(window, size)[1:-1]  # not the first or last: the question states their dates
+    if len(spans) < 6:
         return None
     means = np.array([window.values[a:b].mean() for a, b in spans])
     sigma = _robust_sigma(means)
@@ -218,7 +223,8 @@ def unusual(window: Window, size: int = 1, min_z: float = 3.5, margin: float = 1
     rationale = (f"The median of the {window.about} is {_fmt(np.median(means), window.unit)} and the robust spread "
                  f"{_fmt(sigma, window.unit)}; the {level} of {texts[0]} ({_fmt(means[top], window.unit)}) lies "
                  f"{abs(z[top]):.1f} spreads away, the next ({texts[1]}) {abs(z[second]):.1f}.")
-    parts = "" if size == 1 else f", cut into stretches of {size} values from its first date,"
+    parts = (", leaving out its first and last day," if size == 1 else
+             f", cut into stretches of {size} values from its first date and leaving out the first and last stretch,")
     question = (f"Which {what} of the {window.about}{parts} is the most unusual (its {level} farthest from the "
                 "typical level)?")
     return Choice(value=texts[0], choices=tuple(texts), how=f"unusual {what}", question=question,
@@ -231,111 +237,108 @@ def _welch(left: np.ndarray, right: np.ndarray) -> float:
     return float((right.mean() - left.mean()) / error) if error > 0 else math.inf * np.sign(right.mean() - left.mean())
 
 
-def level_shift(window: Window, min_segment: int = 5, min_t: float = 5.0, margin: float = 1.5,
-                apart: int = 3, ratio: float = 1.25) -> Choice | None:
+def _pooled_t(left: np.ndarray, right: np.ndarray) -> float:
+    """Student's t of two means with one pooled variance (a short side's own variance, as in Welch's,
+    makes the ends of a window look like shifts)."""
+    pooled = (((left - left.mean()) ** 2).sum() + ((right - right.mean()) ** 2).sum()) / (len(left) + len(right) - 2)
+    error = math.sqrt(pooled * (1 / len(left) + 1 / len(right)))
+    return float((right.mean() - left.mean()) / error) if error > 0 else math.inf
+
+
+SHORTEST_SIDE = 3  # a split with fewer values on a side is never an option
+
+
+def level_shift(window: Window, min_segment: int = 5, min_t: float = 4.0, margin: float = 1.0,
+                apart: int = 2, ratio: float = 1.2) -> Choice | None:
     """The first date of a new level: the split of the window (each side at least `min_segment`
-    values) whose means differ most (Welch's t). None when no split reaches `min_t`, or when a split
-    `apart` or more rows away comes within `margin` of it or above 1 / `ratio` of it (two shifts, or
-    none clearly placed). The
-    other options are the strongest splits `apart` rows from the key and from each other."""
+    values) whose means differ most (Student's t, pooled variance). None when no split reaches
+    `min_t`, or when any split `apart` or more rows away (each side at least `SHORTEST_SIDE` values)
+    comes within `margin` of it or above 1 / `ratio` of it (two shifts, or none clearly placed). The
+    options are 4 split dates `apart` rows from each other, the key at a uniform rank (`grid`)."""
     values = window.values
     n = len(values)
-    cuts = list(range(min_segment, n - min_segment + 1))
-    if len(cuts) < 2 * apart + 4:
+    cuts = list(range(SHORTEST_SIDE, n - SHORTEST_SIDE + 1))
+    if n < 2 * min_segment + 2 * apart:
         return None
-    t = np.array([abs(_welch(values[:k], values[k:])) for k in cuts])
-    if not np.isfinite(t).all():
+    t = {k: abs(_pooled_t(values[:k], values[k:])) for k in cuts}
+    if not all(np.isfinite(v) for v in t.values()):
         return None
-    best = int(np.argmax(t))
-    if t[best] < min_t:
+    best = max((k for k in cuts if min_segment <= k <= n - min_segment), key=lambda k: t[k])
+    far = [k for k in cuts if abs(k - best) >= apart]
+    rival = max(t[k] for k in far)
+    if t[best] < min_t or t[best] - rival < max(margin, (1 - 1 / ratio) * t[best]):
         return None
-    far = [i for i in range(len(cuts)) if abs(i - best) >= apart]
-    if not far or t[best] - max(t[i] for i in far) < max(margin, (1 - 1 / ratio) * t[best]):
-        return None
-    picked = [best]
-    for i in sorted(far, key=lambda i: -t[i]):
-        if all(abs(i - j) >= apart for j in picked):
-            picked.append(i)
-    texts = [window.dates[cuts[i]] for i in picked]
-    k = cuts[best]
-    rationale = (f"Splitting the {window.about} before {texts[0]}: mean {_fmt(values[:k].mean(), window.unit)} before, "
-                 f"{_fmt(values[k:].mean(), window.unit)} from then on (Welch t = {t[best]:.1f}); the best split "
-                 f"{apart} or more days away reaches t = {max(t[i] for i in far):.1f}.")
+    texts = [window.dates[k] for k in cuts]
+    rationale = (f"Splitting the {window.about} before {texts[0]}: mean {_fmt(values[:best].mean(), window.unit)} "
+                 f"before, {_fmt(values[best:].mean(), window.unit)} from then on (t = {t[best]:.1f}); the best split "
+                 f"{apart} or more rows away reaches t = {rival:.1f}.")
     question = (f"The {window.about} shifts to a new level once. On which date does the new level begin (the first "
                 "date after the shift)?")
-    return Choice(value=texts[0], choices=tuple(texts), how="level shift", question=question, rationale=rationale,
+    return Choice(value=window.dates[best], choices=tuple(texts), how="level shift", question=question, rationale=rationale,
                   shown=_shown(window), window=window, category="temporal_relation", concept="structural_break",
-                  statistic=float(t[best]), margin=margin, ranked=True)
+                  statistic=float(t[best]), margin=margin, value_at=cuts.index(best), grid=apart)
 
 
-def _name(window: Window, other: Window) -> str:
-    """What tells two windows apart in an option: the channel, the record, or the dates."""
-    if window.channel != other.channel:
-        return window.channel
-    if window.record_id != other.record_id:
-        return f"record {window.record_id}"
-    return f"{window.first} to {window.last}"
+def _names(windows: Sequence[Window]) -> list[str] | None:
+    """What tells windows apart in an option: their channels, records, or dates; None when nothing does."""
+    for name in (lambda w: w.channel, lambda w: f"record {w.record_id}", lambda w: f"{w.first} to {w.last}"):
+        names = [name(w) for w in windows]
+        if len(set(names)) == len(names):
+            return names
+    return None
 
 
 COMPARISONS = ("higher", "more_variable", "trends_more")
+COMPARE_MARGINS = {"higher": 2.0, "more_variable": 1.3}
+COMPARE_WORDS = {"higher": "the highest on average", "more_variable": "the most variable (the largest standard "
+                 "deviation)", "trends_more": "the steepest trend, up or down (the largest Theil-Sen slope in size)"}
 
 
-COMPARE_MARGINS = {"higher": 2.0, "more_variable": 1.5}
+def _closer(how: str, best: Window, second: Window, margin: float) -> tuple[bool, float]:
+    """Whether `best` is ahead of `second` by the margin for `how`, and the statistic."""
+    if how == "higher":
+        t = _welch(second.values, best.values)
+        return t >= margin, t
+    if how == "more_variable":
+        low = float(second.values.std(ddof=1))
+        ratio = float(best.values.std(ddof=1)) / low if low > 0 else math.inf
+        return ratio >= margin, ratio
+    (_, lo_a, hi_a), (_, lo_b, hi_b) = theil_sen(best.values), theil_sen(second.values)
+    least_a = min(abs(lo_a), abs(hi_a)) if lo_a * hi_a > 0 else 0.0  # the interval's least size
+    return least_a > max(abs(lo_b), abs(hi_b)), least_a
 
 
-def compare(a: Window, b: Window, how: str = "higher", margin: float | None = None) -> Choice | None:
-    """Which of two windows (two channels over the same dates, or two records or dates of one
-    channel) is `how`: "higher" on average (None unless the means differ by `margin` standard errors,
-    2 by default), "more_variable" (the larger standard deviation; None unless it is `margin` times
-    the smaller, 1.5 by default), or "trends_more" (the larger absolute Theil-Sen slope; None unless
-    the least size in its 90% interval exceeds the other's largest). "higher" and "trends_more" need
-    one unit."""
+def compare(a: Window, others: Window | Sequence[Window], how: str = "higher", margin: float | None = None
+            ) -> Choice | None:
+    """Which of `a` and `others` (other channels over the same dates, or other records or dates of
+    one channel) is `how`: "higher" on average (None unless its mean is ahead of the runner-up's by
+    `margin` standard errors, 2 by default), "more_variable" (the largest standard deviation; None
+    unless it is `margin` times the runner-up's, 1.3 by default), or "trends_more" (the largest
+    absolute Theil-Sen slope; None unless the least size in its 90% interval exceeds the runner-up's
+    largest). "higher" and "trends_more" need one unit; an item needs 4 windows (4 options)."""
     if how not in COMPARISONS:
         raise ValueError(f"compare: how must be one of {', '.join(COMPARISONS)}, got {how!r}")
-    if how != "more_variable" and a.unit != b.unit:
+    windows = [a, *([others] if not isinstance(others, Sequence) else others)]
+    names = _names(windows)
+    if names is None or len(windows) < 2 or (how != "more_variable" and len({w.unit for w in windows}) > 1):
         return None
-    name_a, name_b = _name(a, b), _name(b, a)
-    if name_a == name_b:
+    measure: dict[str, Callable[[np.ndarray], float]] = {
+        "higher": lambda v: float(v.mean()), "more_variable": lambda v: float(v.std(ddof=1)),
+        "trends_more": lambda v: abs(theil_sen(v)[0])}
+    sizes = [measure[how](w.values) for w in windows]
+    order = sorted(range(len(windows)), key=lambda i: -sizes[i])
+    bound = COMPARE_MARGINS.get(how, 0.0) if margin is None else margin
+    ahead, stat = _closer(how, windows[order[0]], windows[order[1]], bound)
+    if not ahead:
         return None
-    unit = a.unit
-    if how == "higher":
-        bound = COMPARE_MARGINS[how] if margin is None else margin
-        stat = -_welch(a.values, b.values)  # > 0: a is higher
-        if abs(stat) < bound:
-            return None
-        first = stat > 0
-        detail = (f"mean {_fmt(a.values.mean(), unit)} against {_fmt(b.values.mean(), unit)} "
-                  f"({abs(stat):.1f} standard errors apart)")
-        words = "higher on average"
-    elif how == "more_variable":
-        sa, sb = float(a.values.std(ddof=1)), float(b.values.std(ddof=1))
-        ratio_needed = COMPARE_MARGINS[how] if margin is None else margin
-        if min(sa, sb) <= 0 or max(sa, sb) / min(sa, sb) < ratio_needed:
-            return None
-        stat, first = max(sa, sb) / min(sa, sb), sa > sb
-        detail = f"standard deviation {_fmt(sa, a.unit)} against {_fmt(sb, b.unit)}"
-        words, bound = "more variable (the larger standard deviation)", ratio_needed
-    else:
-        (slope_a, lo_a, hi_a), (slope_b, lo_b, hi_b) = theil_sen(a.values), theil_sen(b.values)
-        big_a = min(abs(lo_a), abs(hi_a)) if lo_a * hi_a > 0 else 0.0  # the interval's least |slope|
-        big_b = min(abs(lo_b), abs(hi_b)) if lo_b * hi_b > 0 else 0.0
-        most_a, most_b = max(abs(lo_a), abs(hi_a)), max(abs(lo_b), abs(hi_b))
-        if big_a > most_b:
-            first = True
-        elif big_b > most_a:
-            first = False
-        else:
-            return None
-        stat = abs(slope_a) / max(abs(slope_b), 1e-12)
-        detail = (f"Theil-Sen slope {_fmt(slope_a, unit)} against {_fmt(slope_b, unit)} per step (90% intervals "
-                  "that do not overlap in size)")
-        words, bound = "trends more steeply (up or down)", 0.0
-    key, other = (name_a, name_b) if first else (name_b, name_a)
-    rationale = f"{a.about} against {b.about}: {detail}; {key} is {words.split(' (')[0]}."
-    question = f"Which is {words}: the {a.about}, or the {b.about}? Answer {name_a} or {name_b}."
-    return Choice(value=key, choices=(key, other), how=f"compare {how}", question=question, rationale=rationale,
-                  shown=_shown(a, b), window=a, other=b, category="similarity_analysis", concept="comparison",
-                  statistic=float(stat), margin=bound)
+    texts = [names[i] for i in order]
+    values = ", ".join(f"{names[i]} {_fmt(sizes[i], windows[i].unit, 3)}" for i in order)
+    rationale = f"By {COMPARE_WORDS[how].split(' (')[0].removeprefix('the ')}: {values}; {texts[0]} is {COMPARE_WORDS[how].split(' (')[0]}."
+    listed = "; ".join(f"{n}: the {w.about}" for n, w in zip(names, windows))
+    question = f"Which of these is {COMPARE_WORDS[how]}? {listed}."
+    return Choice(value=texts[0], choices=tuple(texts), how=f"compare {how}", question=question, rationale=rationale,
+                  shown=_shown(*windows), window=a, other=windows[1], category="similarity_analysis",
+                  concept="comparison", statistic=float(stat), margin=bound, ranked=True, extra=tuple(windows[2:]))
 
 
 CORRELATION_CHOICES = ("strongly positive", "weakly positive", "no clear correlation", "weakly negative",
@@ -377,41 +380,64 @@ def _lagged(a: np.ndarray, b: np.ndarray, lag: int) -> float:
     return float(np.corrcoef(a, b)[0, 1])
 
 
-def leads(a: Window, b: Window, max_lag: int = 5, min_r: float = 0.4, margin: float = 0.1) -> Choice | None:
-    """Which of two channels over the same dates moves first: the lag in -`max_lag`..`max_lag` rows
-    at which corr(a[t], b[t + lag]) is largest (they move alike, shifted); lag > 0: a leads. None when
-    that correlation is under `min_r`, or the best lag of another answer (a leads / b leads / together
-    at lag 0) comes within `margin` of it."""
+def _step_word(window: Window) -> str:
+    """What one row of the window is in time ("day", "hour"), else "step"."""
+    stamps = _stamps(window)
+    if stamps is not None and len(stamps) > 1:
+        gaps = set(stamps[1:] - stamps[:-1])
+        for word, size in (("day", pd.Timedelta(days=1)), ("hour", pd.Timedelta(hours=1)),
+                           ("minute", pd.Timedelta(minutes=1))):
+            if gaps == {size}:
+                return word
+    return "step"
+
+
+def leads(a: Window, b: Window, max_lag: int = 5, min_r: float = 0.4, margin: float = 0.1, apart: int = 2
+          ) -> Choice | None:
+    """Which of two channels over the same dates moves first, and by how much: the lag in
+    -`max_lag`..`max_lag` rows at which corr(a[t], b[t + lag]) is largest (they move alike, shifted);
+    lag > 0: a leads by lag rows, 0: they move together ("a leads b by 0 day(s)"). None when that correlation is under `min_r`,
+    or any lag `apart` or more rows away comes within `margin` of it (the other options are the
+    three best such lags, each `apart` from the others)."""
     if a.dates != b.dates or len(a.values) < 4 * max_lag or a.channel == b.channel:
         return None
     lags = list(range(-max_lag, max_lag + 1))
     r = {lag: _lagged(a.values, b.values, lag) for lag in lags}
     best = max(lags, key=lambda lag: r[lag])
-    if r[best] < min_r:
+    far = [lag for lag in lags if abs(lag - best) >= apart]
+    if r[best] < min_r or r[best] - max(r[lag] for lag in far) < margin:
         return None
-    answer_of = {lag: f"{a.channel} leads {b.channel}" if lag > 0 else f"{b.channel} leads {a.channel}" if lag < 0
-                 else "they move together (no lead)" for lag in lags}
-    rivals = [r[lag] for lag in lags if answer_of[lag] != answer_of[best]]
-    if r[best] - max(rivals) < margin:
-        return None
-    key = answer_of[best]
-    choices = (key, *dict.fromkeys(v for v in answer_of.values() if v != key))
+    picked = [best]
+    for lag in sorted(far, key=lambda lag: -r[lag]):
+        if all(abs(lag - p) >= apart for p in picked):
+            picked.append(lag)
+    step = _step_word(a)
+
+    def answer(lag: int) -> str:  # every option alike in form and length: "a leads b by 0 day(s)" is together
+        first, then = (a.channel, b.channel) if lag >= 0 else (b.channel, a.channel)
+        return f"{first} leads {then} by {abs(lag)} {step}(s)"
+
+    texts = [answer(lag) for lag in picked]
     rationale = (f"The correlation of {a.channel} with {b.channel} shifted by {best} rows is {r[best]:.2f}, the "
-                 f"strongest of the lags -{max_lag} to {max_lag}; the best of the other answers reaches "
-                 f"{max(rivals):.2f}: {key}" + (f" by {abs(best)} rows." if best else "."))
-    question = (f"Comparing the {a.about} with the {b.channel}{_unit(b)} over the same dates, which moves first "
-                f"(the shift of up to {max_lag} rows that best lines up their ups and downs)?")
-    return Choice(value=key, choices=choices, how="leads", question=question, rationale=rationale,
+                 f"largest of the shifts -{max_lag} to {max_lag}; the largest {apart} or more rows away is "
+                 f"{max(r[lag] for lag in far):.2f}: {texts[0]}.")
+    question = (f"Comparing the {a.about} with the {b.channel}{_unit(b)} over the same dates, which moves first and "
+                f"by how much (the shift of up to {max_lag} {step}s that best lines up their ups and downs)?")
+    return Choice(value=texts[0], choices=tuple(texts), how="leads", question=question, rationale=rationale,
                   shown=_shown(a, b), window=a, other=b, category="causality", concept="cross_correlation",
-                  statistic=r[best], margin=margin)
+                  statistic=r[best], margin=margin, ranked=True)
 
 
-def volatility_regime(window: Window, parts: int = 3, margin: float = 1.5) -> Choice | None:
-    """Which of `parts` equal consecutive parts of the window is the most volatile: the largest
-    standard deviation of its day-to-day changes. None when it is not `margin` times the runner-up's,
-    or a part has fewer than 6 changes."""
+ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth")
+PART_NAMES = {2: "half", 3: "third", 4: "quarter", 5: "fifth", 6: "sixth"}
+
+
+def volatility_regime(window: Window, parts: int = 4, margin: float = 1.5) -> Choice | None:
+    """Which of `parts` (2 to 6) equal consecutive parts of the window ("the first quarter", ...) is
+    the most volatile: the largest standard deviation of its step-to-step changes. None when it is not
+    `margin` times the runner-up's, or a part has fewer than 5 changes."""
     size = len(window.values) // parts
-    if parts < 2 or size < 7:
+    if parts not in PART_NAMES or size < 6:
         return None
     spans = [(i * size, (i + 1) * size) for i in range(parts)]
     spread = np.array([np.diff(window.values[a:b]).std(ddof=1) for a, b in spans])
@@ -419,12 +445,16 @@ def volatility_regime(window: Window, parts: int = 3, margin: float = 1.5) -> Ch
     top, second = int(order[0]), int(order[1])
     if spread[second] <= 0 or spread[top] / spread[second] < margin:
         return None
-    texts = [_span_text(window, spans[int(i)]) for i in order]
-    rationale = (f"The standard deviation of the day-to-day changes of the {window.about} is "
-                 + ", ".join(f"{_fmt(spread[i], window.unit)} from {_span_text(window, spans[i])}" for i in range(parts))
-                 + f": the most volatile part is {texts[0]}, {spread[top] / spread[second]:.1f} times the next.")
-    question = (f"The {window.about} is cut into {parts} equal parts. In which part does it change most erratically "
-                "from one value to the next (the largest standard deviation of its step-to-step changes)?")
+    part = PART_NAMES[parts]
+    names = [f"the {ORDINALS[i]} {part}" for i in range(parts)]
+    texts = [names[int(i)] for i in order]
+    rationale = (f"The standard deviation of the step-to-step changes of the {window.about} is "
+                 + ", ".join(f"{_fmt(spread[i], window.unit)} in {names[i]} ({_span_text(window, spans[i])})"
+                             for i in range(parts))
+                 + f": the most volatile is {texts[0]}, {spread[top] / spread[second]:.1f} times the next.")
+    question = (f"The {window.about} is cut into {parts} equal consecutive parts of {size} values (any rest at the end "
+                f"left out). In which {part} does it change most erratically from one value to the next (the largest "
+                "standard deviation of its step-to-step changes)?")
     return Choice(value=texts[0], choices=tuple(texts), how="volatility regime", question=question,
                   rationale=rationale, shown=_shown(window), window=window, category="noise_understanding",
                   concept="volatility", statistic=float(spread[top] / spread[second]), margin=margin, ranked=True)
@@ -439,9 +469,10 @@ def most_alike(reference: Window, candidates: Sequence[Window], margin: float = 
     n = len(reference.values)
     if len(candidates) < 2 or any(len(c.values) != n for c in candidates) or reference.values.std() == 0:
         return None
-    names = [_name(c, reference) for c in candidates]
-    if len(set(names)) != len(names) or any(c.values.std() == 0 for c in candidates):
+    named = _names([reference, *candidates])
+    if named is None or any(c.values.std() == 0 for c in candidates):
         return None
+    names = named[1:]
     r = np.array([np.corrcoef(reference.values, c.values)[0, 1] for c in candidates])
     order = np.argsort(-r, kind="stable")
     top, second = int(order[0]), int(order[1])
@@ -475,49 +506,81 @@ REASONING_BLOCKS: dict[str, Callable[..., Choice | None]] = {
 @dataclass(frozen=True)
 class BlockUse:
     """A reasoning block as a plan names it: a call on the skeleton's `win` (`{other}`: another
-    channel of the record, aligned on the same dates; `{others}`: windows of the same length from
-    other records), its category and concept, and what it asks."""
+    channel of the record over the same dates; `{others}`: windows of the same length from other
+    records), its category and concept, what it asks, and a title and question for a brief
+    (`{channel}`, `{second}`: the channels)."""
 
     block: str
     call: str
     category: str
     concept: str
     asks: str
+    title: str
+    question: str
+
+    @property
+    def pair(self) -> bool:
+        """It needs a second channel."""
+        return "{other}" in self.call
 
     def written(self, other: str | None = None) -> str | None:
         """The call with `other` (a second channel) filled in; None when it needs one and there is none."""
-        if "{other}" in self.call and other is None:
+        if self.pair and other is None:
             return None
         return self.call.format(other=f'align_window(handler, win, "{other}")',
-                                others="take_windows(handler, win, 3)")
+                                others="take_windows(handler, win, 4)")
 
 
 USES: tuple[BlockUse, ...] = (
     BlockUse("trend", "trend(win)", "pattern_recognition", "trend",
-             "which way the window trends and how strongly (rises/falls strongly/slightly)"),
+             "which way the window trends and how strongly (rises/falls strongly/slightly)",
+             "Trend of {channel} in a window", "Which best describes the trend of {channel} in the window of "
+             "<record> shown?"),
     BlockUse("seasonal_peak", 'seasonal_peak(win, "weekday")', "pattern_recognition", "seasonality",
-             "in which month / weekday / hour the channel is highest on average (long windows)"),
+             "on which weekday (or month, hour) the channel is highest on average, its trend set aside",
+             "Weekday of highest {channel}", "On which day of the week is {channel} highest on average in "
+             "<record>?"),
     BlockUse("unusual", "unusual(win)", "anomaly_detection", "anomaly",
-             "the most unusual day (robust z-score, clear gap to the next)"),
+             "the most unusual day (robust z-score, clear gap to the next)",
+             "Most unusual day of {channel}", "Which day of the window of <record> shown has the most unusual "
+             "{channel}?"),
     BlockUse("unusual", "unusual(win, 3)", "anomaly_detection", "anomaly",
-             "the most unusual stretch of 3 days"),
+             "the most unusual stretch of 3 days", "Most unusual 3-day stretch of {channel}",
+             "Which 3-day stretch of the window of <record> shown has the most unusual {channel}?"),
     BlockUse("level_shift", "level_shift(win)", "temporal_relation", "structural_break",
-             "the date the channel shifts to a new level"),
-    BlockUse("compare", 'compare(win, {other}, "more_variable")', "similarity_analysis", "comparison",
-             "which of two channels is more variable (or higher, or trends more)"),
-    BlockUse("compare", 'compare(win, take_windows(handler, win, 1)[0], "higher")', "similarity_analysis",
-             "comparison", "which of two records is higher on average"),
+             "the date the channel shifts to a new level", "Date of a level shift in {channel}",
+             "On which date does {channel} shift to a new level in the window of <record> shown?"),
+    BlockUse("compare", 'compare(win, take_windows(handler, win, 3), "more_variable")', "similarity_analysis",
+             "comparison", "which of 4 records' windows of a channel is the most variable (or highest, or trends most)",
+             "Most variable of four records' {channel}", "Which of four records shown has the most variable "
+             "{channel}?"),
     BlockUse("correlation", "correlation(win, {other})", "similarity_analysis", "correlation",
-             "how two channels correlate (strongly/weakly positive or negative, or not)"),
+             "how two channels correlate (strongly/weakly positive or negative, or not)",
+             "Correlation of {channel} and {second}", "How do {channel} and {second} correlate in the window of "
+             "<record> shown?"),
     BlockUse("most_alike", "most_alike(win, {others})", "similarity_analysis", "similarity",
-             "which of 3 other records' windows is most alike in shape"),
+             "which of 4 other records' windows is most alike in shape",
+             "Record most alike in {channel}", "Which of the other records shown is most alike <record> in the "
+             "shape of its {channel}?"),
     BlockUse("leads", "leads(win, {other})", "causality", "cross_correlation",
-             "which of two channels moves first (lagged correlation)"),
+             "which of two channels moves first (lagged correlation)", "Whether {channel} or {second} moves first",
+             "Which moves first in the window of <record> shown: {channel} or {second}?"),
     BlockUse("volatility_regime", "volatility_regime(win)", "noise_understanding", "volatility",
-             "which third of the window is the most volatile"),
+             "which quarter of the window is the most volatile", "Most volatile part of {channel}",
+             "In which quarter of the window of <record> shown does {channel} change most erratically?"),
 )
 
 
-def uses_for(category: str) -> list[BlockUse]:
-    """The reasoning blocks that answer a category's questions."""
-    return [use for use in USES if use.category == category]
+def uses_for(category: str, *, pairs: bool = True) -> list[BlockUse]:
+    """The reasoning blocks that answer a category's questions (`pairs`: also those that need two
+    channels)."""
+    return [use for use in USES if use.category == category and (pairs or not use.pair)]
+
+
+# the category and concept of what each block computes (the statistics blocks' too)
+BLOCK_CATEGORIES: dict[str, tuple[str, str]] = {
+    "channel_stat": ("arithmetic", "arithmetic"), "count_beyond": ("arithmetic", "arithmetic"),
+    "change_between": ("arithmetic", "arithmetic"), "compare_windows": ("arithmetic", "comparison"),
+    "first_day": ("temporal_relation", "temporal_order"),
+    **{use.block: (use.category, use.concept) for use in reversed(USES)},
+}
