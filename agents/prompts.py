@@ -331,7 +331,8 @@ class _Renamed(ast.NodeTransformer):
         return node
 
 
-def _normalized(source: str) -> str | None:
+def normalized_code(source: str) -> str | None:
+    """The code without comments and layout, its own names renamed n0, n1, ... (None: no Python)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -344,13 +345,13 @@ def copied_example(source: str, prompt: str, handler_name: str) -> Template | No
     code, without comments and layout and with its own names renamed, at least COPY_SIMILARITY
     alike; None when it copies none. A copy adds no template to the user's bank that the curated
     set does not already hold."""
-    code = _normalized(source)
+    code = normalized_code(source)
     if code is None:
         return None
     for template in _example_pool(handler_name, EXAMPLE_MAX_CHARS):
         if template.source.strip() not in prompt:
             continue
-        example = _normalized(template.source)
+        example = normalized_code(template.source)
         if example is not None and difflib.SequenceMatcher(None, code, example).ratio() >= COPY_SIMILARITY:
             return template
     return None
