@@ -237,12 +237,20 @@ def _welch(left: np.ndarray, right: np.ndarray) -> float:
     return float((right.mean() - left.mean()) / error) if error > 0 else math.inf * np.sign(right.mean() - left.mean())
 
 
-def _pooled_t(left: np.ndarray, right: np.ndarray) -> float:
-    """Student's t of two means with one pooled variance (a short side's own variance, as in Welch's,
-    makes the ends of a window look like shifts)."""
-    pooled = (((left - left.mean()) ** 2).sum() + ((right - right.mean()) ** 2).sum()) / (len(left) + len(right) - 2)
-    error = math.sqrt(pooled * (1 / len(left) + 1 / len(right)))
-    return float((right.mean() - left.mean()) / error) if error > 0 else math.inf
+def _pooled_t(values: np.ndarray, cuts: Sequence[int]) -> np.ndarray:
+    """|Student's t| of the means before and from each cut, one pooled variance (a short side's own
+    variance, as in Welch's, makes the ends of a window look like shifts); inf where it is 0."""
+    n = len(values)
+    k = np.asarray(cuts)
+    total, squares = np.cumsum(values), np.cumsum(values ** 2)
+    left_sum, right_sum = total[k - 1], total[-1] - total[k - 1]
+    left_sq, right_sq = squares[k - 1], squares[-1] - squares[k - 1]
+    scatter = (left_sq - left_sum ** 2 / k) + (right_sq - right_sum ** 2 / (n - k))
+    pooled = np.maximum(scatter, 0) / (n - 2)
+    gap = np.abs(right_sum / (n - k) - left_sum / k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = gap / np.sqrt(pooled * (1 / k + 1 / (n - k)))
+    return np.where(pooled > 1e-12 * (1 + np.abs(values).max()) ** 2, t, np.inf)
 
 
 SHORTEST_SIDE = 3  # a split with fewer values on a side is never an option
@@ -260,7 +268,7 @@ def level_shift(window: Window, min_segment: int = 5, min_t: float = 4.0, margin
     cuts = list(range(SHORTEST_SIDE, n - SHORTEST_SIDE + 1))
     if n < 2 * min_segment + 2 * apart:
         return None
-    t = {k: abs(_pooled_t(values[:k], values[k:])) for k in cuts}
+    t = dict(zip(cuts, _pooled_t(values, cuts).tolist()))
     if not all(np.isfinite(v) for v in t.values()):
         return None
     best = max((k for k in cuts if min_segment <= k <= n - min_segment), key=lambda k: t[k])
