@@ -30,6 +30,13 @@ data, not a solver that could not write a program: the stage ends errored (no ve
 feedback; a rerun asks again). A reply cut after a whole fenced ``solve`` block (a small local
 model that goes on writing prose) holds its program, which is used.
 
+Items made by the building blocks come first: each records its block call, which trusted code
+re-runs on the rows it names, read again from the handler (`verification.block_replay`). When every
+drawn item replays and agrees, the verdict is ``agrees`` (``replayed``, solver "trusted block
+replay") and no model is asked; when any replayed item's key is not the block's value, the template
+is rejected with that item. Otherwise (free code, or items not exactly as their block wrote them)
+the solver model re-derives the keys as above.
+
 A program stored on an earlier verdict of the same template version (`programs`, keyed by the
 template's content hash) is run again on fresh draws instead of asking the solver again.
 """
@@ -65,6 +72,8 @@ from itemsmith.items.schema import (
 )
 from itemsmith.sandbox import SandboxPool
 from itemsmith.sandbox.proxies import ALLOWED_IMPORTS
+from itemsmith.verification.audit.record_data import fetch_record_data
+from itemsmith.verification.block_replay import block_record_ids, replay_block_items, replay_verdict
 from itemsmith.verification.calls import ModelCallFailed
 from itemsmith.verification.rederivation import (
     SolverOutcome,
@@ -200,9 +209,15 @@ def rederivation_feedback(report: RederivationReport) -> str:
                 f"{report.data_kept_key} of {report.data_checked} items even when each item showed another item's "
                 "series. The question, options or context say the answer (or how to get it without the data). "
                 "State the parameters, never the answer, and let the answer follow from the series shown.")
-    what = ("several options fit the value an independent solver computed from the data shown"
-            if report.status == "ambiguous" else
-            "an independent solver, computing the answer from the data shown, picks another option than the key")
+    if report.replayed:
+        what = ("several options fit the value its building-block call gives, re-run on the handler's data"
+                if report.status == "ambiguous" else
+                "the value its building-block call gives, re-run on the handler's data, fits another option than "
+                "the key (the key was changed after the call, or computed from other values than those shown)")
+    else:
+        what = ("several options fit the value an independent solver computed from the data shown"
+                if report.status == "ambiguous" else
+                "an independent solver, computing the answer from the data shown, picks another option than the key")
     lines = [f"It runs, but {what} ({report.summary()}). For example:"]
     for example in report.examples:
         key = example.options[example.key]
@@ -211,8 +226,9 @@ def rederivation_feedback(report: RederivationReport) -> str:
             fitted = f"which fits {got}"
         else:
             fitted = "which fits no option"
-        lines.append(f"- question: {example.question!r}; options {example.options}; key {key!r}; the solver "
-                     f"computed {example.value!r}, {fitted}.")
+        computed = "the block computes" if report.replayed else "the solver computed"
+        lines.append(f"- question: {example.question!r}; options {example.options}; key {key!r}; {computed} "
+                     f"{example.value!r}, {fitted}.")
     lines.append("Check that the key is computed from exactly the data the question shows (the same channel, "
                  "window, unit and statistic the question names), that the question states every parameter "
                  "needed, and that exactly one option is right.")
@@ -353,6 +369,10 @@ class RederivationVerifier:
             return VerificationResult(decision=Decision(accepted=False, stage="rederivation", reasons=[error]),
                                       feedback=f"The template failed on a fresh seed: {error}",
                                       elapsed_s=time.monotonic() - started)
+        replayed = await loop.run_in_executor(self.executor, self._replayed, plan, drawn)
+        if replayed is not None:  # every item re-derived by trusted code, or one of them wrong: no model asked
+            return self._result(replayed.model_copy(update={"elapsed_ms": (time.monotonic() - started) * 1000}),
+                                log, started)
         views = self._views(drawn)
         stored = self.programs.get(content_hash(source))
         try:
@@ -364,6 +384,17 @@ class RederivationVerifier:
                                       elapsed_s=time.monotonic() - started)
         verdict = verdict.model_copy(update={"elapsed_ms": (time.monotonic() - started) * 1000})
         return self._result(verdict, log, started)
+
+    def _replayed(self, plan: list[tuple[int, int]], drawn: Sequence[tuple[int, Item]]) -> RederivationReport | None:
+        """The trusted replay's verdict on items made by the building blocks (`block_replay`), None
+        when not every item replays (items without a block record, or not as the block wrote them)."""
+        items = [item for _, item in drawn]
+        named = block_record_ids(items)
+        if not named:
+            return None
+        data = fetch_record_data(lambda text: self.pool.run(text, num_samples=1, seed=0), named)
+        return replay_verdict(drawn, replay_block_items(items, data), seeds=[s for s, _ in plan],
+                              sizes=[n for _, n in plan])
 
     async def _verdict(self, stored: str | None, plan: list[tuple[int, int]], drawn: Sequence[tuple[int, Item]],
                        views: Sequence[tuple[SolverView, list[int]]], log: CallLog) -> RederivationReport:

@@ -16,6 +16,7 @@ OS-random seeds, and reports:
 
     python benchmarks/verdicts.py --repeat 20 --json benchmarks/results/verdicts_model_free.json
     python benchmarks/verdicts.py --only good_users --repeat 3
+    python benchmarks/verdicts.py --rederivation --only good_users/co2_range_blocks.py   # one file
     python benchmarks/verdicts.py --rederivation --solver local:qwen2.5-coder-1.5b --only flawed
 
 One warm sandbox pool per handler (two workers). Note the load (`uptime`) beside the times.
@@ -77,7 +78,8 @@ GAMING = {"round_number", "digit_pattern", "ratio_distractors", "paraphrase", "t
 def entries(only: list[str]) -> list[dict[str, str]]:
     rows: list[dict[str, str]] = tomllib.loads((CORPUS / "manifest.toml").read_text())["template"]
     if only:
-        rows = [r for r in rows if r["kind"] in only or r["class"] in only or r["file"].split("/")[0] in only]
+        rows = [r for r in rows if r["kind"] in only or r["class"] in only or r["file"].split("/")[0] in only
+                or r["file"] in only]
     return rows
 
 
@@ -104,7 +106,7 @@ def findings(result: TemplateVerification) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", action="append", default=[], help="a kind, class or folder (repeatable)")
+    parser.add_argument("--only", action="append", default=[], help="a kind, class, folder or file (repeatable)")
     parser.add_argument("--repeat", type=int, default=1, help="verify runs per template, each on fresh seeds")
     parser.add_argument("--rederivation", action="store_true", help="run the re-derivation stage too")
     parser.add_argument("--solver", help="the re-derivation's solver spec (default: the stage's)")

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from itemsmith.items.block_calls import call_metadata, replayable
 from itemsmith.items.helpers import mc_item, numeric_options, series
 from itemsmith.items.reasoning_blocks import REASONING_BLOCKS, Choice
 
@@ -86,6 +87,8 @@ class BlockResult:
     other: Window | None = None  # the second window of a comparison
     # the same statistic of other values of the window's length (`ask` draws distractors with it)
     recompute: Callable[[np.ndarray], float] | None = field(default=None, repr=False)
+    # the block call that made it, as plain JSON (`block_calls.BlockCall`): set by `replayable`
+    call: dict[str, Any] | None = field(default=None, repr=False)
 
 
 def handler_units(handler: Any) -> Mapping[str, str]:
@@ -120,9 +123,10 @@ def _number(value: float, decimals: int, unit: str) -> str:
     return f"{round(float(value), decimals) + 0.0:.{decimals}f}{suffix}"  # + 0.0: never "-0.0"
 
 
-def _window(record_id: Any, channel: str, unit: str, record: np.ndarray, dates: list[str], start: int,
-            end: int) -> Window:
-    """Rows `start` to `end - 1` of `record` (one channel of one record) and `dates` (the record's)."""
+def window_of(record_id: Any, channel: str, unit: str, record: np.ndarray, dates: list[str], start: int,
+              end: int) -> Window:
+    """Rows `start` to `end - 1` of `record` (one channel of one record) and `dates` (the record's, as
+    `date_labels` writes them): as `take_window` cuts it, and as a trusted replay rebuilds it."""
     record = np.array(record, dtype=float)
     record.setflags(write=False)
     values, dates = record[start:end], dates[start:end]
@@ -137,7 +141,7 @@ def example_window(values: np.ndarray, *, channel: str, unit: str = "") -> Windo
     """A window over `values`, dated one day apart, of no real record: for trying a block call
     on a channel's range without a handler."""
     dates = [str(day.date()) for day in pd.date_range("2000-01-01", periods=len(values), freq="D")]
-    return _window("example", channel, unit, values, dates, 0, len(values))
+    return window_of("example", channel, unit, values, dates, 0, len(values))
 
 
 DRAWN = "t"  # in a written block call, a threshold each item draws from its record (`draw_threshold`)
@@ -268,7 +272,7 @@ def take_window(handler: Any, record_id: Any, channel: str, *, rng: np.random.Ge
     if start < 0 or length < 1 or end > n or not np.isfinite(values[start:end]).all():
         return None
     unit = str(handler_units(handler).get(channel, "") or "")
-    return _window(record_id, channel, unit, values, dates, start, end)
+    return window_of(record_id, channel, unit, values, dates, start, end)
 
 
 def align_window(handler: Any, window: Window, channel: str) -> Window | None:
@@ -280,7 +284,7 @@ def align_window(handler: Any, window: Window, channel: str) -> Window | None:
     if dates[window.start:window.end] != window.dates or not np.isfinite(values[window.start:window.end]).all():
         return None
     unit = str(handler_units(handler).get(channel, "") or "")
-    return _window(window.record_id, channel, unit, values, dates, window.start, window.end)
+    return window_of(window.record_id, channel, unit, values, dates, window.start, window.end)
 
 
 def take_windows(handler: Any, window: Window, n: int = 3, *, rng: np.random.Generator) -> list[Window]:
@@ -302,6 +306,7 @@ def _spread(window: Window) -> float:
     return max(float(window.values.std()) / 2, 10.0 ** -data_decimals(window.values))
 
 
+@replayable
 def channel_stat(window: Window, how: str) -> BlockResult | None:
     """`how` in max, min, mean, median, sum, range, std of the window. For max and min, `day` is its
     date; None when the extreme occurs on more than one day (a question about its day would be ambiguous)."""
@@ -329,16 +334,20 @@ def channel_stat(window: Window, how: str) -> BlockResult | None:
 def _passing(block: str, window: Window, above: float | None, below: float | None
              ) -> tuple[Callable[[np.ndarray], np.ndarray], str, str]:
     """Which values pass a threshold (strictly above `above` or strictly below `below`; exactly one
-    given), the side's word and the threshold as the question writes it."""
+    given), the side's word and the threshold as the question writes it. The threshold is rounded
+    to the decimals the question prints (at most MAX_DECIMALS) before anything is counted: a reader
+    counts against the printed number, so the key must too."""
     if (above is None) == (below is None):
         raise ValueError(f"{block} needs exactly one of above= or below=")
-    threshold = float(above if above is not None else below)  # type: ignore[arg-type]
-    limit = _number(threshold, data_decimals(np.array([threshold])), window.unit)
+    decimals = data_decimals(np.array([float(above if above is not None else below)]))  # type: ignore[arg-type]
+    threshold = round(float(above if above is not None else below), decimals)  # type: ignore[arg-type]
+    limit = _number(threshold, decimals, window.unit)
     if above is not None:
         return (lambda values: values > threshold), "above", limit
     return (lambda values: values < threshold), "below", limit
 
 
+@replayable
 def count_beyond(window: Window, above: float | None = None, *, below: float | None = None) -> BlockResult:
     """How many values of the window are strictly above `above` (or strictly below `below`); give one."""
     passes, side, limit = _passing("count_beyond", window, above, below)
@@ -351,6 +360,7 @@ def count_beyond(window: Window, above: float | None = None, *, below: float | N
                        recompute=lambda values: float(passes(values).sum()))
 
 
+@replayable
 def change_between(window: Window, first: int = 0, last: int = -1) -> BlockResult:
     """values[last] - values[first] (positions in the window; default: its first and last day)."""
     n = len(window.values)
@@ -369,6 +379,7 @@ def change_between(window: Window, first: int = 0, last: int = -1) -> BlockResul
                        recompute=lambda values: float(values[j] - values[i]))
 
 
+@replayable
 def first_day(window: Window, above: float | None = None, *, below: float | None = None) -> BlockResult | None:
     """The first date in the window whose value is strictly above `above` (or below `below`); None
     when no day is. `value` and `day` are that date."""
@@ -390,9 +401,12 @@ def draw_threshold(window: Window, *, rng: np.random.Generator) -> float:
     """A value of the window's record (one of its days, missing ones left out), drawn at random: a
     threshold for count_beyond / first_day that each item draws anew. Some of the record's values
     pass it and others do not, whatever the season; a fixed threshold leaves most windows of a
-    seasonal channel all above or all below it, so few windows make items and they keep coming back."""
+    seasonal channel all above or all below it, so few windows make items and they keep coming back.
+    Rounded to the decimals a question prints it with (at most MAX_DECIMALS): the threshold a
+    template holds is the one the question states and the one counted against."""
     values = window.record[np.isfinite(window.record)]
-    return float(values[int(rng.integers(len(values)))])
+    value = float(values[int(rng.integers(len(values)))])
+    return round(value, data_decimals(np.array([value])))
 
 
 def _name(window: Window, other: Window) -> str:
@@ -404,6 +418,7 @@ def _name(window: Window, other: Window) -> str:
     return f"{window.first} to {window.last}"
 
 
+@replayable
 def compare_windows(a: Window, b: Window, how: str = "mean") -> BlockResult | None:
     """The statistic `how` of `a` minus that of `b` (`value`), and which is larger (`label`: the
     channel, record or dates that tell them apart); None on a tie or when the statistic has one
@@ -518,7 +533,7 @@ def ask(result: BlockResult | Choice | None, *, rng: np.random.Generator,
         return None
     records = list(dict.fromkeys([w.record_id for w in (window, result.other) if w is not None]))
     return mc_item(result.question, key, wrong, rng=rng, series=result.shown, rationale=result.rationale,
-                   metadata={"record_ids": records, **(metadata or {})})
+                   metadata={"record_ids": records, **(metadata or {}), **call_metadata(result)})
 
 
 BLOCKS: dict[str, Callable[..., Any]] = {

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import re
 from typing import Any
 
 import numpy as np
@@ -488,3 +489,78 @@ def test_written_calls_parse_each_window_block_call_without_running_it() -> None
     assert written_calls("take_window(handler, rid, 'x') and compare_windows(a, b)") == []  # not one-window blocks
     assert [c.name for c in written_calls('channel_stat(win, "max") - channel_stat(win, "min")')] == [
         "channel_stat", "channel_stat"]
+
+
+# --- the numbers a question prints are the numbers counted against ------------------------------
+
+
+class SixDecimals(RandomHandler):
+    """Quarterly percentage changes written with six decimals (like a user's macro data)."""
+
+    units = {"temp": "%", "rain": "%"}
+
+    def __init__(self, seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        self.frames = {
+            f"r{i}": pd.DataFrame({"temp": np.round(rng.normal(0.7, 0.9, 80), 6),
+                                   "rain": np.round(rng.normal(-0.2, 1.4, 80), 6)},
+                                  index=pd.date_range("1990-01-01", periods=80, freq="QS", name="quarter"))
+            for i in range(4)}
+
+
+class MacroChanges(RandomHandler):
+    """statsmodels' US macro data as a user's handler: quarterly percentage changes of real GDP,
+    consumption and investment, six decimals, one record per decade."""
+
+    units = {"temp": "%", "rain": "%"}
+
+    def __init__(self, seed: int) -> None:
+        del seed
+        sm = pytest.importorskip("statsmodels.api")
+        data = sm.datasets.macrodata.load_pandas().data
+        index = pd.PeriodIndex.from_fields(year=data["year"].astype(int), quarter=data["quarter"].astype(int),
+                                           freq="Q").to_timestamp()
+        changes = pd.DataFrame({"temp": data["realgdp"].pct_change().to_numpy() * 100,
+                                "rain": data["realinv"].pct_change().to_numpy() * 100}, index=index).round(6)
+        changes.index.name = "quarter"
+        self.frames = {f"{decade}s": frame.dropna() for decade, frame in
+                       changes.groupby((changes.index.year // 10) * 10)}
+
+
+_PRINTED = re.compile(r" (above|below) (-?\d+(?:\.\d+)?)%")
+
+
+@pytest.mark.parametrize("handler_class", [SixDecimals, MacroChanges])
+def test_every_count_and_first_day_is_taken_against_the_printed_threshold(handler_class: type) -> None:
+    """With six-decimal data, the key of every item equals a count (or a first date) against the
+    number the question prints, recomputed from the series shown: for a threshold passed with six
+    decimals (a value of the record, unrounded) and for one `draw_threshold` draws. Counting against
+    the unrounded value would give another key on some items (the test can fail)."""
+    handler = handler_class(0)
+    rng = np.random.default_rng(1)
+    checked = {"count": 0, "first": 0}
+    differs = 0  # items whose key, counted against the unrounded value, would be another
+    for _ in range(600):
+        rid = list(handler.frames)[int(rng.integers(len(handler.frames)))]
+        win = take_window(handler, rid, ["temp", "rain"][int(rng.integers(2))], rng=rng, min_length=12,
+                          max_length=30)
+        if win is None:
+            continue
+        unrounded = float(win.record[int(rng.integers(len(win.record)))])
+        for kind, result in (("count", count_beyond(win, above=unrounded)),
+                             ("first", first_day(win, below=draw_threshold(win, rng=rng)))):
+            raw = ask(result, rng=rng)
+            if raw is None:
+                continue
+            item = Item.model_validate(raw)
+            side, printed = _PRINTED.search(item.question).groups()  # type: ignore[union-attr]
+            values = np.array(item.series[0].values)
+            passing = values > float(printed) if side == "above" else values < float(printed)
+            key = item.options[item.answer_index]
+            if kind == "count":
+                assert int(key) == int(passing.sum()), (item.question, key)
+                differs += int(key) != int((values > unrounded).sum())
+            else:
+                assert key == item.series[0].timestamps[int(np.flatnonzero(passing)[0])]  # type: ignore[index]
+            checked[kind] += 1
+    assert min(checked.values()) >= 20 and differs > 0
