@@ -494,7 +494,7 @@ def _ask_choice(result: Choice, rng: np.random.Generator, metadata: Mapping[str,
     records = list(dict.fromkeys(w.record_id for w in windows))
     return mc_item(result.question, result.value, wrong, rng=rng, series=result.shown, rationale=result.rationale,
                    metadata={"record_ids": records, "block": result.how, "category": result.category,
-                             "concept": result.concept, **(metadata or {})})
+                             "concept": result.concept, **(metadata or {}), **call_metadata(result)})
 
 
 def ask(result: BlockResult | Choice | None, *, rng: np.random.Generator,

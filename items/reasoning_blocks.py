@@ -7,7 +7,9 @@ more, how two channels correlate, which one leads, where the series is most vola
 of several windows is most alike a reference. Each block is a pure function of the windows it is
 given and its parameters, and returns a `Choice`: the key, the options it is chosen among, the
 question (in the window's channel, unit, record and dates), the rationale, the category and the
-concept. Every block has an unambiguity margin: where the statistic that decides the key lies
+concept. Every block is registered as replayable
+(`block_calls`): an item records its call, and a trusted replay re-derives its key from the handler's
+rows. Every block has an unambiguity margin: where the statistic that decides the key lies
 within the margin of a boundary (of another option, or of "no answer"), the block returns None
 and the template draws again, so no item is keyed on a coin flip.
 """
@@ -21,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+
+from itemsmith.items.block_calls import replayable
 
 if TYPE_CHECKING:
     from itemsmith.items.blocks import Window
@@ -56,6 +60,8 @@ class Choice:
     # uniform rank, so neither its rank nor its place among them tells it (`ask` draws the rank)
     grid: int = 0
     value_at: int = 0
+    # the block call that made it, as plain JSON (`block_calls.BlockCall`): set by `replayable`
+    call: dict[str, Any] | None = field(default=None, repr=False)
     extra: tuple[Window, ...] = field(default=(), repr=False)  # windows besides `window` and `other`
 
 
@@ -98,6 +104,7 @@ def _robust_sigma(values: np.ndarray) -> float:
 TREND_CHOICES = ("rises strongly", "rises slightly", "falls slightly", "falls strongly")
 
 
+@replayable
 def trend(window: Window, strong: float = 3.0, slight: float = 1.5) -> Choice | None:
     """Which way the window trends and how strongly. The trend is the Theil-Sen line; its change over
     the window is compared with the scatter around it (`MAD_SCALE` x the residuals' median absolute
@@ -146,6 +153,7 @@ def _stamps(window: Window) -> pd.DatetimeIndex | None:
         return None
 
 
+@replayable
 def seasonal_peak(window: Window, by: str = "month", extreme: str = "max", margin: float = 2.0,
                   min_count: int = 3) -> Choice | None:
     """In which month, weekday or hour (`by`) the window is highest (`extreme`="max") or lowest ("min")
@@ -196,6 +204,7 @@ def _span_text(window: Window, span: tuple[int, int]) -> str:
     return first if first == last else f"{first} to {last}"
 
 
+@replayable
 def unusual(window: Window, size: int = 1, min_z: float = 3.5, margin: float = 1.0, ratio: float = 1.25
             ) -> Choice | None:
     """The most unusual day (`size`=1) or stretch of `size` consecutive values (the window cut into
@@ -256,6 +265,7 @@ def _pooled_t(values: np.ndarray, cuts: Sequence[int]) -> np.ndarray:
 SHORTEST_SIDE = 3  # a split with fewer values on a side is never an option
 
 
+@replayable
 def level_shift(window: Window, min_segment: int = 5, min_t: float = 4.0, margin: float = 1.0,
                 apart: int = 2, ratio: float = 1.2) -> Choice | None:
     """The first date of a new level: the split of the window (each side at least `min_segment`
@@ -316,6 +326,7 @@ def _closer(how: str, best: Window, second: Window, margin: float) -> tuple[bool
     return least_a > max(abs(lo_b), abs(hi_b)), least_a
 
 
+@replayable
 def compare(a: Window, others: Window | Sequence[Window], how: str = "higher", margin: float | None = None
             ) -> Choice | None:
     """Which of `a` and `others` (other channels over the same dates, or other records or dates of
@@ -354,6 +365,7 @@ CORRELATION_CHOICES = ("strongly positive", "weakly positive", "no clear correla
 CORRELATION_BOUNDS = (0.2, 0.6)
 
 
+@replayable
 def correlation(a: Window, b: Window, margin: float = 0.1) -> Choice | None:
     """How two channels over the same dates correlate: Pearson's r in five bands (strongly / weakly
     positive at |r| >= 0.6 / 0.2, no clear correlation below 0.2, and the negative ones). None when r
@@ -400,6 +412,7 @@ def _step_word(window: Window) -> str:
     return "step"
 
 
+@replayable
 def leads(a: Window, b: Window, max_lag: int = 5, min_r: float = 0.4, margin: float = 0.1, apart: int = 2
           ) -> Choice | None:
     """Which of two channels over the same dates moves first, and by how much: the lag in
@@ -440,6 +453,7 @@ ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth")
 PART_NAMES = {2: "half", 3: "third", 4: "quarter", 5: "fifth", 6: "sixth"}
 
 
+@replayable
 def volatility_regime(window: Window, parts: int = 4, margin: float = 1.5) -> Choice | None:
     """Which of `parts` (2 to 6) equal consecutive parts of the window ("the first quarter", ...) is
     the most volatile: the largest standard deviation of its step-to-step changes. None when it is not
@@ -468,6 +482,7 @@ def volatility_regime(window: Window, parts: int = 4, margin: float = 1.5) -> Ch
                   concept="volatility", statistic=float(spread[top] / spread[second]), margin=margin, ranked=True)
 
 
+@replayable
 def most_alike(reference: Window, candidates: Sequence[Window], margin: float = 0.15,
                min_r: float = 0.5) -> Choice | None:
     """Which candidate window (same length as the reference) is most alike the reference in shape:

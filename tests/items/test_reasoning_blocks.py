@@ -392,3 +392,50 @@ def test_on_real_co2_the_blocks_find_the_rise_the_may_peak_and_the_autumn_trough
 
 def test_an_example_window_of_a_steady_ramp_has_no_scatter_and_no_trend_key() -> None:
     assert trend(example_window(np.linspace(0, 1, 9), channel="x")) is None
+
+
+# --- the trusted replay re-derives reasoning items from the handler's rows -----------------------
+
+
+def _replay_data(handler: _Handler) -> Any:
+    from itemsmith.verification.audit.record_data import RecordData, RecordFrame
+
+    records = {}
+    for rid, frame in handler.frames.items():
+        stamps = [stamp.strftime("%Y-%m-%dT%H:%M:%S") for stamp in frame.index]
+        records[rid] = RecordFrame.of(stamps, {c: frame[c].tolist() for c in frame.columns})
+    return RecordData(units=handler.units, records=records)
+
+
+def test_every_reasoning_block_is_replayable_and_its_items_agree_and_a_swapped_key_disagrees() -> None:
+    from itemsmith.items.block_calls import CALL_KEY, REPLAYABLE
+    from itemsmith.verification.block_replay import replay_item
+
+    assert set(REASONING_BLOCKS) <= set(REPLAYABLE)
+    days = pd.date_range("2021-01-04", periods=60, freq="D", name="date")
+    base = np.convolve(noise(70, seed=20), np.ones(3) / 3, mode="valid")[:60]
+    frames = {}
+    for i in range(4):
+        spiked = 5 + noise(60, seed=40 + i)
+        spiked[30] += 12
+        frames[f"r{i}"] = pd.DataFrame({
+            "x": base * (1 + 2 * (i == 2)) + noise(60, seed=i, scale=0.05),  # r2 the most variable
+            "y": np.r_[noise(2, seed=9), base[:-2]] + noise(60, seed=30 + i, scale=0.05),  # x leads y by 2
+            "s": spiked, "v": np.r_[noise(45, seed=50 + i), noise(15, seed=60 + i, scale=5)]}, index=days)
+    handler = _Handler(frames, {"x": "mm", "y": "mm", "s": "mm", "v": "mm"})
+    data = _replay_data(handler)
+    rng = np.random.default_rng(0)
+
+    def cut(rid: str, channel: str) -> Any:
+        return take_window(handler, rid, channel, rng=rng, start=0)
+
+    results = [unusual(cut("r0", "s")), leads(cut("r0", "x"), cut("r0", "y")),
+               compare(cut("r0", "x"), [cut(f"r{i}", "x") for i in (1, 2, 3)], "more_variable"),
+               volatility_regime(cut("r1", "v"))]
+    for result in results:
+        assert result is not None and result.call is not None, result
+        item = Item.model_validate(ask(result, rng=rng))
+        assert item.metadata[CALL_KEY]["block"] == result.call["block"]
+        assert replay_item(item, data).outcome == "agree", result.how
+        wrong = item.model_copy(update={"answer_index": (item.answer_index + 1) % len(item.options)})
+        assert replay_item(wrong, data).outcome == "disagree", result.how
