@@ -19,15 +19,39 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 
 from itemsmith.items.block_calls import replayable
 
-if TYPE_CHECKING:
-    from itemsmith.items.blocks import Window
+
+class Window(Protocol):
+    """What a reasoning block reads of a window (`items.blocks.Window`, which `take_window` cuts)."""
+
+    @property
+    def record_id(self) -> Any: ...
+    @property
+    def channel(self) -> str: ...
+    @property
+    def unit(self) -> str: ...
+    @property
+    def values(self) -> np.ndarray: ...
+    @property
+    def dates(self) -> list[str]: ...
+    @property
+    def first(self) -> str: ...
+    @property
+    def last(self) -> str: ...
+    @property
+    def about(self) -> str: ...
+    @property
+    def shown(self) -> dict[str, Any]: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
           "November", "December")
