@@ -34,7 +34,8 @@ _ASKS_TIME = re.compile(r"\bwhen\b|\b(which|what) (day|date|hour|time|month|year
                         r"moment|weekday|season)s?\b|\bon which\b|\bat what\b")
 _GIVES_TIME = re.compile(r"\b(argmax|argmin|idxmax|idxmin|index|date|dates|day|days|daily|time|times|timestamp|"
                          r"timestamps|hour|hours|hourly|minute|minutes|month|months|monthly|year|years|week|weeks|"
-                         r"weekday|season|position|positions|when|datetime|moment)\b")
+                         r"weekday|season|position|positions|when|datetime|moment|"
+                         r"unusual|level.shift|seasonal.peak|volatility.regime)\b")  # blocks that answer with a time
 _DATA_WORDS = re.compile(r"\b(series|values?|samples?|readings?|data|records?|labels?|channels?|observations?|"
                          r"measurements?|rows?)\b")
 _SERIES = re.compile(r"\bseries\b")

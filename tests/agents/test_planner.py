@@ -430,3 +430,13 @@ def test_the_planner_and_generator_prompts_show_each_categorys_block_calls() -> 
     assert "- anomaly_detection: unusual(win)" in handle.model.prompts[0]
     first = first_message(build_prompt(WEATHER, "weather"), briefs[1].model_dump(), [])
     assert "Blocks that answer this category" in first and "  unusual(win, 3): " in first
+
+
+@pytest.mark.parametrize("answer_from", ["unusual(win) of temp_max", "level_shift(win) of temp_max",
+                                         'seasonal_peak(win, "weekday") of temp_max'])
+def test_a_reasoning_block_that_answers_with_a_time_answers_a_when_question(answer_from: str) -> None:
+    asked = planned("When it happens", "When does temp_max do it in <record>?", answer_from, ("temp_max",))
+    assert brief_problems(asked, WEATHER) == []
+    plain = planned("When it happens", "When does temp_max do it in <record>?", "trend(win) of temp_max",
+                    ("temp_max",))
+    assert any("asks for a time" in p for p in brief_problems(plain, WEATHER))  # a trend is no time
