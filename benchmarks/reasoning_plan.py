@@ -124,20 +124,21 @@ def key_agrees(item: dict[str, Any]) -> bool | None:
     key = item["options"][item["answer_index"]]
     found = RECOMPUTE[how](item)
     if how in ("compare more_variable", "most alike"):  # options name records: match the record by its dates
-        return key.removeprefix("record ") == found[:7]
+        return found.startswith(key.removeprefix("record "))
     return key == found
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--templates", type=int, default=6)
+    parser.add_argument("--handler", default="weather", help="a built-in handler or a handler .py file")
     parser.add_argument("--task", default="questions about Seattle's daily weather")
     parser.add_argument("--other-task", default="unusual days and extremes of Seattle's weather, and how "
                                                  "temperature and wind correlate")
     parser.add_argument("--out", type=Path, default=Path("/tmp/reasoning_plan"))
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    with SandboxPool("weather") as pool:
+    with SandboxPool(args.handler) as pool:
         profile = profile_handler(pool)
     for task in (args.task, args.other_task):
         plan = fallback_briefs(profile, coverage_plan(args.templates, task=task))
@@ -149,7 +150,7 @@ def main() -> None:
         path = args.out / f"{number:02d}_{brief.category}.py"
         path.write_text(skeleton(block=block, channel=brief.columns[0]) + "\n")
         started = time.monotonic()
-        verify = subprocess.run([ITEMSMITH, "verify", str(path), "--handler", "weather",
+        verify = subprocess.run([ITEMSMITH, "verify", str(path), "--handler", args.handler,
                                  "--json"], capture_output=True, text=True)
         verdict = json.loads(verify.stdout) if verify.stdout.strip().startswith("{") else {"raw": verify.stdout[-500:]}
         row: dict[str, Any] = {"category": brief.category, "block": block, "verify_exit": verify.returncode,
@@ -157,7 +158,7 @@ def main() -> None:
                                "verdict": {k: verdict.get(k) for k in ("accepted", "status", "decision", "stages")
                                            if k in verdict} or verdict}
         drawn = subprocess.run([ITEMSMITH, "check-template", str(path), "--handler",
-                                "weather", "--samples", "20", "--seed", "7", "--json"], capture_output=True, text=True)
+                                args.handler, "--samples", "20", "--seed", "7", "--json"], capture_output=True, text=True)
         items = json.loads(drawn.stdout).get("items", []) if drawn.stdout.strip().startswith("{") else []
         agree = [key_agrees(item) for item in items]
         row.update(items=len(items), recomputed=sum(a is not None for a in agree), keys_agree=sum(a is True for a in agree),
