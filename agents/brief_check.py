@@ -27,13 +27,15 @@ import numpy as np
 from itemsmith.agents.models import Brief
 from itemsmith.agents.profile import HandlerProfile
 from itemsmith.items.blocks import BLOCKS, WINDOW_BLOCKS, example_window, written_calls
+from itemsmith.items.reasoning_blocks import USES
 from itemsmith.verification.audit.quantities import agree, normal_text, quantities
 
 _ASKS_TIME = re.compile(r"\bwhen\b|\b(which|what) (day|date|hour|time|month|year|week|minute|timestamp|sample|"
                         r"moment|weekday|season)s?\b|\bon which\b|\bat what\b")
 _GIVES_TIME = re.compile(r"\b(argmax|argmin|idxmax|idxmin|index|date|dates|day|days|daily|time|times|timestamp|"
                          r"timestamps|hour|hours|hourly|minute|minutes|month|months|monthly|year|years|week|weeks|"
-                         r"weekday|season|position|positions|when|datetime|moment)\b")
+                         r"weekday|season|position|positions|when|datetime|moment|"
+                         r"unusual|level.shift|seasonal.peak|volatility.regime)\b")  # blocks that answer with a time
 _DATA_WORDS = re.compile(r"\b(series|values?|samples?|readings?|data|records?|labels?|channels?|observations?|"
                          r"measurements?|rows?)\b")
 _SERIES = re.compile(r"\bseries\b")
@@ -46,7 +48,9 @@ _BLOCK_CALL = re.compile(rf"\b({'|'.join(BLOCKS)})\s*\(")
 # a call of each window block that the check accepts, shown when a brief's call fails (an example the
 # planner can copy; `t`: a threshold each item draws from its record)
 EXAMPLE_CALLS = {"channel_stat": 'channel_stat(win, "max")', "count_beyond": "count_beyond(win, above=t)",
-                 "change_between": "change_between(win, 0, -1)", "first_day": "first_day(win, above=t)"}
+                 "change_between": "change_between(win, 0, -1)", "first_day": "first_day(win, above=t)",
+                 **{use.block: use.call.format(others="take_windows(handler, win, 4)")
+                    for use in reversed(USES) if use.block in WINDOW_BLOCKS}}
 
 
 def _mentions(text: str, names: Iterable[str]) -> set[str]:
@@ -128,7 +132,8 @@ def _block_call_problems(answer_from: str, profile: HandlerProfile, read: set[st
         except (TypeError, ValueError) as exc:
             problems.append(f"answer_from calls {call.text}, which fails: {exc}; write it like {example}")
             continue
-        if span and (result is None or (call.name == "count_beyond" and result.value == 0)):
+        thresholded = "above" in bound or "below" in bound  # a reasoning block's None is its margin, not this
+        if span and thresholded and (result is None or (call.name == "count_beyond" and result.value == 0)):
             never = f"is never under {low:g}" if bound.get("below") is not None else f"never exceeds {high:g}"
             outcome = "the count is always 0" if call.name == "count_beyond" else "there is never such a day"
             problems.append(f"{call.text} reads {', '.join(sorted(read))}, which {never} in the records seen: {outcome}; "

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from itemsmith.agents.llm.usage import UsageTotals
 from itemsmith.agents.pipeline import StageInfo
 from itemsmith.agents.taxonomy import CATEGORIES, CONCEPTS, TASK_KINDS
+from itemsmith.agents.template_kind import TemplateKind
 from itemsmith.agents.verify import VerificationResult
 from itemsmith.items.schema import Decision, Template
 from itemsmith.templates_bank.diversity import TemplateDiversity
@@ -108,6 +109,26 @@ class SlotResult(BaseModel):
     usage: UsageTotals = Field(default_factory=UsageTotals)
     wall_s: float = 0.0
     error: str | None = None
+    kind: TemplateKind | None = Field(None, description="what the accepted template's blocks compute (None: not "
+                                                        "accepted, or an older report)")
+
+    @property
+    def filled(self) -> bool | None:
+        """The accepted template asks what its slot's category asks: its blocks compute that category
+        (free code, calling no block, is taken at its brief's word); None when not accepted."""
+        if self.kind is None:
+            return None
+        return self.kind.category is None or self.kind.category == self.brief.category
+
+
+def describe_template(slot: SlotResult) -> dict[str, object]:
+    """An accepted template as the summary lists it: its category and concept (what its blocks
+    compute, else its brief's), whether that is what its slot asked, and whether it is the
+    prompt's skeleton unchanged."""
+    kind = slot.kind or TemplateKind()
+    return {"slot": slot.slot, "title": slot.brief.title, "category": kind.category or slot.brief.category,
+            "concept": kind.concept or slot.brief.concept or None, "asked": slot.brief.category,
+            "filled": slot.filled, "blocks": kind.blocks, "skeleton_unchanged": kind.skeleton_unchanged}
 
 
 class PlanInfo(BaseModel):
@@ -178,6 +199,11 @@ class RunReport(BaseModel):
             "wall_s_per_accepted": round(self.wall_s / len(accepted), 1) if accepted else None,
             "verification": review,
             "diversity": self.diversity.model_dump(mode="json") if self.diversity is not None else None,
+            "templates": [describe_template(slot) for slot in accepted],
+            "not_filled": [{"slot": s.slot, "asked": s.brief.category,
+                            "got": s.kind.category if s.kind is not None and s.status == "accepted" else None,
+                            "status": s.status} for s in self.slots if s.filled is not True],
+            "skeleton_unchanged": sum(bool(s.kind and s.kind.skeleton_unchanged) for s in accepted),
         }
 
     def verification_summary(self) -> dict[str, object]:

@@ -37,6 +37,7 @@ from itemsmith.agents.prompts import (
     planner_task,
 )
 from itemsmith.agents.taxonomy import CATEGORIES, CATEGORY_HINTS, coverage_plan
+from itemsmith.items.reasoning_blocks import uses_for
 
 
 def json_objects(text: str) -> list[dict[str, object]]:
@@ -121,9 +122,26 @@ def _numeric(columns: Sequence[ColumnInfo]) -> list[str]:
     return [c.name for c in columns if c.min is not None and c.name != "record_id"]
 
 
+def _reasoning_brief(profile: HandlerProfile, category: str, turn: int, channel: str, second: str | None
+                     ) -> Brief | None:
+    """The `turn`-th reasoning block of a category (cycling) as a brief on `channel` (and `second`)."""
+    uses = uses_for(category, pairs=second is not None)
+    if not uses:
+        return None
+    use = uses[turn % len(uses)]
+    call = use.written(second)
+    needed = [channel, second] if use.pair and second else [channel]
+    words = {"channel": channel, "second": second or channel}
+    return Brief(title=use.title.format(**words), category=category, concept=use.concept, kind="mc",
+                 question=use.question.format(**words),
+                 answer_from=f"{call} of {channel} over a random window (take_window): {use.asks}",
+                 context=profile.context, columns=needed, origin="fallback")
+
+
 def fallback_briefs(profile: HandlerProfile, categories: Sequence[str]) -> list[Brief]:
-    """Deterministic briefs from the data's real columns, one per category; where a building block
-    answers the category, the brief names it with literal arguments (a count's threshold drawn for
+    """Deterministic briefs from the data's real columns, one per category; where a reasoning block
+    answers the category, the brief names its call (a category that comes again, its next block),
+    else where a statistics block does, that one with literal arguments (a count's threshold drawn for
     each item, `t`), so its slot starts from a skeleton that computes it."""
     columns = profile.series[0].columns if profile.series else []
     # a channel whose least value is 0 first (rain) keys many items alike: it comes last
@@ -169,7 +187,13 @@ def fallback_briefs(profile: HandlerProfile, categories: Sequence[str]) -> list[
                            [channel]),
     }
     briefs = []
+    turns: dict[str, int] = {}
     for category in categories:
+        turn = turns[category] = turns.get(category, -1) + 1
+        reasoning = _reasoning_brief(profile, category, turn, channel, second if second != channel else None)
+        if reasoning is not None:
+            briefs.append(reasoning)
+            continue
         kind, title, question, answer_from, needed = ideas[category]
         briefs.append(Brief(title=title, category=category, kind=kind, question=question, answer_from=answer_from,
                             context=profile.context, columns=[c for c in needed if c], origin="fallback"))
@@ -182,7 +206,7 @@ async def plan_briefs(handle: ModelHandle, *, profile: HandlerProfile, task: str
     """N briefs for the task; see the module docstring."""
     if n < 1:
         raise PlanningError("plan at least one template")
-    categories = coverage_plan(n, multichannel=len(profile.channels) >= 2)
+    categories = coverage_plan(n, multichannel=len(profile.channels) >= 2, task=task)
     messages: list[BaseMessage] = [
         SystemMessage(PLANNER_SYSTEM),
         HumanMessage(planner_task(profile_text=describe_profile(profile), task=task, categories=categories,

@@ -21,13 +21,15 @@ import difflib
 import inspect
 import json
 import math
+import re
 from collections.abc import Sequence
 
 from itemsmith.agents.profile import ColumnInfo, HandlerProfile
 from itemsmith.agents.taxonomy import CATEGORY_HINTS, CONCEPTS, TASK_KINDS
 from itemsmith.handlers.base import DatasetHandler
-from itemsmith.items.blocks import DRAWN, STATISTICS, written_calls
+from itemsmith.items.blocks import BLOCKS, DRAWN, STATISTICS, written_calls
 from itemsmith.items.helpers import date_options, mc_item, numeric_options, series, tf_item
+from itemsmith.items.reasoning_blocks import REASONING_BLOCKS, uses_for
 from itemsmith.items.schema import Template
 from itemsmith.templates_bank.curated import load_curated
 
@@ -60,6 +62,10 @@ values[last] - values[first]; first_day(win, above=t): res.value is the first da
 t = draw_threshold(win): a value of the record drawn for each item, so counts differ from item to item
 - other = align_window(handler, win, "other_channel"): the same dates; compare_windows(win, other, "mean"): \
 res.label names the larger, res.value is the difference; also two records: two take_window calls
+- reasoning blocks write their own question and options (None inside their margin: continue), then item = ask(res): \
+trend(win); seasonal_peak(win, "month"|"weekday"|"hour"); unusual(win) or unusual(win, 3) (days); level_shift(win); \
+volatility_regime(win); compare(win, other, "higher"|"more_variable"|"trends_more"); correlation(win, other); \
+leads(win, other); most_alike(win, take_windows(handler, win, 4))
 - time options: key, wrong = date_options(res.day, spread_days=7, low=win.first, high=win.last)
 - a label of the record: row = handler.records().set_index("record_id").loc[rid]; row["{label}"]
 - label distractors: wrong = [c for c in ALL_LABELS if c != answer][:3]  (at least 4 labels in ALL_LABELS)
@@ -101,10 +107,39 @@ def skeleton(profile: HandlerProfile | None = None, block: str = DEFAULT_BLOCK, 
 
 def brief_block(brief: dict[str, object]) -> str | None:
     """The block call a brief's `answer_from` names on `win` with literal arguments or the drawn
-    threshold `t` ("count_beyond(win, 0) of precipitation ...", "first_day(win, above=t)"), for a
-    skeleton of its own; None when it names none."""
-    return next((call.text for call in written_calls(str(brief.get("answer_from", "")))
-                 if call.literal and call.on_win), None)
+    threshold `t` ("count_beyond(win, 0) of precipitation ...", "first_day(win, above=t)"), or a
+    reasoning block's call on `win` whose other arguments are literals or block calls
+    ("correlation(win, align_window(handler, win, "wind"))"), for a skeleton of its own; None when it
+    names none."""
+    text = str(brief.get("answer_from", ""))
+    written = next((call.text for call in written_calls(text) if call.literal and call.on_win), None)
+    return written or next(filter(None, (_reasoning_call(text, m.start()) for m in _REASONING_CALL.finditer(text))),
+                           None)
+
+
+_REASONING_CALL = re.compile(rf"\b({'|'.join(REASONING_BLOCKS)})\s*\(")
+_CALL_NAMES = frozenset({"win", "handler", *BLOCKS})
+
+
+def _reasoning_call(text: str, start: int) -> str | None:
+    """The call of a reasoning block at `start` when its first argument is `win` and it names nothing
+    but `win`, `handler`, blocks and literals."""
+    depth = 0
+    for end in range(start, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[end], 0)
+        if depth == 0 and text[end] == ")":
+            break
+    else:
+        return None
+    call = text[start:end + 1]
+    try:
+        node = ast.parse(call, mode="eval").body
+    except SyntaxError:
+        return None
+    if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == "win"):
+        return None
+    names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return call if names <= _CALL_NAMES and not any(isinstance(n, ast.Attribute) for n in ast.walk(node)) else None
 
 
 def cookbook(profile: HandlerProfile | None = None) -> str:
@@ -157,7 +192,8 @@ tf_item. The code runs in a sandbox where these names already exist (never impor
   item helpers:
 {helper_api}
   statistics blocks (see the cookbook): take_window, align_window, channel_stat, count_beyond, change_between, ask, \
-first_day, draw_threshold, compare_windows
+first_day, draw_threshold, compare_windows; reasoning blocks: trend, seasonal_peak, unusual, level_shift, \
+volatility_regime, compare, correlation, leads, most_alike, take_windows
 
 ## Rules
 1. Compute the answer from the data. Never guess it or hard-code it.
@@ -295,7 +331,8 @@ class _Renamed(ast.NodeTransformer):
         return node
 
 
-def _normalized(source: str) -> str | None:
+def normalized_code(source: str) -> str | None:
+    """The code without comments and layout, its own names renamed n0, n1, ... (None: no Python)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -308,13 +345,13 @@ def copied_example(source: str, prompt: str, handler_name: str) -> Template | No
     code, without comments and layout and with its own names renamed, at least COPY_SIMILARITY
     alike; None when it copies none. A copy adds no template to the user's bank that the curated
     set does not already hold."""
-    code = _normalized(source)
+    code = normalized_code(source)
     if code is None:
         return None
     for template in _example_pool(handler_name, EXAMPLE_MAX_CHARS):
         if template.source.strip() not in prompt:
             continue
-        example = _normalized(template.source)
+        example = normalized_code(template.source)
         if example is not None and difflib.SequenceMatcher(None, code, example).ratio() >= COPY_SIMILARITY:
             return template
     return None
@@ -390,8 +427,21 @@ def describe_brief(brief: dict[str, object]) -> str:
           else []),
         f"Answer computed from: {brief['answer_from']}",
         f"Columns: {columns}",
+        *_category_blocks(brief),
         *_brief_skeleton(brief),
     ])
+
+
+def _category_blocks(brief: dict[str, object]) -> list[str]:
+    """The reasoning blocks of the brief's category, as a short call each (`res = ...`, then `ask(res)`)."""
+    columns = [str(c) for c in brief.get("columns", []) or []]
+    second = columns[1] if len(columns) > 1 else None
+    calls = [(use.written(second), use.asks) for use in uses_for(str(brief.get("category", "")),
+                                                                 pairs=second is not None)]
+    if not calls:
+        return []
+    return ["Blocks that answer this category (res = the call on the skeleton's win, then item = ask(res)):",
+            *(f"  {call}: {asks}" for call, asks in calls)]
 
 
 def _brief_skeleton(brief: dict[str, object]) -> list[str]:
@@ -504,6 +554,13 @@ def block_menu(profile: HandlerProfile | None) -> str:
         lines.append(f"- compare_windows(win, align_window(handler, win, other), how): which of two channels "
                      f"(e.g. {channels[0]} vs {channels[1]}) has the larger statistic, and by how much")
     lines.append("- compare_windows(win_a, win_b, how) of two records: which record has the larger statistic")
+    second = channels[1] if len(channels) >= 2 else None
+    lines.append("Reasoning blocks (each asks its own question; the answer_from of a brief of its category should "
+                 "name one, with its arguments):")
+    for category in CATEGORY_HINTS:
+        calls = [f"{use.written(second)} ({use.asks})" for use in uses_for(category, pairs=second is not None)]
+        if calls:
+            lines.append(f"- {category}: " + "; ".join(calls))
     return "\n".join(lines)
 
 

@@ -48,11 +48,12 @@ from itemsmith.agents.llm.inference import ModelHandle, stream_tokens
 from itemsmith.agents.llm.providers import PROVIDERS, ModelOptions, SpecPolicy, make_model
 from itemsmith.agents.llm.spec import ModelSpec
 from itemsmith.agents.llm.usage import UsageLedger, UsageTotals
-from itemsmith.agents.models import Attempt, Brief, PlanInfo, RunReport, SlotResult
+from itemsmith.agents.models import Attempt, Brief, PlanInfo, RunReport, SlotResult, describe_template
 from itemsmith.agents.pipeline import Pipeline, StageInfo, authoring_models, check_models, resolve_pipeline
 from itemsmith.agents.planner import plan_briefs
 from itemsmith.agents.profile import HandlerProfile, profile_handler
 from itemsmith.agents.settings import AgentSettings, get_settings
+from itemsmith.agents.template_kind import template_kind
 from itemsmith.agents.verification_stages import (
     ItemAuditVerifier,
     build_review_models,
@@ -111,18 +112,31 @@ def slot_result(values: dict[str, Any], brief: Brief, *, run_id: str, handler: s
                                       cached_input_tokens=a.cached_input_tokens, cache_write_tokens=a.cache_write_tokens,
                                       output_tokens=a.output_tokens, cost_usd=a.cost_usd, retries=a.retries))
     status = values.get("status") or ("running" if attempts else "pending")
-    template = None
+    template = kind = None
     if status == "accepted" and values.get("source"):
         slot = int(values["slot"])
+        kind = template_kind(values["source"])
+        concept = kind.concept or brief.concept
         template = Template(
             id=f"{run_id}-{slot:02d}-{slugify(brief.title, 30)}", source=values["source"], title=brief.title,
-            category=brief.category, concepts=[c for c in (brief.concept,) if c], handler=handler,
+            category=kind.category or brief.category, concepts=[c for c in (concept,) if c], handler=handler,
             rationale=brief.answer_from, provenance=Provenance(origin="generated", generator=generator))
     decision = Decision.model_validate(values["decision"]) if values.get("decision") else None
     return SlotResult(slot=int(values.get("slot", 0)), brief=brief, status=status,
                       rounds=int(values.get("round", 0)), structure_passed_round=values.get("structure_passed_round"),
                       attempts=attempts, decision=decision, template=template, usage=usage,
-                      wall_s=float(values.get("elapsed_s", 0.0)), error=values.get("error"))
+                      wall_s=float(values.get("elapsed_s", 0.0)), error=values.get("error"), kind=kind)
+
+
+def _header(slot: SlotResult) -> str:
+    """The category and concept a template file states: what its blocks compute, the slot's if other."""
+    described = describe_template(slot)
+    line = f"Category: {described['category']}. Concept: {described['concept'] or 'none given'}."
+    if not described["filled"]:
+        line += f" (Its slot asked for {described['asked']}: not filled.)"
+    if described["skeleton_unchanged"]:
+        line += " The generator prompt's skeleton with nothing changed but its block call and channel."
+    return line
 
 
 def write_outputs(report: RunReport, run_dir: Path) -> None:
@@ -134,7 +148,7 @@ def write_outputs(report: RunReport, run_dir: Path) -> None:
         if slot.template is None:
             continue
         path = folder / f"{slot.slot:02d}_{slugify(slot.brief.title)}.py"
-        header = f'"""{slot.brief.title}\n\nCategory: {slot.brief.category}. Answer: {slot.brief.answer_from}\n"""\n\n'
+        header = f'"""{slot.brief.title}\n\n{_header(slot)}\nAnswer: {slot.brief.answer_from}\n"""\n\n'
         if not path.exists():
             path.write_text(header + slot.template.source)
         lines.append(slot.template.model_dump_json())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import get_args
 
 from itemsmith.templates_bank.curated import Category
@@ -32,14 +33,40 @@ TASK_KINDS: tuple[str, ...] = (
 )
 
 # The order categories are handed out in, so that N briefs cover N different kinds of reasoning
-# on real data before any category repeats.
+# on real data before any category repeats: first those a reasoning block answers (a trend, an
+# unusual day, a comparison, a shift's date, a volatile stretch, a lead), then reading values off.
 COVERAGE_ORDER: tuple[str, ...] = (
-    "arithmetic", "temporal_relation", "anomaly_detection", "pattern_recognition", "retrieval",
-    "domain_reasoning", "similarity_analysis", "noise_understanding", "causality", "transformation",
+    "pattern_recognition", "anomaly_detection", "similarity_analysis", "temporal_relation", "noise_understanding",
+    "causality", "arithmetic", "retrieval", "domain_reasoning", "transformation",
 )
 
+# Words of a task description that ask for a category: a task that names them gets those first.
+TASK_WORDS: dict[str, str] = {
+    "pattern_recognition": r"trends?|trending|seasonal\w*|patterns?|cycles?|periodic\w*|rising|falling|shape",
+    "noise_understanding": r"volatil\w*|noise|noisy|erratic|variab\w*|spread|stable|stability",
+    "similarity_analysis": r"similar\w*|alike|compar\w*|correlat\w*|relations?|relationships?|versus|vs",
+    "anomaly_detection": r"anomal\w*|unusual|outliers?|extremes?|spikes?|odd|abnormal|rare",
+    "causality": r"leads?|lags?|causal\w*|cause|drives?|precedes?|moves? first",
+    "temporal_relation": r"when|dates?|timing|shifts?|breaks?|changes? point|onset",
+    "arithmetic": r"counts?|how many|averages?|means?|totals?|sums?|arithmetic",
+    "retrieval": r"look ?up|read off|retriev\w*|values? on",
+    "domain_reasoning": r"labels?|class\w*|domain|clinical|diagnos\w*",
+    "transformation": r"transform\w*|differenc\w*|smooth\w*|scaled?",
+}
 
-def coverage_plan(n: int, *, multichannel: bool = True) -> list[str]:
-    """N categories, cycling through `COVERAGE_ORDER` (causality needs two channels)."""
-    order = [c for c in COVERAGE_ORDER if multichannel or c != "causality"]
-    return [order[i % len(order)] for i in range(n)]
+
+def task_categories(task: str) -> list[str]:
+    """The categories a task description asks for by name, in `COVERAGE_ORDER`."""
+    text = task.lower()
+    return [c for c in COVERAGE_ORDER if re.search(rf"\b({TASK_WORDS[c]})\b", text)]
+
+
+def coverage_plan(n: int, *, multichannel: bool = True, task: str = "") -> list[str]:
+    """N categories, cycling through `COVERAGE_ORDER` (causality needs two channels); the categories
+    the task asks for (`task_categories`) take the first half of the slots (at least one each), the
+    rest go on in coverage order."""
+    usable = [c for c in COVERAGE_ORDER if multichannel or c != "causality"]
+    wanted = [c for c in task_categories(task) if c in usable]
+    first = [wanted[i % len(wanted)] for i in range(min(n, max(len(wanted), (n + 1) // 2)))] if wanted else []
+    rest = [c for c in usable if c not in first] or usable
+    return first + [rest[i % len(rest)] for i in range(n - len(first))]

@@ -8,7 +8,9 @@ day, shown series and rationale all come from that same window, so a template th
 them has its key, labels and alignment right by construction. A block returns None where the
 record does not fit (too short, missing values in the window, a tie): `continue` and draw again.
 Blocks read only what templates already see (`handler.series(record_id)`); free code stays
-possible on `window.values` / `window.dates`.
+possible on `window.values` / `window.dates`. The reasoning blocks (`items.reasoning_blocks`: a trend,
+a seasonal peak, an unusual day, a level shift, comparisons, correlation, lead, volatility, the most
+alike window) return a `Choice`, which `ask` turns into an item the same way.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import pandas as pd
 
 from itemsmith.items.block_calls import call_metadata, replayable
 from itemsmith.items.helpers import mc_item, numeric_options, series
+from itemsmith.items.reasoning_blocks import REASONING_BLOCKS, Choice
 
 MAX_DECIMALS = 3
 STATISTICS: dict[str, Callable[[np.ndarray], float]] = {
@@ -284,6 +287,20 @@ def align_window(handler: Any, window: Window, channel: str) -> Window | None:
     return window_of(window.record_id, channel, unit, values, dates, window.start, window.end)
 
 
+def take_windows(handler: Any, window: Window, n: int = 3, *, rng: np.random.Generator) -> list[Window]:
+    """`n` windows of the same channel and length as `window` from other records (each drawn as
+    `take_window` draws a start; records that do not fit are skipped): fewer when too few fit."""
+    ids = [rid for rid in handler.records()["record_id"].tolist() if rid != window.record_id]
+    found: list[Window] = []
+    for index in rng.permutation(len(ids)):
+        other = take_window(handler, ids[int(index)], window.channel, rng=rng, length=len(window.values))
+        if other is not None:
+            found.append(other)
+        if len(found) == n:
+            break
+    return found
+
+
 def _spread(window: Window) -> float:
     """A typical gap between neighbouring options for a statistic of this window."""
     return max(float(window.values.std()) / 2, 10.0 ** -data_decimals(window.values))
@@ -457,7 +474,30 @@ def _other_windows(result: BlockResult, rng: np.random.Generator, n: int = 3) ->
     return texts[1:] if len(set(texts)) == len(texts) else []
 
 
-def ask(result: BlockResult | None, *, rng: np.random.Generator,
+def _ask_choice(result: Choice, rng: np.random.Generator, metadata: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A reasoning block's item: its key and 3 other choices (the hardest ones when ranked); None
+    with fewer."""
+    others = [c for c in result.choices if c != result.value]
+    if len(others) < 3:
+        return None  # an item has 4 options (the audit's rule)
+    if result.grid:  # room for every rank first, so that whether an item comes does not depend on it
+        at, step = result.value_at, result.grid
+        if at - 3 * step < 0 or at + 3 * step >= len(result.choices):
+            return None
+        rank = int(rng.integers(4))
+        wrong = [result.choices[at + (j - rank) * step] for j in range(4) if j != rank]
+    elif result.ranked:
+        wrong = others[:3]
+    else:
+        wrong = [others[int(i)] for i in rng.choice(len(others), size=3, replace=False)]
+    windows = [w for w in (result.window, result.other, *result.extra) if w is not None]
+    records = list(dict.fromkeys(w.record_id for w in windows))
+    return mc_item(result.question, result.value, wrong, rng=rng, series=result.shown, rationale=result.rationale,
+                   metadata={"record_ids": records, "block": result.how, "category": result.category,
+                             "concept": result.concept, **(metadata or {}), **call_metadata(result)})
+
+
+def ask(result: BlockResult | Choice | None, *, rng: np.random.Generator,
         metadata: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """The multiple-choice item of a block's result: its `question`, the key and 3 distractors, its
     series, rationale and `record_ids`. Distractors of a statistic, a count or a change are the same
@@ -470,6 +510,8 @@ def ask(result: BlockResult | None, *, rng: np.random.Generator,
     the window's first, which the question names."""
     if result is None:
         return None
+    if isinstance(result, Choice):
+        return _ask_choice(result, rng, metadata)
     window = result.window
     other = _other_windows(result, rng)
     if other == [] or (result.how.startswith("first") and result.value == window.first):
@@ -504,12 +546,14 @@ BLOCKS: dict[str, Callable[..., Any]] = {
     "draw_threshold": draw_threshold,
     "compare_windows": compare_windows,
     "ask": ask,
+    "take_windows": take_windows,
+    **REASONING_BLOCKS,
 }
-RANDOM_BLOCKS = frozenset({"take_window", "draw_threshold", "ask"})
+RANDOM_BLOCKS = frozenset({"take_window", "draw_threshold", "ask", "take_windows"})
 WINDOW_BLOCKS = _window_blocks()
 
 
-def _asked(result: BlockResult) -> tuple[Any, ...]:
+def _asked(result: BlockResult | Choice) -> tuple[Any, ...]:
     """What a result's key is computed from: its windows, its statistic and its value."""
     windows = (w for w in (result.window, result.other) if w is not None)
     return result.how, repr(result.value), *((w.record_id, w.channel, w.start, w.end) for w in windows)
@@ -521,7 +565,7 @@ def _ask_once(rng: np.random.Generator) -> Callable[..., dict[str, Any] | None]:
     frequent values would again be keys more often than distractors (`_other_windows`)."""
     asked: set[tuple[Any, ...]] = set()
 
-    def ask_once(result: BlockResult | None, *, metadata: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    def ask_once(result: BlockResult | Choice | None, *, metadata: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
         if result is None:
             return None
         key = _asked(result)
