@@ -38,9 +38,10 @@ class AuditConfig(BaseModel):
 
     alpha: float = Field(0.01, gt=0, lt=1, description="family-wise error rate over the blind solvers (Holm)")
     min_excess: float = Field(
-        0.10, ge=0, le=1,
+        0.15, ge=0, le=1,
         description="a solver fails the template only when it also gains this share of all audited items over "
-                    "chance ((right - expected by chance) / items)")
+                    "chance ((right - expected by chance) / items): a smaller cue is significant but worth too few "
+                    "points to a model that never sees the data to call the items answerable without it")
     items: int = Field(240, ge=20, le=5000, description="items the audit draws from the template")
     seeds: int = Field(8, ge=2, le=64, description="fresh seeds the items are drawn over")
     min_items: int = Field(60, ge=10, description="fewer valid items than this and the audit cannot judge")

@@ -337,7 +337,7 @@ def test_one_seed_is_split_for_the_learned_solvers() -> None:
 
 def test_small_real_effects_under_min_excess_do_not_fail() -> None:
     report = audit_items(draws(symmetric_offsets), AuditConfig(min_excess=0.9))
-    assert report.passed and "min_excess=0.9 (default 0.1)" in report.thresholds_lowered
+    assert report.passed and "min_excess=0.9 (default 0.15)" in report.thresholds_lowered
 
 
 def test_config_from_settings(monkeypatch: pytest.MonkeyPatch) -> None:
