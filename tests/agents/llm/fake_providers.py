@@ -46,7 +46,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from ..support import serve_app
+from ...support import serve_app
 
 # USD per 1M tokens: OpenAI (input, cached input, output); Anthropic (input, cache write, cache read, output)
 FAKE_PRICES: dict[str, tuple[float, ...]] = {
