@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from itemsmith.sandbox import SandboxPool
-from itemsmith.verification.audit import audit_items, audit_template, confirm_rejection
+from itemsmith.verification.audit import AuditConfig, audit_items, audit_template, confirm_rejection
 
 from ..agents.conftest import GOOD as LOOP_GOOD
 from ..agents.conftest import HANDLER_SOURCE
@@ -39,11 +39,15 @@ def leaning_on_option_2(rng: np.random.Generator, i: int) -> dict:
     return item
 
 
+# the chance wins these setups record gain 10-15 points: a bar of 0.10 makes them rejections to confirm
+CHANCE_WINS_REJECT = AuditConfig(min_excess=0.10)
+
+
 def test_a_chance_win_that_fresh_seeds_do_not_repeat_is_dropped() -> None:
     first = draws(leaning_on_option_2)
-    report = audit_items(first)
+    report = audit_items(first, CHANCE_WINS_REJECT)
     assert report.shortcuts == ["position"], report.feedback  # the setup: the lean wins on these seeds
-    confirmed = confirm_rejection(report, first, draws(good_numeric, seeds=range(100, 108)))
+    confirmed = confirm_rejection(report, first, draws(good_numeric, seeds=range(100, 108)), CHANCE_WINS_REJECT)
     assert confirmed.passed and confirmed.feedback is None and not confirmed.shortcuts
     assert confirmed.confirmation_seeds == list(range(100, 108)) and confirmed.confirmation_sizes == [35] * 8
     position = confirmed.solver("position")
@@ -121,7 +125,7 @@ def tiny_pool(tmp_path_factory: pytest.TempPathFactory):
 def test_the_recorded_false_rejection_is_confirmed_away_and_the_replay_is_exact(tiny_pool) -> None:
     handler, pool = tiny_pool
     report = audit_template(LOOP_GOOD, handler, pool=pool, plan=FALSE_REJECTION_PLAN,
-                            confirmation_plan=CONFIRMATION_PLAN)
+                            confirmation_plan=CONFIRMATION_PLAN, config=CHANCE_WINS_REJECT)
     assert report.passed, report.feedback
     assert report.confirmation_seeds == [s for s, _ in CONFIRMATION_PLAN]  # numeric_rank won at first
     assert report.confirmation_sizes == [n for _, n in CONFIRMATION_PLAN]
