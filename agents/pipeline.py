@@ -138,7 +138,7 @@ def _student_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[list[
 def _rederivation_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[ModelSpec | None, StageInfo]:
     """The solver: the run's own (never left out; naming one turns the stage on), else the
     settings', else the generator (left out, with the reason, when it is a local model that is not
-    installed: the stage then replays the building blocks' calls only, status "replay only")."""
+    installed: the stage then replays the building blocks' calls only, its model "trusted block replay")."""
     from itemsmith.verification.settings import VerificationSettings
 
     thresholds = VerificationSettings().rederivation
