@@ -421,9 +421,21 @@ def test_a_time_question_keyed_with_seconds_since_the_start_is_not_contradicted(
         at = [f"{54.3 + 0.003 * k:.3f} s" for k in range(40)]
         peak = int(np.argmax(values))
         wrong = [at[k] for k in rng.choice([k for k in range(40) if k != peak], size=3, replace=False)]
-        return mc_item("ECG (mV) from 54.300 s on. At what time was the signal highest?", at[peak], wrong, rng=rng,
+        return mc_item("ECG (mV) from 54.300 s to 54.417 s. At what time was the signal highest?", at[peak], wrong, rng=rng,
                        series=[series(values, name="ecg", unit="mV")])
     assert "contradicted_option" not in audit_items(draws(make)).failed_checks
+
+
+def test_an_amount_written_with_a_time_unit_is_still_an_amount() -> None:
+    """The cheapest way past the check above: the wettest day's amount written as seconds, under a
+    question that states no stretch in seconds."""
+    def make(rng: np.random.Generator, i: int) -> dict:
+        values = np.round(rng.exponential(4, 30), 2)
+        key = f"{values.max():.2f} s"
+        wrong = [f"{v:.2f} s" for v in rng.choice(values[values < values.max()], size=3, replace=False)]
+        return mc_item("When did it rain most?", key, wrong, rng=rng,
+                       series=[series(values, name="precipitation", unit="mm")])
+    assert "contradicted_option" in audit_items(draws(make)).failed_checks
 
 
 def _fahrenheit_range(step: float | None) -> Callable[[np.random.Generator, int], dict]:

@@ -170,15 +170,15 @@ class Contradiction:
     """An option the question's own wording rules out."""
 
     question: re.Pattern[str]
-    option: Callable[[str], bool]
+    option: Callable[[str, str], bool]  # (option, question): the question rules the option out
     why: str
 
 
-def _is_zero(option: str) -> bool:
+def _is_zero(option: str, question: str) -> bool:
     return option_value(option) == 0
 
 
-def _is_fraction(option: str) -> bool:
+def _is_fraction(option: str, question: str) -> bool:
     value = option_value(option)
     return value is not None and not float(value).is_integer()
 
@@ -201,14 +201,26 @@ _AMOUNT_UNIT = re.compile(r"\d\s*(?:mm|cm|km|m|°\w?|deg(?:rees?)?(?: ?[CF])?|%|
                           r"m/s|km/h|hpa|mmhg|kwh|kw|w|usd|eur)(?:/\w+)?(?:\s|$)", re.I)
 
 
-# a number in a unit of time ("54.381 s", "3.5 h") is a time since a start, whatever its decimals
-_TIME_UNIT = re.compile(r"\d\s*(?:ms|s|secs?|seconds?|min|minutes?|h|hrs?|hours?|days?)\s*$", re.I)
+_TIME_UNIT = r"ms|s|secs?|seconds?|min|minutes?|h|hrs?|hours?"
+_IN_TIME_UNIT = re.compile(rf"(-?\d+(?:\.\d+)?)\s*({_TIME_UNIT})\b", re.I)
 
 
-def _an_amount(option: str) -> bool:
-    """A number written with decimals or with a unit of measure: an amount, not a time."""
+def _a_stated_time(option: str, question: str) -> bool:
+    """An option "54.381 s" under a question that states its stretch in that unit ("from 54.311 s to
+    57.122 s") and within it: a time since the recording's start, not an amount. A number merely
+    written with a time unit ("12.35 s" under "when did it rain most?") is no time the question names."""
+    match = _IN_TIME_UNIT.fullmatch(option.strip())
+    if match is None:
+        return False
+    stated = [float(n) for n, unit in _IN_TIME_UNIT.findall(question) if unit.casefold() == match[2].casefold()]
+    return len(stated) >= 2 and min(stated) <= float(match[1]) <= max(stated)
+
+
+def _an_amount(option: str, question: str) -> bool:
+    """A number written with decimals or with a unit of measure: an amount, not a time (unless it is
+    a time in the unit and within the stretch the question states)."""
     number = plain_number(option)
-    return number is not None and not _TIME_UNIT.search(option) and (
+    return number is not None and not _a_stated_time(option, question) and (
         number[1] > 0 or bool(_AMOUNT_UNIT.search(option)))
 
 
@@ -227,7 +239,7 @@ def _contradictions(drawn: Drawn, config: AuditConfig) -> Finding:
     for item in drawn.items:
         for rule in CONTRADICTIONS:
             if rule.question.search(item.question):
-                hit = next((o for o in item.options if rule.option(o)), None)
+                hit = next((o for o in item.options if rule.option(o, item.question)), None)
                 if hit is not None:
                     return Finding(check="contradicted_option", passed=False,
                                    message=f"an item {rule.why}: option {hit!r} in {short(item.question)!r}; "
