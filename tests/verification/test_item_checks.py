@@ -357,3 +357,54 @@ def test_a_which_question_whose_extreme_word_is_not_asked_is_not_read_as_ties() 
                        names[0], names[1:], rng=rng,
                        series=[series(np.round(rng.normal(size=250), 3), name=n, unit="%") for n in names])
     assert finding(make, "ambiguous_key").passed
+
+
+MONTHLY = pd.Series(np.round(RECORD.normal(300, 40, 144)), index=pd.date_range("1949-01-01", periods=144, freq="MS"))
+MONTHLY.iloc[6] = MONTHLY.iloc[7] = MONTHLY.iloc[:12].max() + 5  # 1949: July and August share the peak
+
+
+def busiest_month(label: str, skip_ties: bool = True, key: str = "max") -> Make:
+    """"Which month of this stretch had the most passengers?" over monthly data, the options written
+    as periods ("July", "July 1949", "1949 Q3" is not used: a stretch has several of each quarter), the
+    runners-up as distractors (the hardest wrong answers; a tie then puts the other peak among them)."""
+    def make(rng: np.random.Generator) -> dict[str, Any] | None:
+        part = window(rng, MONTHLY, 6, 12)
+        values = part.to_numpy(dtype=float)
+        ranked = np.argsort(-values if key == "max" else values, kind="stable")
+        if skip_ties and values[ranked[0]] == values[ranked[1]]:
+            return None
+        names = [d.strftime(label) for d in part.index]
+        return mc_item(f"The series gives the monthly number of airline passengers (thousands) from {names[0]} to "
+                       f"{names[-1]}. In which month were there the most passengers?",
+                       names[int(ranked[0])], [names[int(i)] for i in ranked[1:4]], rng=rng,
+                       series=[series(values, name="passengers", timestamps=[f"{d:%Y-%m-%d}" for d in part.index])])
+    return make
+
+
+@pytest.mark.parametrize("label", ["%B %Y", "%b %Y", "%Y-%m"])
+def test_a_period_key_is_the_period_of_the_peak(label: str) -> None:
+    """The month a question asks for is read off the timestamps shown: a sound key passes, the month of
+    the minimum does not, and a peak two months share makes the item ambiguous."""
+    assert finding(busiest_month(label), "key_is_statistic").passed
+    wrong = finding(busiest_month(label, key="min"), "key_is_statistic")
+    assert not wrong.passed and "period" in wrong.message
+    assert not finding(busiest_month(label, skip_ties=False), "ambiguous_key").passed
+
+
+def peak_weekday_of_means(rng: np.random.Generator) -> dict[str, Any] | None:
+    """"On which weekday is the mean temperature highest?" over daily data: a period coarser than the
+    readings is read by the mean of the days it holds, not by the single warmest day."""
+    part = TEMP.iloc[int(rng.integers(0, 1000)):][:70]
+    means = part.groupby(part.index.dayofweek).mean()
+    best = int(means.idxmax())
+    if np.sort(means.to_numpy())[-2] > means.max() - 0.05:
+        return None
+    names = list(pd.Series(pd.date_range("2024-01-01", periods=7)).dt.day_name())
+    return mc_item("Daily mean temperature (°C) over ten weeks. On which weekday is the average temperature highest?",
+                   names[best], [n for i, n in enumerate(names) if i != best][:3], rng=rng,
+                   series=[series(part.to_numpy(), name="temp", timestamps=[f"{d:%Y-%m-%d}" for d in part.index])])
+
+
+def test_a_weekday_key_is_read_by_the_mean_of_its_days() -> None:
+    assert finding(peak_weekday_of_means, "key_is_statistic").passed
+    assert finding(peak_weekday_of_means, "ambiguous_key").passed

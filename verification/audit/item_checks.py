@@ -10,7 +10,6 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import date
 
 import numpy as np
 
@@ -298,18 +297,6 @@ def _key_answers_the_question(drawn: Drawn, config: AuditConfig) -> Finding:
                            "ask for what the answer is)")
 
 
-def _as_read(value: float, kind: str) -> str:
-    """A reading as the key would write it: a clock time (minutes) as HH:MM, a date (a day's ordinal plus
-    its fraction) as a date."""
-    if kind != "time" or value < 0:
-        return f"{value:g}"
-    if value < 1440:
-        return f"{int(value) // 60:02d}:{int(value) % 60:02d}"
-    day = date.fromordinal(int(value))
-    minutes = round((value - int(value)) * 1440)
-    return f"{day:%Y-%m-%d}" + (f" {minutes // 60:02d}:{minutes % 60:02d}" if minutes else "")
-
-
 def _key_is_the_statistic(drawn: Drawn, config: AuditConfig) -> Finding:
     """Keys that are not the statistic the question asks for of any series shown (the other way
     round from `key_statistic`: a key computed on another window, another column, the whole record
@@ -338,7 +325,7 @@ def _key_is_the_statistic(drawn: Drawn, config: AuditConfig) -> Finding:
                        message=f"{told - unmatched} of {told} keys that can be recomputed are the statistic their "
                                "question asks for of a series shown")
     item, found = example
-    what = {"amount": "value", "position": "position", "time": "time"}[found.kind]
+    what = {"amount": "value", "position": "position", "time": "time", "calendar": "period"}[found.kind]
     readings = sorted({round(v, 6) for v in found.values})
     near = sorted(readings, key=lambda v: abs(v - found.key))[:3]
     where = "" if overall or worst_run is None else \
@@ -347,7 +334,7 @@ def _key_is_the_statistic(drawn: Drawn, config: AuditConfig) -> Finding:
                    message=f"{unmatched} of {told} items whose key can be recomputed{where} are keyed with a {what} "
                            f"that is not the {'/'.join(sorted(found.asked))} of any series shown, e.g. "
                            f"{short(item.question)!r} keyed {item.answer!r} where the series shown give "
-                           f"{', '.join(_as_read(v, found.kind) for v in near)}; compute the key from exactly the "
+                           f"{', '.join(found.read(v) for v in near)}; compute the key from exactly the "
                            "values shown "
                            "(the same window, column and records as series=[...]), for every num_samples")
 

@@ -19,12 +19,15 @@ round to) makes the item ambiguous.
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from itemsmith.items.schema import Item, ItemKind
 from itemsmith.verification.audit.dates import dates_in, read_when
@@ -78,6 +81,11 @@ _BETWEEN_SERIES = re.compile(r"\b(?:difference|gap|spread|margin) (?:between|of)
 _ONTO = re.compile(r"\b(?:from|since|over|compared (?:with|to)|than|after|relative to) (?:the )?(?:previous|prior|"
                    r"preceding|last|day before|hour before|week before|month before|one before)\b", re.I)
 _TO_NEXT = re.compile(r"\b(?:to|into|before|until) (?:the )?(?:next|following|day after|hour after|one after)\b", re.I)
+_DAY_MINUTES = 1440  # option_value reads a clock time as minutes, a date as its ordinal (plus the day's fraction)
+# "in which month were there the most passengers": the period that holds the most
+_THE_MOST = {"max": re.compile(r"\bthe most\b", re.I), "min": re.compile(r"\bthe (?:least|fewest)\b", re.I)}
+# the fields a calendar period can name, as pandas reads them off a timestamp
+_CALENDAR_FIELDS = ("year", "quarter", "month", "day", "hour", "weekday")
 _EDGE_STRETCH = re.compile(rf"\b(?P<end>first|last|final|past|opening|closing|most recent|latest|earliest)\s+"
                            rf"(?P<n>\d+)\s+(?:{_UNITS}|days|hours|values|readings|points|weeks|months|trading days|"
                            rf"observations|samples|sessions)", re.I)
@@ -96,6 +104,20 @@ class Recomputed:
     readings: tuple[tuple[float, ...], ...]
     key_index: int = 0
     options: tuple[tuple[float, float] | None, ...] = ()  # each option's (value, how close it must be)
+    labels: tuple[str, ...] = ()  # a "calendar" value v is the period labels[v] ("July", "1949 Q3", "Monday")
+
+    def read(self, value: float) -> str:
+        """A reading as the key would write it: a clock time (minutes) as HH:MM, a date (a day's
+        ordinal plus its fraction) as a date, a calendar period by its label."""
+        if self.kind == "calendar":
+            return self.labels[int(value)]
+        if self.kind != "time" or value < 0:
+            return f"{value:g}"
+        if value < _DAY_MINUTES:
+            return f"{int(value) // 60:02d}:{int(value) % 60:02d}"
+        day = date.fromordinal(int(value))
+        minutes = round((value - int(value)) * _DAY_MINUTES)
+        return f"{day:%Y-%m-%d}" + (f" {minutes // 60:02d}:{minutes % 60:02d}" if minutes else "")
 
     @property
     def values(self) -> list[float]:
@@ -296,9 +318,6 @@ def _positions(item: Item, asked: set[str], bases: tuple[int, ...], question: st
     return sorted(found)
 
 
-_DAY_MINUTES = 1440  # option_value reads a clock time as minutes, a date as its ordinal (plus the day's fraction)
-
-
 def _times(item: Item, asked: set[str], question: str, *, clock: bool = False) -> list[tuple[float, ...]]:
     stamps = next((s.timestamps for s in item.series if s.timestamps and len(s.values) >= 5), None)
     if stamps is None:
@@ -314,6 +333,79 @@ def _times(item: Item, asked: set[str], question: str, *, clock: bool = False) -
         if times:
             out.append(times)
     return out
+
+
+def _period_fields(when: object) -> tuple[str, ...]:
+    return tuple(f for f in _CALENDAR_FIELDS if getattr(when, f, None) is not None)
+
+
+def _calendar(item: Item, question: str) -> Recomputed | None:
+    """A key that names a calendar period and nothing finer than the question needs ("July", "1949 Q3",
+    "Monday", "March 2013"), read like the options: the periods of the timestamps where the asked maximum
+    or minimum lies, in each series shown, and, where a period holds several readings, the period whose
+    mean, total or extreme is the maximum or minimum. What is asked is read from the asking sentence
+    alone ("the monthly number of passengers ... In which month were there the most?" asks for no count).
+    Not recomputable: options written with other fields, a period coarser than the readings under a
+    question about changes."""
+    asking = _asking_sentence(question)
+    asked = quantities(normal_text(asking))
+    located = asked & _LOCATED | {q for q, word in _THE_MOST.items() if word.search(asking)}
+    if not located or asked & {"count", "share", "range", "spread", "trend", "correlation", "period"}:
+        return None
+    key = read_when(item.answer)
+    fields = _period_fields(key[0]) if key else ()
+    if not fields:
+        return None
+    chosen = []
+    for option in item.options:
+        readings = [w for w in read_when(option) if _period_fields(w) == fields]
+        if not readings:
+            return None
+        chosen.append(tuple(getattr(readings[0], f) for f in fields))
+    labels: dict[tuple[int, ...], str] = dict(zip(chosen, item.options, strict=True))
+    per_series: list[tuple[np.ndarray, list[tuple[int, ...]]]] = []
+    for s in item.series:
+        if len(s.values) < 5 or not s.timestamps or len(s.timestamps) != len(s.values):
+            continue
+        stamps = pd.to_datetime(pd.Series([str(t) for t in s.timestamps]), errors="coerce", format="mixed")
+        if stamps.isna().any():
+            return None
+        periods = [tuple(int(getattr(t, "dayofweek" if f == "weekday" else f)) for f in fields) for t in stamps]
+        for period in periods:
+            labels.setdefault(period, _period_label(fields, period))
+        per_series.append((np.asarray(s.values, dtype=float), periods))
+    if not per_series:
+        return None
+    codes = {period: i for i, period in enumerate(labels)}
+    readings: set[tuple[float, ...]] = set()
+    changes = bool(_CHANGES.search(question))
+    for values, periods in per_series:
+        coarser = len(set(periods)) < len(periods)
+        if coarser and changes:
+            return None
+        variants = [(values, periods)]
+        if changes:
+            variants.append((np.diff(values), periods[1:]))
+            variants.append((np.diff(values), periods[:-1]))
+        if coarser:
+            frame = pd.DataFrame({"v": values, "p": periods})
+            grouped = frame.groupby("p")["v"]
+            for aggregate in (grouped.mean(), grouped.sum(), grouped.max(), grouped.min()):
+                variants.append((aggregate.to_numpy(dtype=float), list(aggregate.index)))
+        for v, p in variants:
+            for target in [v.max()] * ("max" in located) + [v.min()] * ("min" in located):
+                where = np.flatnonzero(np.isclose(v, target, rtol=1e-12, atol=1e-12))
+                readings.add(tuple(sorted({float(codes[p[i]]) for i in where})))
+    options = tuple((float(codes[period]), 0.0) for period in chosen)
+    return Recomputed(frozenset(located), "calendar", options[item.answer_index][0], 0.0, tuple(sorted(readings)),
+                      item.answer_index, options, tuple(labels.values()))
+
+
+def _period_label(fields: tuple[str, ...], period: tuple[int, ...]) -> str:
+    write = {"year": str, "quarter": lambda q: f"Q{q}", "month": lambda m: calendar.month_name[m], "day": str,
+             "hour": lambda h: f"{h:02d}:00", "weekday": lambda d: calendar.day_name[d]}
+    named = dict(zip(fields, period, strict=True))
+    return " ".join(write[f](named[f]) for f in ("weekday", "month", "day", "quarter", "year", "hour") if f in named)
 
 
 def _names(option: str, names: list[str]) -> bool:
@@ -367,6 +459,9 @@ def recompute(item: Item) -> Recomputed | None:
         options = tuple(((a + b) / 2, (b - a) / 2 * (1 - 1e-9)) for a, b in intervals)  # type: ignore[misc]
         return Recomputed(frozenset(asked & _AMOUNT), "amount", (low + high) / 2, (high - low) / 2 + 1e-9,
                           tuple(_amounts(item, set(asked & _AMOUNT), question)), item.answer_index, options)
+    coarse = [w for w in read_when(answer) if w.day is None and w.hour is None and _period_fields(w) != ("year",)]
+    if coarse and (period := _calendar(item, question)) is not None:  # "July", "July 1949", "1949 Q3", "Monday"
+        return period
     if (number := plain_number(answer)) is None:
         if (when := option_value(answer)) is None or not asked & _LOCATED:
             return None
