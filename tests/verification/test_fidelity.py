@@ -279,3 +279,45 @@ def test_a_channel_named_after_one_named_record_showing_another_fails() -> None:
     assert check(ticker_item("AAPL close", column("temp_max")[3:20] + 100), data=data).passed
     finding = check(ticker_item("AAPL close", column("temp_max")[3:20] + 50), data=data)
     assert not finding.passed and "names record 'AAPL-2013' but shows record 'MSFT-2013'" in finding.message
+
+
+# --- a channel whose own name says how it was made (no derived=) ------------------------------------
+
+
+def trailing_mean(n: int) -> np.ndarray:
+    values = np.concatenate([column("temp_max"), column("temp_max", "2013-04")])
+    return np.convolve(values, np.ones(n) / n, mode="full")[:len(values)]
+
+
+def test_a_rolling_mean_named_as_one_passes_without_derived() -> None:
+    rolled = np.round(trailing_mean(7)[10:30], 4)
+    assert check(item(rolled, name="temp_max 7-day mean", start=10, record_ids=("2013-03", "2013-04"))).passed
+
+
+def test_a_name_that_says_another_window_than_the_values_fails() -> None:
+    """The cheapest way round: call a 5-day mean a 7-day mean; the name is recomputed, not trusted."""
+    rolled = np.round(trailing_mean(5)[10:30], 4)
+    finding = check(item(rolled, name="temp_max 7-day mean", start=10, record_ids=("2013-03", "2013-04")))
+    assert not finding.passed and "untraced" in finding.message
+
+
+TRADED = np.round(RNG.uniform(2e6, 9e6, 31))
+VOLUME = RecordData(units={"volume": "shares"},
+                    records={"AAPL-2013": RecordFrame.of(DAYS["2013-03"], {"volume": list(TRADED)})})
+
+
+def volume_item(scale: float, unit: str) -> Item:
+    shown = TRADED[3:20] / scale
+    return Item.model_validate(mc_item(
+        "Daily trading volume of AAPL. On which day was it largest?", "2013-03-04", ["2013-03-05", "2013-03-06"],
+        rng=np.random.default_rng(0), metadata={"record_ids": ["AAPL-2013"]},
+        series=[series(shown, name="AAPL volume", unit=unit, timestamps=[d[:10] for d in DAYS["2013-03"][3:20]])]))
+
+
+def test_a_column_shown_in_the_millions_its_unit_names_passes() -> None:
+    assert check_fidelity([volume_item(1e6, "million shares")], VOLUME).passed
+
+
+def test_a_column_scaled_otherwise_than_its_unit_says_fails() -> None:
+    assert not check_fidelity([volume_item(1e3, "million shares")], VOLUME).passed
+    assert not check_fidelity([volume_item(1e6, "shares")], VOLUME).passed

@@ -273,6 +273,22 @@ def _verify_derived(s: Series, stamps: Stamps, item: Item, tables: list[Table], 
                                         "'N-day', a trailing window ends on its day)")
 
 
+_SCALE_WORD = re.compile(r"\b(hundred|thousand|million|billion)s?\b", re.I)
+
+
+def _made_as_named(s: Series, stamps: Stamps, item: Item, ids: list[str], tables: list[Table], data: RecordData,
+                   records: _Records) -> bool:
+    """Whether a channel that is no column as it is, with no derived=, is made the way its own name and
+    unit say: "temp_max 7-day mean", or "AAPL volume" in "million shares" (the column / 1e6). The name is
+    read as a recipe, without the words that name its record, and recomputed like a derived= text, so a
+    name that says 7 days over a 5-day mean is still data that is not what it says."""
+    record_words = set().union(*(_record_tokens(rid) for rid in ids)) if ids else set()
+    name = " ".join(w for w in s.name.split() if w.casefold() not in record_words)
+    texts = [name] + [f"{name} in {m[1].lower()}s" for m in _SCALE_WORD.finditer(f"{s.unit or ''}")][:1]
+    return any(_verify_derived(s.model_copy(update={"derived": text}), stamps, item, tables, data, records) is None
+               for text in texts if text.strip())
+
+
 def _unit_of_derived(s: Series, reading: Reading) -> _Problem | None:
     shown = canonical_unit(s.unit)
     if shown is None or reading.unit is None or shown.quantity != reading.unit.quantity or shown == reading.unit:
@@ -388,6 +404,8 @@ def _item_problems(item: Item, data: RecordData, records: _Records) -> list[_Pro
                                                      f"or, if it is not a stretch of a column, {_DERIVED_HINT}"))
                 continue
             found, column_unit, spans = _raw_problems(s, stamps, ids, tables, data, records)
+            if any(p.kind == "untraced" for p in found) and _made_as_named(s, stamps, item, ids, tables, data, records):
+                continue
             problems += found
             implied += spans
             if any(p.kind == "untraced" for p in found):
