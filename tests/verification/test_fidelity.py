@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from itemsmith.items.helpers import mc_item, series
@@ -321,3 +322,21 @@ def test_a_column_shown_in_the_millions_its_unit_names_passes() -> None:
 def test_a_column_scaled_otherwise_than_its_unit_says_fails() -> None:
     assert not check_fidelity([volume_item(1e3, "million shares")], VOLUME).passed
     assert not check_fidelity([volume_item(1e6, "shares")], VOLUME).passed
+
+
+def trailing(n: int, how: str) -> np.ndarray:
+    values = pd.Series(np.concatenate([column("temp_max"), column("temp_max", "2013-04")]))
+    return getattr(values.rolling(n, min_periods=1), how)().to_numpy()
+
+
+@pytest.mark.parametrize(("name", "passes"), [("temp_max 7-day median", True), ("temp_max", True),
+                                              ("smoothed temp_max", True), ("temp_max 7-day mean", False)])
+def test_a_derived_channel_named_as_another_recipe_fails(name: str, passes: bool) -> None:
+    """derived= says a 7-day median and the values are one; a name that is itself a recipe must agree with
+    them too (readers read the name), while a name that is no recipe says nothing to contradict."""
+    median = np.round(trailing(7, "median")[10:30], 4)
+    finding = check(item(median, name=name, start=10, record_ids=("2013-03", "2013-04"),
+                         derived="7-day trailing median of temp_max"))
+    assert finding.passed is passes, finding.message
+    if not passes:
+        assert "is named as" in finding.message

@@ -35,7 +35,7 @@ from itemsmith.verification.audit.dates import Span, Timeline, When, looks_like_
 from itemsmith.verification.audit.models import Finding
 from itemsmith.verification.audit.quantities import normal_text
 from itemsmith.verification.audit.readings import Compared, Reading, Table, Tolerance, compare, readings, stamp_rows
-from itemsmith.verification.audit.recipes import VOCABULARY, Recipe, describe, parse_recipe
+from itemsmith.verification.audit.recipes import VOCABULARY, Column, Recipe, describe, parse_recipe
 from itemsmith.verification.audit.record_data import RecordData
 from itemsmith.verification.audit.units import Unit, canonical_unit, units_named
 from itemsmith.verification.settings import AuditConfig, VerificationSettings
@@ -276,17 +276,39 @@ def _verify_derived(s: Series, stamps: Stamps, item: Item, tables: list[Table], 
 _SCALE_WORD = re.compile(r"\b(hundred|thousand|million|billion)s?\b", re.I)
 
 
+def _name_as_recipe(s: Series, ids: list[str]) -> str:
+    """The channel's name without the words that name its record: "AAPL close 5-day mean" -> "close 5-day mean"."""
+    record_words = set().union(*(_record_tokens(rid) for rid in ids)) if ids else set()
+    return " ".join(w for w in s.name.split() if w.casefold() not in record_words)
+
+
+def _made_as(s: Series, texts: list[str], stamps: Stamps, item: Item, tables: list[Table], data: RecordData,
+             records: _Records) -> bool:
+    return any(_verify_derived(s.model_copy(update={"derived": text}), stamps, item, tables, data, records) is None
+               for text in texts if text.strip())
+
+
 def _made_as_named(s: Series, stamps: Stamps, item: Item, ids: list[str], tables: list[Table], data: RecordData,
                    records: _Records) -> bool:
     """Whether a channel that is no column as it is, with no derived=, is made the way its own name and
     unit say: "temp_max 7-day mean", or "AAPL volume" in "million shares" (the column / 1e6). The name is
-    read as a recipe, without the words that name its record, and recomputed like a derived= text, so a
-    name that says 7 days over a 5-day mean is still data that is not what it says."""
-    record_words = set().union(*(_record_tokens(rid) for rid in ids)) if ids else set()
-    name = " ".join(w for w in s.name.split() if w.casefold() not in record_words)
-    texts = [name] + [f"{name} in {m[1].lower()}s" for m in _SCALE_WORD.finditer(f"{s.unit or ''}")][:1]
-    return any(_verify_derived(s.model_copy(update={"derived": text}), stamps, item, tables, data, records) is None
-               for text in texts if text.strip())
+    recomputed like a derived= text, so a name that says 7 days over a 5-day mean is still data that is
+    not what it says."""
+    name = _name_as_recipe(s, ids)
+    scaled = [f"{name} in {m[1].lower()}s" for m in _SCALE_WORD.finditer(s.unit or "")][:1]
+    return _made_as(s, [name, *scaled], stamps, item, tables, data, records)
+
+
+def _name_belies_derivation(s: Series, stamps: Stamps, item: Item, ids: list[str], tables: list[Table],
+                            data: RecordData, records: _Records) -> _Problem | None:
+    """A derived channel whose name is itself a recipe ("passengers 3-month mean") that its values are
+    not (a 3-month median, declared so in derived=): readers and judges read the name."""
+    name = _name_as_recipe(s, ids)
+    said = parse_recipe(name, {c for t in tables for c in t.columns} | set(data.units))
+    if not said or any(isinstance(r, Column) for r in said) or _made_as(s, [name], stamps, item, tables, data, records):
+        return None
+    return _Problem("wrong_name", f"channel {s.name!r} is named as {describe(said[0])} but is {s.derived!r}; name "
+                                  "the channel after what its values are")
 
 
 def _unit_of_derived(s: Series, reading: Reading) -> _Problem | None:
@@ -392,7 +414,8 @@ def _item_problems(item: Item, data: RecordData, records: _Records) -> list[_Pro
             continue
         column_unit = None
         if declared:
-            problem = _verify_derived(s, stamps, item, tables, data, records)
+            problem = _verify_derived(s, stamps, item, tables, data, records) or \
+                _name_belies_derivation(s, stamps, item, ids, tables, data, records)
             if problem is not None:
                 problems.append(problem)
                 if problem.kind != "wrong_unit":
