@@ -408,3 +408,36 @@ def peak_weekday_of_means(rng: np.random.Generator) -> dict[str, Any] | None:
 def test_a_weekday_key_is_read_by_the_mean_of_its_days() -> None:
     assert finding(peak_weekday_of_means, "key_is_statistic").passed
     assert finding(peak_weekday_of_means, "ambiguous_key").passed
+
+
+def day_above(distractors_below: bool, asking: str = "On which of these dates was the maximum above {t} °C?") -> Make:
+    """A date that meets a printed bound, the distractors below it (sound) or any other days (two right)."""
+    def make(rng: np.random.Generator) -> dict[str, Any] | None:
+        part = window(rng, TEMP, 25, 31)
+        values = part.to_numpy(dtype=float)
+        threshold = float(np.round(np.quantile(values, 0.6)))
+        above = np.flatnonzero(values > threshold)
+        pool = np.flatnonzero(values <= threshold) if distractors_below else np.delete(np.arange(len(values)), above[0])
+        if not len(above) or len(pool) < 3:
+            return None
+        dates = [f"{d:%Y-%m-%d}" for d in part.index]
+        key = int(above[0]) if "first" in asking else int(rng.choice(above))
+        wrong = [dates[int(i)] for i in rng.choice(pool[pool != key], size=3, replace=False)]
+        return mc_item(f"Daily maximum temperature (°C) from {dates[0]} to {dates[-1]}. " + asking.format(t=threshold),
+                       dates[key], wrong, rng=rng, series=[series(values, name="temp_max", timestamps=dates)])
+    return make
+
+
+def test_a_date_meeting_the_printed_bound_is_read_as_such() -> None:
+    """"On which of these dates was the maximum above 22 °C?" asks for a day that meets the bound, not for
+    the day of the maximum: a sound key passes both checks, and distractors drawn from every other day
+    make two options right."""
+    assert finding(day_above(True), "key_is_statistic").passed
+    assert finding(day_above(True), "ambiguous_key").passed
+    ambiguous = finding(day_above(False), "ambiguous_key")
+    assert not ambiguous.passed and "also right" in ambiguous.message
+
+
+def test_the_first_date_above_a_bound_is_not_read_as_any_date_above_it() -> None:
+    first = day_above(False, "On which date was the maximum above {t} °C for the first time?")
+    assert finding(first, "ambiguous_key").passed

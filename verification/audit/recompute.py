@@ -318,15 +318,22 @@ def _positions(item: Item, asked: set[str], bases: tuple[int, ...], question: st
     return sorted(found)
 
 
+def _read_stamps(stamps: list[Any], clock: bool) -> list[float] | None:
+    """Timestamps read like time options (None: one is unreadable); a clock time of dated readings for
+    "at what time"."""
+    read = [v for t in stamps if (v := option_value(str(t))) is not None]
+    if len(read) != len(stamps):
+        return None
+    if clock and all(v >= _DAY_MINUTES for v in read):
+        read = [round((v - int(v)) * _DAY_MINUTES) for v in read]
+    return read
+
+
 def _times(item: Item, asked: set[str], question: str, *, clock: bool = False) -> list[tuple[float, ...]]:
     stamps = next((s.timestamps for s in item.series if s.timestamps and len(s.values) >= 5), None)
-    if stamps is None:
+    read = None if stamps is None else _read_stamps(list(stamps), clock)
+    if read is None:
         return []
-    read = [v for t in stamps if (v := option_value(t)) is not None]
-    if len(read) != len(stamps):
-        return []
-    if clock and all(v >= _DAY_MINUTES for v in read):  # "at what time": a clock time of dated readings
-        read = [round((v - int(v)) * _DAY_MINUTES) for v in read]
     out = []
     for reading in _positions(item, asked, (0,), question):
         times = tuple(read[p] for p in reading if 0 <= p < len(read))
@@ -408,6 +415,38 @@ def _period_label(fields: tuple[str, ...], period: tuple[int, ...]) -> str:
     return " ".join(write[f](named[f]) for f in ("weekday", "month", "day", "quarter", "year", "hour") if f in named)
 
 
+# a question about when a condition first or last held, or held in a run, asks for one time among those that meet it
+_ORDERED = re.compile(r"\b(?:first|last|earliest|latest|final|initial|begin\w*|start\w*|end\w*|until|since|after|"
+                      r"before|consecutive|longest|streak|in a row|again)\b", re.I)
+
+
+def _meeting(item: Item, question: str, clock: bool) -> list[tuple[float, ...]]:
+    """For "on which of these dates was the maximum above 22 °C?": per series shown and per reading of
+    the bound its asking sentence prints (strict or not), the times whose value meets it."""
+    asking = _asking_sentence(question)
+    if _ORDERED.search(asking):
+        return []
+    percent_unit = any((s.unit or "").strip() in ("%", "percent") for s in item.series)
+    bounds = _bounds(asking, percent_unit, fallback=False)
+    out = []
+    for s in item.series:
+        if not bounds or len(s.values) < 5 or not s.timestamps or len(s.timestamps) != len(s.values):
+            continue
+        if (read := _read_stamps(list(s.timestamps), clock)) is None:
+            continue
+        v = np.asarray(s.values, dtype=float)
+        for low, high in bounds:
+            for strict in (True, False):
+                inside = np.ones(len(v), dtype=bool)
+                if low is not None:
+                    inside &= (v > low) if strict else (v >= low)
+                if high is not None:
+                    inside &= (v < high) if strict else (v <= high)
+                if inside.any():
+                    out.append(tuple(read[i] for i in np.flatnonzero(inside)))
+    return sorted(set(out))
+
+
 def _names(option: str, names: list[str]) -> bool:
     """Whether the option is (a word of) a series' name: "2014" of "precipitation 2014" labels a series."""
     word = re.compile(rf"(?<![\w.]){re.escape(normal_text(option))}(?![\w.])")
@@ -463,9 +502,14 @@ def recompute(item: Item) -> Recomputed | None:
     if coarse and (period := _calendar(item, question)) is not None:  # "July", "July 1949", "1949 Q3", "Monday"
         return period
     if (number := plain_number(answer)) is None:
-        if (when := option_value(answer)) is None or not asked & _LOCATED:
+        if (when := option_value(answer)) is None:
             return None
         options = tuple((v, 1e-6) if (v := option_value(o)) is not None else None for o in item.options)
+        if meeting := _meeting(item, question, when < _DAY_MINUTES):
+            return Recomputed(frozenset({"time meeting the stated bound"}), "time", when, 1e-6, tuple(meeting),
+                              item.answer_index, options)
+        if not asked & _LOCATED:
+            return None
         return Recomputed(frozenset(asked & _LOCATED), "time", when, 1e-6,
                           tuple(_times(item, asked & _LOCATED, question, clock=when < _DAY_MINUTES)),
                           item.answer_index, options)
