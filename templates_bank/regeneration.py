@@ -9,7 +9,8 @@ slowest handler, not their sum. Results come back in (template, seed) order what
 concurrency, and a bounded window of runs is held in memory, so a bank of any size streams.
 
 A static run (an imported group of stored items, `items.static`) needs no sandbox: its items are
-read from its source, whatever the seed and size.
+read from its source, whatever the seed and size. The sandbox is imported when templates run:
+reading a release's stored items (exports, evaluation) never loads it.
 """
 
 from __future__ import annotations
@@ -20,11 +21,14 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from itemsmith.items.hashing import canonical_json
 from itemsmith.items.schema import Item, TemplateKind
 from itemsmith.items.static import StaticSourceError, parse_static_source
-from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool, get_pool
+
+if TYPE_CHECKING:
+    from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool
 
 __all__ = ["RegenerationError", "RunItems", "TemplateRun", "items_digest", "regenerate"]
 
@@ -91,6 +95,8 @@ def regenerate(runs: Sequence[TemplateRun], *, workers: int = 1, limits: Sandbox
     if any(run.kind == "static" for run in runs):
         yield from _mixed(runs, workers=workers, limits=limits, keep_going=keep_going)
         return
+    from itemsmith.sandbox import SandboxPool, get_pool
+
     jobs = [(run, seed) for run in runs for seed in run.seeds]
     handlers = list(dict.fromkeys(run.handler for run in runs))
     if not jobs:
