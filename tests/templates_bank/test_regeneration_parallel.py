@@ -26,12 +26,14 @@ class _BarrierPools:
         self.barrier = threading.Barrier(handlers, timeout=20)
         self.started: list[str] = []
         self.closed: list[str] = []
+        self.workers: dict[str, int] = {}
         outer = self
 
         class Pool:
             def __init__(self, handler: str, *, workers: int = 1, limits: object = None) -> None:
                 outer.barrier.wait()  # BrokenBarrierError when the starts are not concurrent
                 outer.started.append(handler)
+                outer.workers[handler] = workers
                 self.handler = handler
 
             def run(self, source: str, *, num_samples: int, seed: int) -> RunResult:
@@ -57,6 +59,14 @@ def test_the_pools_of_every_handler_start_at_once_and_are_closed_after(monkeypat
     assert [(r.run.template_id, r.seed) for r in out] == [(f"t{i}", s) for i in range(4) for s in (0, 1)]
     assert sorted(pools.started) == ["a", "b", "c"]  # one pool per handler, however many templates
     assert sorted(pools.closed) == ["a", "b", "c"]
+
+
+def test_a_handler_gets_no_more_workers_than_it_has_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    pools = _BarrierPools(2)
+    monkeypatch.setattr(sandbox, "SandboxPool", pools.Pool)
+    runs = [*_runs(["a", "a"]), TemplateRun(template_id="one", source="x", handler="b", seeds=(0,), num_samples=1)]
+    assert len(list(regenerate(runs, workers=3))) == 5
+    assert pools.workers == {"a": 3, "b": 1}  # a: 4 runs, b: 1 (each worker is a process loading the handler)
 
 
 def test_a_failed_run_raises_in_order_and_every_pool_is_closed(monkeypatch: pytest.MonkeyPatch) -> None:
