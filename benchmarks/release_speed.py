@@ -4,7 +4,11 @@ start cold), against a cold `itemsmith --help` measured in the same run.
     python benchmarks/release_speed.py [--samples 2] [--workers 1] [--synthetic 1000] [--plots]
                                        [--baseline COMMIT] [--out FILE] [--keep DIR]
 
-1. ``startup``: ``python -c "import typer"`` and ``itemsmith --help``, fresh processes (median).
+0. Every module of this itemsmith (and of ``--baseline``'s) is compiled to bytecode first, as
+   ``pip install`` does: with ``PYTHONDONTWRITEBYTECODE`` set, each process would otherwise compile
+   the project from source and every timing would include that.
+1. ``startup``: ``python -c "import typer"``, ``itemsmith --help`` and a wrong command line
+   (``itemsmith release frobnicate``, exit 2), fresh processes, in interleaved rounds (median).
 2. ``curated``: a SQLite bank with every curated template (78 over 7 handlers; ``-n 2``: 156
    items): ``release create``, ``release export`` in each format, ``release verify``; with
    ``--plots``, ``export -f jsonl --plots`` twice (the first draws the plots, the second reads
@@ -18,8 +22,10 @@ start cold), against a cold `itemsmith --help` measured in the same run.
    regenerated), ``release verify`` (which stores its items) and exported from the stored items;
    every export's bytes are compared with the baseline's.
 
-Each command records the 1-minute load average before it starts and its ratio to the median
-``--help``. ``curated`` and ``synthetic`` also time, inside one process whose imports are done,
+Each command records its wall time, the CPU time of its process and the children it waited for
+(``cpu_s``: what the command itself costs, much less sensitive than wall time to other work on the
+machine), the 1-minute load average before it starts, and both as ratios to the median ``--help``
+(``times_help``, ``cpu_times_help``); ``targets`` says which targets each measure met. ``curated`` and ``synthetic`` also time, inside one process whose imports are done,
 reading the release and its items and writing each format (``in_process``): the commands' own
 work, apart from starting the interpreter. Prints one JSON object (and writes it to ``--out``).
 
@@ -29,9 +35,11 @@ work, apart from starting the interpreter. Prints one JSON object (and writes it
 from __future__ import annotations
 
 import argparse
+import compileall
 import filecmp
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -67,14 +75,29 @@ with open_session() as session:
 """
 
 
-def _run(env: dict[str, str], command: list[str]) -> dict[str, float]:
+WRONG_COMMAND_LINE = ("release", "frobnicate")  # exit 2: no such command
+
+
+def _cpu_of_children() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run(env: dict[str, str], command: list[str], code: int = 0) -> dict[str, float]:
     load = os.getloadavg()[0]
+    cpu = _cpu_of_children()
     started = time.monotonic()
     done = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     seconds = time.monotonic() - started
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return {"s": round(seconds, 2), "load_before": round(load, 2)}
+    if done.returncode != code:
+        raise SystemExit(f"{' '.join(command)} exited {done.returncode}, not {code}:\n{done.stderr[-3000:]}")
+    return {"s": round(seconds, 3), "cpu_s": round(_cpu_of_children() - cpu, 3), "load_before": round(load, 2)}
+
+
+def compile_tree(folder: Path) -> None:
+    """Bytecode for every module under `folder` (what pip writes when it installs a wheel)."""
+    for package in sorted(p.parent for p in folder.glob("*/__init__.py")):
+        compileall.compile_dir(package, quiet=1)
 
 
 def _itemsmith(env: dict[str, str], *args: str) -> dict[str, float]:
@@ -89,12 +112,25 @@ def _env(data: Path, code: Path | None = None) -> dict[str, str]:
     return env
 
 
+STARTUP = {"import_typer": [sys.executable, "-c", "import typer"], "itemsmith_help": [ITEMSMITH, "--help"],
+           "itemsmith_wrong": [ITEMSMITH, *WRONG_COMMAND_LINE]}
+
+
 def startup(repeats: int) -> dict[str, Any]:
+    """The three start-up cases, round after round (a change of load hits them alike)."""
     env = _env(Path(tempfile.gettempdir()))
-    typer_s = [_run(env, [sys.executable, "-c", "import typer"])["s"] for _ in range(repeats)]
-    help_s = [_itemsmith(env, "--help")["s"] for _ in range(repeats)]
-    return {"import_typer_s": typer_s, "itemsmith_help_s": help_s,
-            "import_typer_median_s": statistics.median(typer_s), "itemsmith_help_median_s": statistics.median(help_s)}
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in STARTUP}
+    for _ in range(repeats):
+        for name, command in STARTUP.items():
+            runs[name].append(_run(env, command, code=2 if name == "itemsmith_wrong" else 0))
+    out: dict[str, Any] = {}
+    for name, measured in runs.items():
+        out[f"{name}_s"] = [m["s"] for m in measured]
+        out[f"{name}_median_s"] = statistics.median(m["s"] for m in measured)
+        out[f"{name}_median_cpu_s"] = statistics.median(m["cpu_s"] for m in measured)
+    for name in ("itemsmith_help", "itemsmith_wrong"):
+        out[f"{name}_vs_typer"] = round(out[f"{name}_median_s"] / out["import_typer_median_s"], 2)
+    return out
 
 
 def _exports(env: dict[str, str], ref: str, out: Path, workers: int) -> dict[str, dict[str, float]]:
@@ -190,6 +226,7 @@ def _same_bytes(one: Path, other: Path) -> bool:
 
 def baseline(folder: Path, commit: str, samples: int, workers: int) -> dict[str, Any]:
     code = _code_tree(commit, folder / "code")
+    compile_tree(folder / "code" / "source")
     before = curated(folder / "before", samples, workers, plots=False, code=code)
     after = folder / "after"
     shutil.copytree(folder / "before" / "data", after / "data")
@@ -203,13 +240,13 @@ def baseline(folder: Path, commit: str, samples: int, workers: int) -> dict[str,
             "after_stored_export": stored, "bytes_identical_to_before": identical}
 
 
-def _ratios(report: dict[str, Any], help_s: float) -> dict[str, float]:
-    """Each timed command (a dict with "s") as a multiple of the median --help."""
+def _ratios(report: dict[str, Any], help_s: float, measure: str = "s") -> dict[str, float]:
+    """Each timed command (a dict with "s") as a multiple of the median --help (its `measure`)."""
     out: dict[str, float] = {}
 
     def walk(prefix: str, value: Any) -> None:
         if isinstance(value, dict) and "s" in value and "load_before" in value:
-            out[prefix] = round(value["s"] / help_s, 1)
+            out[prefix] = round(value[measure] / help_s, 1)
         elif isinstance(value, dict):
             for key, inner in value.items():
                 walk(f"{prefix} {key}".strip(), inner)
@@ -219,6 +256,21 @@ def _ratios(report: dict[str, Any], help_s: float) -> dict[str, float]:
 
     walk("", {k: v for k, v in report.items() if not k.startswith("startup")})
     return out
+
+
+def targets(report: dict[str, Any]) -> dict[str, bool]:
+    """Which targets were met: the curated bank's create and each export within 5x --help (wall and
+    CPU), --help and a wrong command line within 2x the Typer import, exports byte-identical."""
+    met: dict[str, bool] = {}
+    for ratios in ("times_help", "cpu_times_help"):
+        curated = {k: v for k, v in report[ratios].items() if k.startswith(("curated create", "curated export "))}
+        met[f"curated create and export <= 5x --help ({ratios})"] = all(v <= 5 for v in curated.values())
+    for case in ("itemsmith_help", "itemsmith_wrong"):
+        met[f"{case} <= 2x import typer"] = all(b[f"{case}_vs_typer"] <= 2
+                                               for b in (report["startup"], report["startup_again"]))
+    if "baseline" in report:
+        met["exports byte-identical to the baseline's"] = all(report["baseline"]["bytes_identical_to_before"].values())
+    return met
 
 
 def main() -> None:
@@ -242,6 +294,7 @@ def main() -> None:
     report: dict[str, Any] = {"cpus": os.cpu_count(), "load_at_start": os.getloadavg(),
                               "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                               "samples": args.samples, "workers": args.workers}
+    compile_tree(ROOT)
     try:
         report["startup"] = startup(args.repeats)
         report["curated"] = curated(folder / "curated", args.samples, args.workers, args.plots)
@@ -254,8 +307,12 @@ def main() -> None:
         if args.keep is None:
             shutil.rmtree(folder, ignore_errors=True)
     report["load_at_end"] = os.getloadavg()
-    help_s = statistics.median([*report["startup"]["itemsmith_help_s"], *report["startup_again"]["itemsmith_help_s"]])
+    both = (report["startup"], report["startup_again"])
+    help_s = statistics.median([*both[0]["itemsmith_help_s"], *both[1]["itemsmith_help_s"]])
     report["times_help"] = _ratios(report, help_s)
+    report["cpu_times_help"] = _ratios(report, statistics.median(b["itemsmith_help_median_cpu_s"] for b in both),
+                                       measure="cpu_s")
+    report["targets"] = targets(report)
     text = json.dumps(report, indent=1)
     print(text)
     if args.out is not None:

@@ -224,9 +224,12 @@ def progress_shown(what: str, *, enabled: bool = True,
 
     On a terminal it is a rich.progress bar (count, time spent, time left) on stderr; in a log or a
     pipe, where a bar would redraw nothing, a line "what: done/total" about every tenth of the way
-    and at the end."""
+    and at the end (written without importing rich when no `console` is given)."""
     if not enabled:
         yield None
+        return
+    if console is None and not sys.stderr.isatty():
+        yield _progress_lines(what, lambda line: typer.echo(line, err=True))
         return
     from rich.console import Console
     from rich.progress import (
@@ -238,25 +241,25 @@ def progress_shown(what: str, *, enabled: bool = True,
         TimeRemainingColumn,
     )
 
-    console = console or Console(stderr=True)
-    if not console.is_terminal:
-        yield _progress_lines(what, console)
+    shown_on = console or Console(stderr=True)
+    if not shown_on.is_terminal:
+        yield _progress_lines(what, lambda line: shown_on.print(line, markup=False, highlight=False, soft_wrap=True))
         return
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TimeRemainingColumn())
-    with Progress(*columns, console=console) as bar:  # what the command prints meanwhile goes above the bar
+    with Progress(*columns, console=shown_on) as bar:  # what the command prints meanwhile goes above the bar
         task = bar.add_task(what, total=None)
         yield lambda done, total: bar.update(task, completed=done, total=total)
 
 
-def _progress_lines(what: str, console: Console) -> Callable[[int, int], None]:
+def _progress_lines(what: str, write: Callable[[str], None]) -> Callable[[int, int], None]:
     shown = [-1]
 
     def progress(done: int, total: int) -> None:
         step = max(1, total // 10)
         if done == total or done // step != shown[0] // step:
             shown[0] = done
-            console.print(f"{what}: {done}/{total}", markup=False, highlight=False, soft_wrap=True)
+            write(f"{what}: {done}/{total}")
 
     return progress
 

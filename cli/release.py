@@ -35,6 +35,7 @@ from itemsmith.cli._interrupt import say_on_interrupt
 from itemsmith.items.text_format import TextFormat
 
 if TYPE_CHECKING:
+    from itemsmith.sandbox import SandboxLimits
     from itemsmith.templates_bank.releases import Release
     from itemsmith.templates_bank.reverification import ReverificationReport
 
@@ -143,7 +144,7 @@ def release_export(
     try:
         rows = frozen.manifest.counts.items
         with progress_shown("exported items", enabled=not as_json) as shown:
-            report = export_release(frozen, fmt, out, options, workers=workers, limits=local_sandbox(),
+            report = export_release(frozen, fmt, out, options, workers=workers, limits=_regeneration_limits(frozen),
                                     overwrite=force, on_row=None if shown is None else lambda done: shown(done, rows))
     except (ExportError, ReleaseError, RegenerationError) as exc:
         raise fail(str(exc)) from None
@@ -161,6 +162,12 @@ def _release_with_items(ref: str, db: str | None) -> Release:
                    f"sandbox, every time, until `itemsmith release verify {frozen.manifest.ref}` stores them",
                    err=True)
     return frozen
+
+
+def _regeneration_limits(frozen: Release) -> SandboxLimits | None:
+    """The local sandbox's limits for a release whose items are regenerated; None for one whose items
+    are stored: reading them needs no sandbox, and the sandbox is not even imported."""
+    return None if frozen.stored is not None else local_sandbox()
 
 
 @app.command("verify")
@@ -415,7 +422,7 @@ def release_audit(
 
     frozen = _release_with_items(release, db)
     try:
-        report = audit_release(frozen, workers=workers, limits=local_sandbox())
+        report = audit_release(frozen, workers=workers, limits=_regeneration_limits(frozen))
     except (ReleaseError, RegenerationError) as exc:
         raise fail(str(exc)) from None
     if as_json:

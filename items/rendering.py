@@ -85,11 +85,10 @@ class _Table:
     columns: list[list[str]]  # printed values, one list per column
 
 
-def _number(value: float, decimals: int) -> str:
-    text = f"{value:.{decimals}f}"
-    if text.startswith("-") and not text.strip("-0."):
-        text = text[1:]  # "-0.00" -> "0.00"
-    return text
+def _numbers(values: Sequence[float], decimals: int) -> list[str]:
+    """Each value with `decimals` decimals, never "-0.00" (a value that rounds to zero is "0.00")."""
+    texts = list(map(f"{{:.{decimals}f}}".format, values))  # one format call a value: exports render millions
+    return [text[1:] if text[0] == "-" and not text.strip("-0.") else text for text in texts]
 
 
 def _table(group: Sequence[Series], decimals: int) -> _Table:
@@ -101,7 +100,7 @@ def _table(group: Sequence[Series], decimals: int) -> _Table:
         times = [str(i) for i in range(len(first.values))]
         header = "Index"
     names = ["Value"] if len(group) == 1 else [s.name for s in group]
-    columns = [[_number(v, decimals) for v in s.values] for s in group]
+    columns = [_numbers(s.values, decimals) for s in group]
     return _Table(header, times, names, columns)
 
 
@@ -150,8 +149,9 @@ def _fmt_custom(t: _Table) -> str:
 
 
 def _fmt_plain(t: _Table) -> str:
-    headers = [t.time_header, *t.names]
-    return "\n".join(",".join(f"{h}:{c}" for h, c in zip(headers, row)) for row in _rows(t))
+    labelled = [[f"{header}:{cell}" for cell in column]
+                for header, column in zip([t.time_header, *t.names], [t.times, *t.columns], strict=True)]
+    return "\n".join(map(",".join, zip(*labelled, strict=True)))
 
 
 def _fmt_json(t: _Table) -> str:

@@ -2,29 +2,33 @@
 
 One sandbox pool per handler, each loading its handler once (one snapshot): for one handler
 and one worker the shared single-worker pool (warm across calls in a long-lived process), else
-a pool of ``workers`` per handler of this regeneration alone. Those pools start at once and run
-side by side (starting a pool, which loads the handler's data,
-costs more than most runs), so a bank over several handlers takes about as long as its
-slowest handler, not their sum. Results come back in (template, seed) order whatever the
+a pool of ``workers`` per handler of this regeneration alone (no more than the handler has
+runs). Those pools start at once and run side by side (starting a pool, which loads the
+handler's data, costs more than most runs), so a bank over several handlers takes about as
+long as its slowest handler, not their sum. Results come back in (template, seed) order whatever the
 concurrency, and a bounded window of runs is held in memory, so a bank of any size streams.
 
 A static run (an imported group of stored items, `items.static`) needs no sandbox: its items are
-read from its source, whatever the seed and size.
+read from its source, whatever the seed and size. The sandbox is imported when templates run:
+reading a release's stored items (exports, evaluation) never loads it.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from itemsmith.items.hashing import canonical_json
 from itemsmith.items.schema import Item, TemplateKind
 from itemsmith.items.static import StaticSourceError, parse_static_source
-from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool, get_pool
+
+if TYPE_CHECKING:
+    from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool
 
 __all__ = ["RegenerationError", "RunItems", "TemplateRun", "items_digest", "regenerate"]
 
@@ -91,11 +95,14 @@ def regenerate(runs: Sequence[TemplateRun], *, workers: int = 1, limits: Sandbox
     if any(run.kind == "static" for run in runs):
         yield from _mixed(runs, workers=workers, limits=limits, keep_going=keep_going)
         return
+    from itemsmith.sandbox import SandboxPool, get_pool
+
     jobs = [(run, seed) for run in runs for seed in run.seeds]
-    handlers = list(dict.fromkeys(run.handler for run in runs))
+    # a handler gets no more workers than it has runs: each worker is a process loading its data
+    handlers = Counter(run.handler for run, _ in jobs)
     if not jobs:
         return
-    in_flight = len(handlers) * workers
+    in_flight = sum(min(workers, count) for count in handlers.values())
     window = max(4 * in_flight, 16)
     with ExitStack() as stack:
         # pool starts, then runs: every handler's pool starts on a thread of its own at once
@@ -104,7 +111,9 @@ def regenerate(runs: Sequence[TemplateRun], *, workers: int = 1, limits: Sandbox
         shared = workers == 1 and len(handlers) == 1
 
         def start(handler: str) -> SandboxPool:
-            return get_pool(handler, limits) if shared else SandboxPool(handler, workers=workers, limits=limits)
+            if shared:
+                return get_pool(handler, limits)
+            return SandboxPool(handler, workers=min(workers, handlers[handler]), limits=limits)
 
         pools = {handler: executor.submit(start, handler) for handler in handlers}
         if not shared:

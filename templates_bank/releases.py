@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import groupby
-from typing import IO, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy import Engine, func, select
@@ -44,7 +44,6 @@ from itemsmith.handlers import BUILTIN_HANDLERS
 from itemsmith.items.hashing import canonical_json, sha256_hex
 from itemsmith.items.schema import IRTParameters, Item, ItemPool, TemplateKind
 from itemsmith.items.static import parse_static_source
-from itemsmith.sandbox import SandboxLimits
 from itemsmith.templates_bank.handler_identity import HandlerRef, handler_ref
 from itemsmith.templates_bank.regeneration import TemplateRun, items_digest, regenerate
 from itemsmith.templates_bank.storage import (
@@ -63,6 +62,9 @@ from itemsmith.templates_bank.storage import (
     store_release_items,
     utcnow,
 )
+
+if TYPE_CHECKING:
+    from itemsmith.sandbox import SandboxLimits
 
 __all__ = ["CategoryCount", "ItemSpool", "Release", "ReleaseCounts", "ReleaseCreate", "ReleaseError",
            "ReleaseIntegrityError", "ReleaseManifest", "ReleaseRun", "ReleaseTemplate", "StoredItems",

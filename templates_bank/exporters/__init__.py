@@ -20,15 +20,18 @@ import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from itemsmith.sandbox import SandboxLimits
 from itemsmith.templates_bank.exporters import huggingface, inspect_task, jsonl, lm_eval  # noqa: F401 - register formats
 from itemsmith.templates_bank.exporters._options import ExportOptions
 from itemsmith.templates_bank.exporters._registry import EXPORTERS, Exporter, ExporterSpec, exporter
 from itemsmith.templates_bank.exporters._rows import ExportRow, iter_rows, record
 from itemsmith.templates_bank.releases import Release
+
+if TYPE_CHECKING:
+    from itemsmith.sandbox import SandboxLimits
 
 __all__ = ["EXPORTERS", "ExportError", "ExportOptions", "ExportReport", "ExportRow", "Exporter", "ExporterSpec",
            "export_release", "exporter", "iter_rows", "record"]

@@ -2,7 +2,8 @@
 the renderer (`renderer_id`: matplotlib's version and the plotting code), so exporting a release
 with plots again, in another format or another release holding the same item, reads the PNG
 instead of drawing it. A release made before items were stored has no bank connection to cache
-in: its plots are drawn every time, as before."""
+in: its plots are drawn every time, as before. The plot worker (`sandbox.render`) is imported when
+a plot is drawn: an export without plots, or one that finds them all cached, never loads the sandbox."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from pathlib import Path
 
 from itemsmith.items.hashing import sha256_hex
 from itemsmith.items.schema import Item
-from itemsmith.sandbox.render import render_item_png
 from itemsmith.templates_bank.releases import Release, item_body
 from itemsmith.templates_bank.storage import cached_plot, store_plot
 
@@ -32,6 +32,13 @@ def renderer_id() -> str:
         assert spec is not None and spec.origin is not None, module
         parts.append(Path(spec.origin).read_text(encoding="utf-8"))
     return sha256_hex("\n".join(parts))
+
+
+def render_item_png(item: Item, dpi: int) -> bytes:
+    """`sandbox.render.render_item_png`, imported with the sandbox on the first plot drawn."""
+    from itemsmith.sandbox.render import render_item_png as draw
+
+    return draw(item, dpi=dpi)
 
 
 class ItemPlots:

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from itemsmith.items.hashing import canonical_json
 from itemsmith.items.rendering import (
@@ -24,13 +22,15 @@ from itemsmith.items.rendering import (
     series_label,
 )
 from itemsmith.items.schema import Item
-from itemsmith.sandbox import SandboxLimits
 from itemsmith.templates_bank.exporters._options import ExportOptions
 from itemsmith.templates_bank.exporters._plots import ItemPlots
 from itemsmith.templates_bank.handler_identity import HandlerRef, handler_ref
 from itemsmith.templates_bank.releases import Release, ReleaseTemplate
 
-__all__ = ["ExportRow", "arrow_schema", "iter_rows", "parquet_record", "record", "stem"]
+if TYPE_CHECKING:
+    from itemsmith.sandbox import SandboxLimits
+
+__all__ = ["ExportRow", "iter_rows", "parquet_record", "record", "stem"]
 
 
 @dataclass(frozen=True)
@@ -106,26 +106,3 @@ def parquet_record(row: ExportRow, options: ExportOptions) -> dict[str, Any]:
     if options.plots:
         out["image"] = None if row.image is None else {"bytes": row.image, "path": f"{row.id}.png"}
     return out
-
-
-_SERIES = pa.struct([("name", pa.string()), ("unit", pa.string()), ("derived", pa.string()),
-                     ("values", pa.list_(pa.float64())),
-                     ("timestamps", pa.list_(pa.string()))])
-_IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
-_FIELDS = [
-    ("id", pa.string()), ("template_id", pa.string()), ("template_version", pa.string()), ("seed", pa.int64()),
-    ("sample_index", pa.int32()), ("title", pa.string()), ("category", pa.string()),
-    ("concepts", pa.list_(pa.string())), ("difficulty", pa.string()),
-    ("handler", pa.struct([("name", pa.string()), ("sha256", pa.string())])),
-    ("kind", pa.string()), ("question", pa.string()), ("context", pa.string()), ("options", pa.list_(pa.string())),
-    ("answer_index", pa.int32()), ("answer", pa.string()), ("answer_text", pa.string()), ("rationale", pa.string()),
-    ("series", pa.list_(_SERIES)), ("metadata", pa.string()), ("prompt", pa.string()),
-]
-
-
-def arrow_schema(options: ExportOptions) -> pa.Schema:
-    """The parquet schema; with plots, an ``image`` column that `datasets` reads as an Image."""
-    if not options.plots:
-        return pa.schema(_FIELDS)
-    hf_features = canonical_json({"info": {"features": {"image": {"_type": "Image"}}}})
-    return pa.schema([*_FIELDS, ("image", _IMAGE)], metadata={"huggingface": hf_features})

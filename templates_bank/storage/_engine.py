@@ -1,23 +1,28 @@
-"""Engines, sessions and schema migrations (Alembic, run in code from the installed package)."""
+"""Engines, sessions and schema migrations (Alembic, run in code from the installed package).
+
+Alembic is imported only to migrate: the revision checks every command makes read the version
+table with a plain query and the shipped revisions from the migration files' ``revision`` and
+``down_revision`` lines (`tests/templates_bank/test_storage.py` checks them against Alembic's).
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import URL, make_url
 
 from itemsmith.templates_bank.settings import BankSettings
 from itemsmith.templates_bank.storage._errors import StorageError
 from itemsmith.templates_bank.storage._models import BankSession
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 __all__ = ["MIGRATIONS_DIR", "VERSION_TABLE", "current_revision", "downgrade", "get_engine", "head_revision",
            "is_known_revision", "normalize_url", "open_session", "require_current_schema", "upgrade"]
@@ -82,6 +87,8 @@ def open_session(url: str | URL | Engine | None = None) -> Iterator[BankSession]
 
 
 def _alembic_config(connection) -> Config:  # sqlalchemy Connection
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     config.attributes["connection"] = connection
@@ -90,6 +97,8 @@ def _alembic_config(connection) -> Config:  # sqlalchemy Connection
 
 def upgrade(url: str | URL | Engine | None = None, revision: str = "head") -> None:
     """Migrate the database up to ``revision`` (creating the schema on an empty database)."""
+    from alembic import command
+
     engine = url if isinstance(url, Engine) else get_engine(url)
     with engine.begin() as connection:
         command.upgrade(_alembic_config(connection), revision)
@@ -97,6 +106,8 @@ def upgrade(url: str | URL | Engine | None = None, revision: str = "head") -> No
 
 def downgrade(url: str | URL | Engine | None = None, revision: str = "base") -> None:
     """Migrate the database down to ``revision`` (``base`` drops every table of the bank)."""
+    from alembic import command
+
     engine = url if isinstance(url, Engine) else get_engine(url)
     with engine.begin() as connection:
         command.downgrade(_alembic_config(connection), revision)
@@ -106,27 +117,36 @@ def current_revision(url: str | URL | Engine | None = None) -> str | None:
     """The database's migration revision; None before the first upgrade."""
     engine = url if isinstance(url, Engine) else get_engine(url)
     with engine.connect() as connection:
-        return MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE}).get_current_revision()
+        if not inspect(connection).has_table(VERSION_TABLE):
+            return None
+        return connection.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalar()
+
+
+_REVISION_LINE = re.compile(r'^(down_revision|revision)\b[^=\n]*=\s*(?:"([^"]*)"|None)\s*$', re.MULTILINE)
 
 
 @cache
-def _scripts() -> ScriptDirectory:
-    """The migrations this itemsmith ships (read once: the scripts ship with the package)."""
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
-    return ScriptDirectory.from_config(config)
+def _revisions() -> dict[str, str | None]:
+    """Each migration this itemsmith ships -> the one it revises (None: the first)."""
+    revisions: dict[str, str | None] = {}
+    for script in sorted((MIGRATIONS_DIR / "versions").glob("*.py")):
+        lines = dict(_REVISION_LINE.findall(script.read_text(encoding="utf-8")))
+        if "revision" in lines:
+            revisions[lines["revision"]] = lines.get("down_revision") or None
+    return revisions
 
 
 def head_revision() -> str:
-    """The newest migration this itemsmith ships."""
-    head = _scripts().get_current_head()
-    assert head is not None
-    return head
+    """The newest migration this itemsmith ships (the one no other revises)."""
+    revised = set(_revisions().values())
+    heads = [revision for revision in _revisions() if revision not in revised]
+    assert len(heads) == 1, heads
+    return heads[0]
 
 
 def is_known_revision(revision: str) -> bool:
     """Whether `revision` is one of this itemsmith's migrations (else a newer itemsmith wrote it)."""
-    return revision in {script.revision for script in _scripts().walk_revisions()}
+    return revision in _revisions()
 
 
 def require_current_schema(url: str | URL | Engine | None = None) -> None:

@@ -1,9 +1,14 @@
 """The command line end to end: db upgrade, bank create and import, release create, export,
-verify, db downgrade; `--json` output; exit codes."""
+verify, db downgrade; `--json` output; exit codes; an export of stored items loads neither the
+sandbox nor the migrations."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -91,3 +96,31 @@ def test_bank_show_says_which_handler_each_template_runs_on(run) -> None:
     assert "bank wx (handler weather; its templates use synthetic)" in shown
     (line,) = [line for line in shown.splitlines() if line.startswith("feat_trend_detect_tf")]
     assert " synthetic " in line
+
+
+EXPORT_PROBE = textwrap.dedent('''
+    import json, sys
+    from typer.testing import CliRunner
+    from itemsmith.cli.app import app
+    result = CliRunner().invoke(app, ["release", "export", "trends@1", "-f", sys.argv[1], "-o", sys.argv[2]])
+    print(json.dumps({"code": result.exit_code, "output": result.output, "loaded": sorted(sys.modules)}))
+''')
+# what reading stored items never needs: templates run only for `release create` and `verify`
+NOT_FOR_STORED_ITEMS = {"itemsmith.sandbox", "alembic", "matplotlib", "torch"}
+PARQUET = {"pyarrow", "numpy", "pandas"}  # pyarrow imports pandas when it builds any array
+
+
+def test_an_export_of_stored_items_loads_no_sandbox_migrations_or_parquet_where_none_is_written(
+        run, tmp_path: Path) -> None:
+    run("bank", "create", "trends", "--handler", "synthetic", "--owner", "alice")
+    run("bank", "import-curated", "trends", "--reviewer", "alice", "-t", "feat_trend_classify")
+    run("release", "create", "trends", "--by", "alice", "-n", "2")
+    for fmt, parquet in (("jsonl", False), ("inspect", False), ("hf", True), ("lm-eval", True)):
+        done = subprocess.run([sys.executable, "-c", EXPORT_PROBE, fmt, str(tmp_path / fmt)], capture_output=True,
+                              text=True, timeout=600, check=True, env=os.environ)
+        outcome = json.loads(done.stdout)
+        assert outcome["code"] == 0 and "2 items" in outcome["output"], outcome["output"]
+        loaded = {name.split(".")[0] if not name.startswith("itemsmith.") else ".".join(name.split(".")[:2])
+                  for name in outcome["loaded"]}
+        assert loaded.isdisjoint(NOT_FOR_STORED_ITEMS), f"{fmt}: {sorted(loaded & NOT_FOR_STORED_ITEMS)}"
+        assert (loaded & PARQUET) == (PARQUET if parquet else set()), fmt  # for parquet alone

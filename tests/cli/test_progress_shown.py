@@ -1,9 +1,13 @@
 """Progress of the long release commands (`cli._common.progress_shown`): a rich.progress bar on a
-terminal, plain "what: done/total" lines in a log or a pipe, nothing under ``--json``."""
+terminal, plain "what: done/total" lines in a log or a pipe (without importing rich), nothing under
+``--json``."""
 
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
+import textwrap
 
 from rich.console import Console
 
@@ -42,3 +46,17 @@ def test_json_output_shows_no_progress() -> None:
     with progress_shown("answered", enabled=False, console=console) as shown:
         assert shown is None
     assert out.getvalue() == ""
+
+
+def test_a_pipe_gets_the_lines_without_rich() -> None:
+    probe = textwrap.dedent("""
+        import sys
+        from itemsmith.cli._common import progress_shown
+        with progress_shown("stored items") as shown:
+            for done in range(1, 4):
+                shown(done, 3)
+        print("rich" in sys.modules)
+    """)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    assert done.stderr.splitlines() == [f"stored items: {n}/3" for n in (1, 2, 3)]
+    assert done.stdout.strip() == "False"

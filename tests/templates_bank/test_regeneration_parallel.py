@@ -12,9 +12,9 @@ import threading
 
 import pytest
 
+from itemsmith import sandbox
 from itemsmith.items.schema import RunStatus
 from itemsmith.sandbox import RunResult, run_template
-from itemsmith.templates_bank import regeneration
 from itemsmith.templates_bank.curated import load_curated
 from itemsmith.templates_bank.regeneration import RegenerationError, TemplateRun, regenerate
 
@@ -26,12 +26,14 @@ class _BarrierPools:
         self.barrier = threading.Barrier(handlers, timeout=20)
         self.started: list[str] = []
         self.closed: list[str] = []
+        self.workers: dict[str, int] = {}
         outer = self
 
         class Pool:
             def __init__(self, handler: str, *, workers: int = 1, limits: object = None) -> None:
                 outer.barrier.wait()  # BrokenBarrierError when the starts are not concurrent
                 outer.started.append(handler)
+                outer.workers[handler] = workers
                 self.handler = handler
 
             def run(self, source: str, *, num_samples: int, seed: int) -> RunResult:
@@ -52,16 +54,24 @@ def _runs(handlers: list[str], source: str = "def question(n): return []") -> li
 
 def test_the_pools_of_every_handler_start_at_once_and_are_closed_after(monkeypatch: pytest.MonkeyPatch) -> None:
     pools = _BarrierPools(3)
-    monkeypatch.setattr(regeneration, "SandboxPool", pools.Pool)
+    monkeypatch.setattr(sandbox, "SandboxPool", pools.Pool)  # regeneration imports it when it runs
     out = list(regenerate(_runs(["a", "b", "c", "a"])))
     assert [(r.run.template_id, r.seed) for r in out] == [(f"t{i}", s) for i in range(4) for s in (0, 1)]
     assert sorted(pools.started) == ["a", "b", "c"]  # one pool per handler, however many templates
     assert sorted(pools.closed) == ["a", "b", "c"]
 
 
+def test_a_handler_gets_no_more_workers_than_it_has_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    pools = _BarrierPools(2)
+    monkeypatch.setattr(sandbox, "SandboxPool", pools.Pool)
+    runs = [*_runs(["a", "a"]), TemplateRun(template_id="one", source="x", handler="b", seeds=(0,), num_samples=1)]
+    assert len(list(regenerate(runs, workers=3))) == 5
+    assert pools.workers == {"a": 3, "b": 1}  # a: 4 runs, b: 1 (each worker is a process loading the handler)
+
+
 def test_a_failed_run_raises_in_order_and_every_pool_is_closed(monkeypatch: pytest.MonkeyPatch) -> None:
     pools = _BarrierPools(2)
-    monkeypatch.setattr(regeneration, "SandboxPool", pools.Pool)
+    monkeypatch.setattr(sandbox, "SandboxPool", pools.Pool)  # regeneration imports it when it runs
     runs = [*_runs(["a"]), TemplateRun(template_id="bad", source="broken", handler="b", seeds=(0,), num_samples=1)]
     seen = []
     with pytest.raises(RegenerationError, match="'bad' seed 0: error: boom"):

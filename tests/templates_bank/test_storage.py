@@ -6,11 +6,14 @@ release's stored items (content-addressed, read in batches) and the plot cache."
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
+from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 
 from itemsmith.items.hashing import item_hash, prompt_hash
 from itemsmith.items.schema import (
@@ -25,6 +28,7 @@ from itemsmith.items.schema import (
     StudentResponse,
     Template,
 )
+from itemsmith.templates_bank import migrations
 from itemsmith.templates_bank.curated import get_curated
 from itemsmith.templates_bank.settings import BankSettings
 from itemsmith.templates_bank.storage import (
@@ -53,6 +57,7 @@ from itemsmith.templates_bank.storage import (
     get_engine,
     get_version,
     head_revision,
+    is_known_revision,
     list_banks,
     list_reviews,
     list_student_responses,
@@ -108,6 +113,18 @@ def test_migrations_up_down_up(backend_url: str) -> None:
     assert TABLES <= _tables(backend_url)
     with open_session(backend_url) as session:  # usable after a full round trip
         assert list_banks(session) == []
+
+
+def test_the_shipped_revisions_are_alembics(bank_url: str) -> None:
+    config = Config()
+    config.set_main_option("script_location", str(Path(migrations.__file__).parent))
+    scripts = ScriptDirectory.from_config(config)
+    assert head_revision() == scripts.get_current_head()
+    assert all(is_known_revision(script.revision) for script in scripts.walk_revisions())
+    assert not is_known_revision("0000") and not is_known_revision("ffff")
+    with get_engine(bank_url).connect() as connection:  # the version table read without Alembic
+        assert current_revision(bank_url) == MigrationContext.configure(
+            connection, opts={"version_table": VERSION_TABLE}).get_current_revision() == head_revision()
 
 
 def test_orm_models_match_the_migrated_schema(bank_url: str) -> None:
