@@ -69,7 +69,7 @@ def test_the_contracts_hold_on_the_tree(tmp_path: Path) -> None:
      "The item vocabulary imports nothing of ours"),
     ({"items/planted.py": "from itemsmith.handlers import DatasetHandler\n"}, "Layers, highest first"),
     ({"handlers/planted.py": "from itemsmith.sandbox import run_template\n"}, "Layers, highest first"),
-    ({"templates_bank/storage/planted.py": "import itemsmith.agents.run\n"}, "Layers, highest first"),
+    ({"templates_bank/storage/planted.py": "import itemsmith.agents.authoring.run\n"}, "Layers, highest first"),
     ({"service/planted.py": "from itemsmith.api import settings\n"}, "Layers, highest first"),
     ({"api/planted.py": "from itemsmith.cli import app\n"}, "Layers, highest first"),
     ({"service/planted.py": "from itemsmith.templates_bank.storage._models import BankRow\n"},
