@@ -19,8 +19,7 @@ The verification stages a slot runs come from `itemsmith.agents.stages`, the mod
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from itemsmith.agents._lazy import exports, lazy_getattr
 
 _MODULES = {
     "checkpoint": ("open_checkpointer", "setup_checkpointer"),
@@ -33,12 +32,8 @@ _MODULES = {
     "run": ("FINAL", "author", "author_sync", "new_run_id", "slot_result"),
     "template_kind": ("TemplateKind", "template_kind"),
 }
-_EXPORTS = {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names}
+_EXPORTS = exports(__name__, _MODULES)
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -20,8 +20,7 @@ Names are imported lazily.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from itemsmith.agents._lazy import exports, lazy_getattr
 
 _MODULES = {
     "judge_validation": ("advisory", "load_validations", "measure_judge", "record_validation", "validations_path"),
@@ -33,12 +32,8 @@ _MODULES = {
                             "verification_stages"),
     "verify": ("Evidence", "VerificationResult", "Verifier", "pass_through", "run_stages"),
 }
-_EXPORTS = {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names}
+_EXPORTS = exports(__name__, _MODULES)
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)
