@@ -1,48 +1,44 @@
-"""LLM roles and the multi-agent authoring loop.
+"""LLM roles and the multi-agent authoring loop, in three subpackages by role and a few shared modules.
 
-Public API (imported lazily, so ``import agents.settings`` stays light):
+- ``authoring``: the loop itself, `author(AuthorConfig, ...) -> RunReport` (async; ``author_sync``
+  for plain callers): profile the handler in the sandbox, plan N briefs, run N slots (generate ->
+  structure check -> verify -> refine/discard) concurrently with checkpointing, write accepted
+  templates and a report; ``plan_briefs``, ``generate``, ``build_slot_graph``; the records
+  ``Brief``, ``Attempt``, ``SlotResult``, ``RunReport``, ``PlanInfo``, ``SlotEvent``, ``Activity``.
+- ``stages``: the verification stages the loop and `itemsmith verify` run: ``Verifier`` /
+  ``VerificationResult`` / ``pass_through``, which stages run with which models, the stages
+  themselves. It never imports ``authoring``.
+- ``llm``: the model layer. ``make_model(ModelSpec) -> ModelHandle`` / ``make_chat_model(ModelSpec)``
+  (providers ``openai``, ``anthropic``, ``openai_compatible``, ``local``, ``scripted``;
+  ``register_provider``); ``complete(handle, messages, retry=RetryPolicy())``: one call with timeout,
+  bounded retries on transient errors, usage and cost; inside ``stream_tokens(callback)`` it streams
+  and reports tokens; ``CallUsage``, ``UsageTotals``; ``ScriptedChatModel``: recorded replies for tests.
+- Shared by the subpackages: ``config`` (``AuthorConfig``), ``settings`` (``AgentSettings``:
+  ``ITEMSMITH_*`` settings), ``errors``, ``profile`` (a handler's data as templates see it),
+  ``feedback`` (a failed check as a message to the generator), ``extract`` (code out of a reply).
 
-- ``author(AuthorConfig, ...) -> RunReport`` (async; ``author_sync`` for plain callers): profile the
-  handler in the sandbox, plan N briefs, run N slots (generate -> structure check -> verify ->
-  refine/discard) concurrently with checkpointing, write accepted templates and a report.
-- ``make_model(ModelSpec) -> ModelHandle`` / ``make_chat_model(ModelSpec)``: the provider registry
-  (``openai``, ``anthropic``, ``openai_compatible``, ``local``, ``scripted``; ``register_provider``).
-- ``complete(handle, messages, retry=RetryPolicy())``: one call with timeout, bounded retries on
-  transient errors, usage and cost; inside ``stream_tokens(callback)`` it streams and reports tokens.
-- ``plan_briefs``, ``generate``, ``build_slot_graph``: the planner, the generator, the LangGraph loop.
-- ``Verifier`` / ``VerificationResult`` / ``pass_through``: the interface of the later
-  verification stages.
-- Records: ``Brief``, ``Attempt``, ``SlotResult``, ``RunReport``, ``PlanInfo``, ``SlotEvent``,
-  ``Activity`` (live progress), ``CallUsage``, ``UsageTotals``.
-- ``ScriptedChatModel``: recorded replies for tests. ``AgentSettings``: ``ITEMSMITH_*`` settings.
+Names are imported lazily, so ``import itemsmith.agents.settings`` stays light.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from itemsmith.agents._lazy import exports, lazy_getattr
 
-_EXPORTS = {
-    "AuthorConfig": "itemsmith.agents.run", "author": "itemsmith.agents.run", "author_sync": "itemsmith.agents.run",
-    "Attempt": "itemsmith.agents.models", "Brief": "itemsmith.agents.models", "PlanInfo": "itemsmith.agents.models",
-    "RunReport": "itemsmith.agents.models", "SlotResult": "itemsmith.agents.models",
-    "ModelOptions": "itemsmith.agents.llm.providers", "ModelSpec": "itemsmith.agents.llm.spec", "PROVIDERS": "itemsmith.agents.llm.providers",
-    "make_chat_model": "itemsmith.agents.llm.providers", "make_model": "itemsmith.agents.llm.providers", "register_provider": "itemsmith.agents.llm.providers",
-    "ModelHandle": "itemsmith.agents.llm.inference", "RetryPolicy": "itemsmith.agents.llm.inference", "complete": "itemsmith.agents.llm.inference",
-    "stream_tokens": "itemsmith.agents.llm.inference", "Activity": "itemsmith.agents.context",
-    "plan_briefs": "itemsmith.agents.planner", "generate": "itemsmith.agents.generator", "build_slot_graph": "itemsmith.agents.graph",
-    "SlotEvent": "itemsmith.agents.context", "VerificationResult": "itemsmith.agents.verify", "Verifier": "itemsmith.agents.verify",
-    "pass_through": "itemsmith.agents.verify", "ScriptedChatModel": "itemsmith.agents.llm.providers.scripted", "AgentSettings": "itemsmith.agents.settings",
-    "CallUsage": "itemsmith.agents.llm.usage", "UsageCallback": "itemsmith.agents.llm.usage", "UsageLedger": "itemsmith.agents.llm.usage",
-    "UsageTotals": "itemsmith.agents.llm.usage", "LOCAL_MODELS": "itemsmith.agents.llm.providers.local",
-    "AgentError": "itemsmith.agents.errors", "EmptyReplyError": "itemsmith.agents.errors", "LocalModelUnavailable": "itemsmith.agents.errors",
-    "PlanningError": "itemsmith.agents.errors", "ProviderCallError": "itemsmith.agents.errors", "ProviderConfigError": "itemsmith.agents.errors",
+_MODULES = {
+    "authoring": ("Activity", "Attempt", "Brief", "PlanInfo", "RunReport", "SlotEvent", "SlotResult", "author",
+                  "author_sync", "build_slot_graph", "generate", "plan_briefs"),
+    "config": ("AuthorConfig",),
+    "errors": ("AgentError", "EmptyReplyError", "LocalModelUnavailable", "PlanningError", "ProviderCallError",
+               "ProviderConfigError"),
+    "llm": ("LOCAL_MODELS", "PROVIDERS", "CallUsage", "ModelHandle", "ModelOptions", "ModelSpec", "RetryPolicy",
+            "ScriptedChatModel", "UsageLedger", "UsageTotals", "complete", "make_chat_model", "make_model",
+            "register_provider", "stream_tokens"),
+    "llm.usage": ("UsageCallback",),
+    "settings": ("AgentSettings",),
+    "stages": ("VerificationResult", "Verifier", "pass_through"),
 }
+_EXPORTS = exports(__name__, _MODULES)
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'agents' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -3,7 +3,7 @@
 `RunSettings` are the knobs of a run (how many templates, which models, how many rounds, ...);
 `AuthoringRequest` adds what the run is about (handler and task). Every entry point is built from
 them with the same names and bounds: the command line maps its options onto `AuthorConfig`
-(`agents.run`, which adds where the run writes), the service's author job request adds the bank it
+(`agents.authoring.run`, which adds where the run writes), the service's author job request adds the bank it
 fills, and the API's bank settings are `RunSettings` with the server's spec policy. Model specs are
 parsed here, once (`agents.llm.spec.ModelSpecField`), and written back as their text.
 """

@@ -21,9 +21,9 @@ import sys
 import time
 from pathlib import Path
 
+from itemsmith.agents.authoring.context import SlotEvent
+from itemsmith.agents.authoring.run import author
 from itemsmith.agents.config import AuthorConfig
-from itemsmith.agents.context import SlotEvent
-from itemsmith.agents.run import author
 
 TASK = ("Multiple-choice questions that test whether a model can read and reason about this dataset's time "
         "series: values, extremes, counts, timing, changes and comparisons, with answers computed from the data.")

@@ -20,11 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from itemsmith.agents.authoring.context import SlotEvent
+from itemsmith.agents.authoring.run import author
 from itemsmith.agents.config import AuthorConfig
-from itemsmith.agents.context import SlotEvent
 from itemsmith.agents.llm.inference import ModelHandle
 from itemsmith.agents.llm.providers.scripted import ScriptedChatModel
-from itemsmith.agents.run import author
 from itemsmith.items.schema import RunStatus, StructureReport
 from itemsmith.sandbox import SandboxPool
 

@@ -28,10 +28,10 @@ from typing import Any
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before llama.cpp's OpenMP runtime loads
 
+from itemsmith.agents.authoring.context import SlotEvent
+from itemsmith.agents.authoring.models import RunReport
+from itemsmith.agents.authoring.run import author
 from itemsmith.agents.config import AuthorConfig
-from itemsmith.agents.context import SlotEvent
-from itemsmith.agents.models import RunReport
-from itemsmith.agents.run import author
 from itemsmith.items.rendering import TextFormat
 from itemsmith.verification.diversity import diversity
 from itemsmith.verification.judges import CRITERIA, PanelConfig

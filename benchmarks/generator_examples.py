@@ -19,10 +19,10 @@ import json
 import time
 from pathlib import Path
 
+from itemsmith.agents.authoring.run import author
 from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.llm.inference import ModelHandle
 from itemsmith.agents.llm.providers.scripted import ScriptedChatModel
-from itemsmith.agents.run import author
 
 TASK = "questions about Seattle's daily weather"  # the README's quick start
 BRIEFS = [

@@ -29,9 +29,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from itemsmith.agents.authoring.prompts import generator_system, refine_message, skeleton
 from itemsmith.agents.llm.providers import llamacpp
 from itemsmith.agents.llm.providers.local import model_path
-from itemsmith.agents.prompts import generator_system, refine_message, skeleton
 from itemsmith.agents.settings import get_settings
 
 BRIEF = ("## Write the template for this brief\nTitle: Highest daily maximum temperature of a month\n"

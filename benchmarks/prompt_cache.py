@@ -37,8 +37,8 @@ JUDGED = "weather_largest_temp_range_day"
 
 def one_setting() -> dict[str, Any]:
     """The three steps in this process, with the settings of its environment."""
+    from itemsmith.agents.authoring.generator import build_prompt, first_message, messages_for
     from itemsmith.agents.feedback import build_feedback
-    from itemsmith.agents.generator import build_prompt, first_message, messages_for
     from itemsmith.agents.llm.factory import CallLog, build_judges
     from itemsmith.agents.llm.inference import RetryPolicy, complete, stream_tokens
     from itemsmith.agents.llm.providers import ModelOptions, make_model

@@ -146,8 +146,8 @@ def _system_sections(system: str) -> dict[str, str]:
 
 
 def generator_numbers(handler: str, profile: Any, count: Counter, examples: int | None) -> dict[str, Any]:
+    from itemsmith.agents.authoring.generator import build_prompt, first_message, messages_for
     from itemsmith.agents.feedback import build_feedback
-    from itemsmith.agents.generator import build_prompt, first_message, messages_for
     from itemsmith.templates_bank.curated import get_curated
 
     prompt = build_prompt(profile, TASK) if examples is None else build_prompt(profile, TASK, examples=examples)

@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from itemsmith.agents.planner import fallback_briefs
+from itemsmith.agents.authoring.planner import fallback_briefs
+from itemsmith.agents.authoring.prompts import brief_block, skeleton
+from itemsmith.agents.authoring.taxonomy import coverage_plan
 from itemsmith.agents.profile import profile_handler
-from itemsmith.agents.prompts import brief_block, skeleton
-from itemsmith.agents.taxonomy import coverage_plan
 from itemsmith.sandbox import SandboxPool
 
 ITEMSMITH = str(Path(sys.executable).with_name("itemsmith"))

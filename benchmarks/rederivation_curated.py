@@ -48,8 +48,8 @@ from replay_server import replay_server, write_prompt
 
 from itemsmith.agents.llm.factory import build_solver, retry_policy
 from itemsmith.agents.llm.spec import ModelSpec
-from itemsmith.agents.rederivation import RederivationVerifier
 from itemsmith.agents.settings import get_settings
+from itemsmith.agents.stages.rederivation import RederivationVerifier
 from itemsmith.items.schema import RunStatus, StructureReport
 from itemsmith.sandbox.executor import SandboxPool
 from itemsmith.templates_bank.curated import load_curated

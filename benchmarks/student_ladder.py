@@ -24,8 +24,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before llama.cpp's OpenMP
 
 from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.llm.factory import build_students
-from itemsmith.agents.pipeline import resolve_pipeline
 from itemsmith.agents.settings import get_settings
+from itemsmith.agents.stages.pipeline import resolve_pipeline
 from itemsmith.items.rendering import TextFormat
 from itemsmith.sandbox import run_template
 from itemsmith.templates_bank.curated import get_curated

@@ -2,7 +2,7 @@
 over a corpus of known templates, repeated, in one process.
 
 For every template of the corpus (`benchmarks/semantic_corpus/manifest.toml`: good, flawed and
-gaming templates, some on users' own handlers) it runs `agents.template_verification.verify_template`,
+gaming templates, some on users' own handlers) it runs `agents.stages.template_verification.verify_template`,
 the function behind `itemsmith verify`, with no judges and no students, `--repeat` times on fresh
 OS-random seeds, and reports:
 
@@ -37,7 +37,7 @@ from typing import Any
 
 from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.settings import get_settings
-from itemsmith.agents.template_verification import TemplateVerification, verify_template
+from itemsmith.agents.stages.template_verification import TemplateVerification, verify_template
 from itemsmith.sandbox import SandboxPool
 from itemsmith.verification.settings import VerificationSettings
 

@@ -26,7 +26,7 @@ from itemsmith.cli._common import (
 from itemsmith.cli._interrupt import say_on_interrupt
 
 if TYPE_CHECKING:
-    from itemsmith.agents.models import RunReport
+    from itemsmith.agents.authoring.models import RunReport
     from itemsmith.service.bank_import import ImportReport
     from itemsmith.templates_bank.diversity import TemplateDiversity
 
@@ -110,7 +110,7 @@ def author(
     except ValidationError as exc:
         raise usage_error("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
     from itemsmith.agents.errors import AgentError
-    from itemsmith.agents.pipeline import authoring_models, check_models, resolve_pipeline, run_header
+    from itemsmith.agents.stages.pipeline import authoring_models, check_models, resolve_pipeline, run_header
 
     try:  # every role's model can be built here: checked before the agents are imported
         settings = agent_settings(reasoning_budget)
@@ -137,9 +137,9 @@ def author(
 
     import asyncio
 
-    from itemsmith.agents.progress import ProgressTable
-    from itemsmith.agents.run import author as run_author
-    from itemsmith.agents.run import new_run_id
+    from itemsmith.agents.authoring.progress import ProgressTable
+    from itemsmith.agents.authoring.run import author as run_author
+    from itemsmith.agents.authoring.run import new_run_id
 
     run_id = run_id or new_run_id()
     config = config.model_copy(update={"run_id": run_id})

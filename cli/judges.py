@@ -32,8 +32,8 @@ def judges_validate(
     validated, 1 when it stays advisory."""
     import asyncio
 
-    from itemsmith.agents.judge_validation import measure_judge, record_validation
     from itemsmith.agents.llm.spec import ModelSpec
+    from itemsmith.agents.stages.judge_validation import measure_judge, record_validation
 
     try:
         spec = ModelSpec.parse(judge)
@@ -66,8 +66,8 @@ def judges_validate(
 @app.command("list")
 def judges_list(as_json: JsonOpt = False) -> None:
     """The recorded judge validations: each judge's AUC, the corpus it was measured on, and whether it decides."""
-    from itemsmith.agents.judge_validation import load_validations, validations_path
     from itemsmith.agents.settings import get_settings
+    from itemsmith.agents.stages.judge_validation import load_validations, validations_path
 
     settings = get_settings()
     try:

@@ -1,5 +1,5 @@
 """`itemsmith verify`: one template (hand-written, edited, generated) through exactly the stages
-`itemsmith author` runs, with the same defaults and the same report (`agents.template_verification`)."""
+`itemsmith author` runs, with the same defaults and the same report (`agents.stages.template_verification`)."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def verify(
         raise usage_error("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
 
     from itemsmith.agents.errors import AgentError
-    from itemsmith.agents.pipeline import check_models, header_lines, resolve_pipeline
+    from itemsmith.agents.stages.pipeline import check_models, header_lines, resolve_pipeline
 
     try:  # every stage's model can be built here: checked before the agents are imported
         pipeline = resolve_pipeline(config, settings)
@@ -90,7 +90,7 @@ def verify(
 
     import asyncio
 
-    from itemsmith.agents.template_verification import verify_template
+    from itemsmith.agents.stages.template_verification import verify_template
     from itemsmith.handlers import HandlerSourceError
     from itemsmith.sandbox import SandboxError
 

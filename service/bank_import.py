@@ -20,7 +20,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy.orm import Session
 
-from itemsmith.agents.models import RunReport, SlotResult
+from itemsmith.agents.authoring.models import RunReport, SlotResult
 from itemsmith.sandbox import SandboxLimits, SandboxPool
 from itemsmith.service.jobs import store_accepted
 from itemsmith.templates_bank.calibration import (

@@ -8,11 +8,11 @@ from collections.abc import Callable, Mapping, Sequence
 
 from sqlalchemy.orm import Session
 
-from itemsmith.agents.judge_validation import advisory
 from itemsmith.agents.llm.factory import CallLog, build_judges, build_respondent, build_students, retry_policy
 from itemsmith.agents.llm.providers import SpecPolicy
 from itemsmith.agents.llm.spec import ModelSpec, StudentSpec
 from itemsmith.agents.settings import AgentSettings, get_settings
+from itemsmith.agents.stages.judge_validation import advisory
 from itemsmith.items.rendering import TextFormat
 from itemsmith.items.schema import IRTParameters
 from itemsmith.sandbox import SandboxLimits

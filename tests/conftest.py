@@ -19,7 +19,7 @@ POSTGRES_ADMIN_URL = os.environ.get("ITEMSMITH_TEST_POSTGRES_URL", "postgresql:/
 # in tests: loading the sentence embedder takes tens of seconds; tests of embeddings pass their own.
 os.environ.setdefault("ITEMSMITH_DIVERSITY_EMBEDDER", "off")
 # No default judges or students: a test that names none runs the structure check and the item audit
-# only, as before the defaults (tests/agents/test_pipeline.py covers the defaults themselves).
+# only, as before the defaults (tests/agents/stages/test_pipeline.py covers the defaults themselves).
 os.environ.setdefault("ITEMSMITH_DEFAULT_JUDGES", "[]")
 os.environ.setdefault("ITEMSMITH_DEFAULT_STUDENTS", "[]")
 os.environ.setdefault("ITEMSMITH_REDERIVATION_ENABLED", "false")  # tests that re-derive turn it on themselves
@@ -90,8 +90,8 @@ def validate_judge() -> Iterator[Callable[[str], None]]:
     validate` would after measuring it: a scripted judge's scores then decide. Removed afterwards."""
     from datetime import UTC, datetime
 
-    from itemsmith.agents.judge_validation import JudgeValidation, load_validations, record_validation
     from itemsmith.agents.settings import get_settings
+    from itemsmith.agents.stages.judge_validation import JudgeValidation, load_validations, record_validation
 
     recorded: list[str] = []
 

@@ -20,7 +20,7 @@ LINT_IMPORTS = shutil.which("lint-imports") or str(Path(sys.executable).parent /
 
 
 def _layers() -> list[set[str]]:
-    (contract,) = [c for c in CONTRACTS if c["type"] == "layers"]
+    (contract,) = [c for c in CONTRACTS if c["name"] == "Layers, highest first"]
     return [{name.strip() for name in layer.replace("|", ":").split(":")} for layer in contract["layers"]]
 
 
@@ -69,18 +69,23 @@ def test_the_contracts_hold_on_the_tree(tmp_path: Path) -> None:
      "The item vocabulary imports nothing of ours"),
     ({"items/planted.py": "from itemsmith.handlers import DatasetHandler\n"}, "Layers, highest first"),
     ({"handlers/planted.py": "from itemsmith.sandbox import run_template\n"}, "Layers, highest first"),
-    ({"templates_bank/storage/planted.py": "import itemsmith.agents.run\n"}, "Layers, highest first"),
+    ({"templates_bank/storage/planted.py": "import itemsmith.agents.authoring.run\n"}, "Layers, highest first"),
     ({"service/planted.py": "from itemsmith.api import settings\n"}, "Layers, highest first"),
     ({"api/planted.py": "from itemsmith.cli import app\n"}, "Layers, highest first"),
     ({"service/planted.py": "from itemsmith.templates_bank.storage._models import BankRow\n"},
      "Private modules stay in their package"),
     ({"api/planted.py": "from itemsmith.service.tables import JobRow\n"},
      "The API reaches jobs and keys through the service's functions"),
+    ({"agents/stages/planted.py": "from itemsmith.agents.authoring import author\n"},
+     "Inside agents: authoring, then the stages, then the model layer"),
+    ({"agents/llm/planted.py": "def later():\n    from itemsmith.agents.stages.verify import Verifier\n"},
+     "Inside agents: authoring, then the stages, then the model layer"),
     ({"service/jobs/planted_a.py": "from itemsmith.service.jobs import planted_b\n",
       "service/jobs/planted_b.py": "def later():\n    from itemsmith.service.jobs import planted_a\n"},
      "No import loops between sibling modules"),
 ], ids=["vocabulary-imports-bank", "vocabulary-imports-handlers", "handlers-import-sandbox", "storage-imports-agents", "service-imports-api",
-        "api-imports-cli", "private-module", "api-imports-service-tables", "import-loop"])
+        "api-imports-cli", "private-module", "api-imports-service-tables", "stages-import-authoring",
+        "model-layer-imports-stages", "import-loop"])
 def test_a_planted_forbidden_import_breaks_its_contract(tmp_path: Path, planted: dict[str, str], broken: str) -> None:
     result = _lint_imports(_tree_with(tmp_path, planted))
     assert result.returncode == 1, result.stdout + result.stderr

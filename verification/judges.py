@@ -511,7 +511,7 @@ def judge_templates(samples: Sequence[TemplateSample], judges: Sequence[Judge], 
 
 def advisory_decision(judgement: TemplateJudgement) -> Decision:
     """The decision of an advisory panel (no judge validated on a corpus of known templates,
-    `agents.judge_validation`): its scores neither accept nor reject; they are kept as a note and
+    `agents.stages.judge_validation`): its scores neither accept nor reject; they are kept as a note and
     the later stages decide."""
     verdict = "passed" if judgement.passed else "failed"
     return Decision(accepted=True, stage="judges", reasons=[

@@ -1,6 +1,6 @@
 """Independent re-derivation (N-version check) of a template's keys, without a model.
 
-A solver (an LLM, in `agents.rederivation`) is shown one drawn item as `solver_view` makes it:
+A solver (an LLM, in `agents.stages.rederivation`) is shown one drawn item as `solver_view` makes it:
 the question, the options in a fresh random order, the series as shown with their units and the
 context, and nothing else: no key, no answer text, no rationale, no metadata, never the
 template's source. It writes `solve(item)`; `run_solver` runs that program in the sandbox (hostile

@@ -18,8 +18,7 @@ Names are imported lazily (``import itemsmith.agents.llm.spec`` stays free of La
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from itemsmith.agents._lazy import exports, lazy_getattr
 
 _MODULES = {
     "catalog": ("Capabilities", "Price", "entry_for", "price_for"),
@@ -32,12 +31,8 @@ _MODULES = {
     "spec": ("ModelSpec", "ModelSpecField", "StudentSpec"),
     "usage": ("CallUsage", "UsageLedger", "UsageTotals", "cost_of"),
 }
-_EXPORTS = {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names}
+_EXPORTS = exports(__name__, _MODULES)
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -340,7 +340,7 @@ def build_students(specs: Sequence[StudentSpec], *, settings: AgentSettings | No
 
 def build_solver(spec: ModelSpec, *, settings: AgentSettings | None = None, max_tokens: int | None = None,
                  policy: SpecPolicy | None = None) -> ModelHandle:
-    """The re-derivation stage's solver (`agents.rederivation`): a chat model that writes code. Its
+    """The re-derivation stage's solver (`agents.stages.rederivation`): a chat model that writes code. Its
     reply budget is the provider's (`max_output_tokens`, a local model's `local_max_output_tokens`),
     with the `solver` role's reasoning budget on top for a reasoning model: a strong model that
     explains before its program must not be cut before the program."""

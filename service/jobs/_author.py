@@ -1,6 +1,6 @@
-"""The ``author`` job: `agents.run.author` with the job id as run id and its checkpoint in the
+"""The ``author`` job: `agents.authoring.run.author` with the job id as run id and its checkpoint in the
 job database, progress as job events, and every accepted template stored in the bank with its
-verdicts. Which stages run, with which models (`agents.pipeline`; unset judges or students: the
+verdicts. Which stages run, with which models (`agents.stages.pipeline`; unset judges or students: the
 server's defaults), is published first (a ``stages`` event) and is part of the result. The result
 measures the stored templates' diversity; with a student pool, the stored templates are then
 calibrated on the pool's answers (`calibrate_authored`; the result says why not, e.g. too few
@@ -20,14 +20,14 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from itemsmith.agents.checkpoint import open_checkpointer, setup_checkpointer
+from itemsmith.agents.authoring.checkpoint import open_checkpointer, setup_checkpointer
+from itemsmith.agents.authoring.context import SlotEvent
+from itemsmith.agents.authoring.graph import build_slot_graph
+from itemsmith.agents.authoring.models import Brief, RunReport, SlotResult
+from itemsmith.agents.authoring.run import FINAL, author, slot_result
 from itemsmith.agents.config import AuthorConfig
-from itemsmith.agents.context import SlotEvent
-from itemsmith.agents.graph import build_slot_graph
-from itemsmith.agents.models import Brief, RunReport, SlotResult
-from itemsmith.agents.pipeline import Pipeline, resolve_pipeline
-from itemsmith.agents.run import FINAL, author, slot_result
 from itemsmith.agents.settings import get_settings
+from itemsmith.agents.stages.pipeline import Pipeline, resolve_pipeline
 from itemsmith.sandbox import SandboxPool
 from itemsmith.service.jobs._calibrate import calibrate_authored
 from itemsmith.service.jobs._context import JobContext, JobInterrupted

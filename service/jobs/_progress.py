@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from itemsmith.agents.context import SlotEvent
+from itemsmith.agents.authoring.context import SlotEvent
 
 __all__ = ["AuthorProgress"]
 

@@ -1,5 +1,5 @@
 """The ``recheck`` job: a stored template version (typically an edit a reviewer saved) goes
-through the same verification as `itemsmith verify` (`agents.template_verification`): the
+through the same verification as `itemsmith verify` (`agents.stages.template_verification`): the
 structure check in the sandbox, the item audit (always), the re-derivation (reusing the solver
 program stored on the version) and the configured content stages; the verdicts and the decision
 are stored on the version under the job id (once). A stage whose model calls gave no usable
@@ -14,9 +14,9 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from itemsmith.agents.config import AuthorConfig
-from itemsmith.agents.rederivation import SOLVER_PROMPT_VERSION
 from itemsmith.agents.settings import get_settings
-from itemsmith.agents.template_verification import verify_template
+from itemsmith.agents.stages.rederivation import SOLVER_PROMPT_VERSION
+from itemsmith.agents.stages.template_verification import verify_template
 from itemsmith.items.schema import AuditReport, Decision, StructureReport
 from itemsmith.sandbox import SandboxPool
 from itemsmith.service.jobs._context import JobContext

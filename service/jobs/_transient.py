@@ -3,6 +3,9 @@ moment) are retried rather than failing a job: `retry_transient` retries a unit 
 safe to repeat (one transaction) with backoff until `ServiceSettings.job_db_retry_s` runs out.
 A job whose own code meets one anyway goes back to the queue (`_execute`) and is claimed again
 by a runner or the sweeper, up to ``job_transient_attempts`` claims.
+The attempts run through tenacity, as a model call's do (`agents.llm.inference`); the policies
+differ (a deadline here; a count of attempts, a bound on all waits and the provider's Retry-After
+there), and importing that module would load LangChain into the worker's start-up.
 
 Such an error comes wrapped by SQLAlchemy (the bank and the job store) or straight from psycopg
 (LangGraph's PostgreSQL checkpointer speaks to the server without SQLAlchemy): a restart shows up
@@ -14,11 +17,11 @@ clean-up after it) counts too: the job failed because the database went away."""
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from typing import TypeVar
 
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_delay, wait_exponential
 
 try:  # the `postgres` extra
     from psycopg import OperationalError as PsycopgOperationalError
@@ -59,17 +62,18 @@ def is_transient(exc: BaseException) -> bool:
 def retry_transient(work: Callable[[], T], *, within_s: float, what: str, first_wait_s: float = 0.2,
                     max_wait_s: float = 5.0) -> T:
     """`work()`, again after each transient error until `within_s` seconds have passed (then the
-    last error is raised). `work` must be one transaction: an attempt that failed committed nothing."""
-    deadline = time.monotonic() + within_s
-    wait = first_wait_s
-    while True:
-        try:
-            return work()
-        except Exception as exc:
-            left = deadline - time.monotonic()
-            if not is_transient(exc) or left <= 0:
-                raise
-            log.warning("%s: transient database error (%s: %s); again in %.1f s", what, type(exc).__name__,
-                        str(exc).splitlines()[0] if str(exc) else "", min(wait, left))
-            time.sleep(min(wait, left))
-            wait = min(wait * 2, max_wait_s)
+    last error is raised). `work` must be one transaction: an attempt that failed committed nothing.
+    The waits double from `first_wait_s` up to `max_wait_s`; the last one ends at `within_s`."""
+    backoff = wait_exponential(multiplier=first_wait_s, max=max_wait_s)
+
+    def wait(state: RetryCallState) -> float:
+        return max(0.0, min(backoff(state), within_s - (state.seconds_since_start or 0.0)))
+
+    def told(state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        log.warning("%s: transient database error (%s: %s); again in %.1f s", what, type(exc).__name__,
+                    str(exc).splitlines()[0] if str(exc) else "", state.upcoming_sleep)
+
+    retrying = Retrying(retry=retry_if_exception(is_transient), wait=wait, stop=stop_after_delay(within_s),
+                        before_sleep=told, reraise=True)
+    return retrying(work)

@@ -10,8 +10,8 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from itemsmith.agents.rederivation import SOLVER_PROMPT_VERSION
-from itemsmith.agents.verify import VerificationResult
+from itemsmith.agents.stages.rederivation import SOLVER_PROMPT_VERSION
+from itemsmith.agents.stages.verify import VerificationResult
 from itemsmith.items.hashing import item_hash
 from itemsmith.items.schema import Decision, RederivationReport, StructureReport, Template
 from itemsmith.templates_bank.storage import (

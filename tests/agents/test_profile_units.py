@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from itemsmith.agents.authoring.prompts import describe_profile, generator_system
 from itemsmith.agents.profile import profile_handler
-from itemsmith.agents.prompts import describe_profile, generator_system
 from itemsmith.sandbox import SandboxPool
 
 

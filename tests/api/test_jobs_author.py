@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, update
 
-from itemsmith.agents.context import SlotEvent
-from itemsmith.agents.verify import VerificationResult
+from itemsmith.agents.authoring.context import SlotEvent
+from itemsmith.agents.stages.verify import VerificationResult
 from itemsmith.api.settings import ApiSettings
 from itemsmith.items.hashing import item_hash
 from itemsmith.items.schema import (

@@ -14,7 +14,7 @@ import pytest
 # pyarrow is not listed: the API documents the export formats by name, and the exporters' registry
 # imports its writers (the parquet one, pyarrow) with it.
 HEAVY = ("pandas", "scipy", "sklearn", "matplotlib", "torch", "langchain_core", "langgraph", "openai", "anthropic",
-         "llama_cpp", "itemsmith.agents.run", "itemsmith.agents.graph", "itemsmith.agents.context",
+         "llama_cpp", "itemsmith.agents.authoring.run", "itemsmith.agents.authoring.graph", "itemsmith.agents.authoring.context",
          "itemsmith.verification.audit", "itemsmith.verification.students")
 
 
@@ -44,4 +44,4 @@ def test_the_worker_does_not_import_the_web_framework() -> None:
 def test_the_probe_sees_a_heavy_import() -> None:
     """Control: a job kind's own module does load the model layer, and the probe says so."""
     loaded = _loaded("import itemsmith.service.jobs._author")
-    assert "langgraph" in loaded and "itemsmith.agents.graph" in loaded
+    assert "langgraph" in loaded and "itemsmith.agents.authoring.graph" in loaded

@@ -21,7 +21,7 @@ from itemsmith.cli.app import COMMANDS, app
 # model spec, a student or a request is given and checked)
 HEAVY = ("pandas", "numpy", "pyarrow", "scipy", "matplotlib", "sklearn", "torch", "langchain_core", "langgraph",
          "openai", "anthropic", "httpx", "llama_cpp", "sqlalchemy", "alembic", "fastapi", "uvicorn", "celery",
-         "redis", "psycopg", "rich", "itemsmith.sandbox", "itemsmith.items.schema", "itemsmith.agents.run")
+         "redis", "psycopg", "rich", "itemsmith.sandbox", "itemsmith.items.schema", "itemsmith.agents.authoring.run")
 
 PROBE = textwrap.dedent('''
     import json, sys

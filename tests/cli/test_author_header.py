@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from itemsmith.agents import run as run_module
+from itemsmith.agents.authoring import run as run_module
 from itemsmith.agents.errors import AgentError
 from itemsmith.agents.llm.providers import local as local_models
 from itemsmith.cli.app import app

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from itemsmith.agents.models import Attempt, Brief, PlanInfo, RunReport, SlotResult
-from itemsmith.agents.verify import VerificationResult
+from itemsmith.agents.authoring.models import Attempt, Brief, PlanInfo, RunReport, SlotResult
+from itemsmith.agents.stages.verify import VerificationResult
 from itemsmith.items.schema import Decision, StudentResponse
 from itemsmith.service.bank_import import import_run
 from itemsmith.templates_bank.curated import get_curated

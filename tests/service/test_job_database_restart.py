@@ -188,6 +188,19 @@ def test_only_transient_errors_are_retried_and_only_within_the_time_given() -> N
     assert time.monotonic() - started < 5
 
 
+def test_the_waits_double_up_to_their_bound_and_the_last_ends_at_the_time_given(caplog) -> None:
+    from sqlalchemy.exc import OperationalError
+
+    def away() -> None:
+        raise OperationalError("SELECT 1", {}, Exception("refused"))
+
+    with caplog.at_level(logging.WARNING, logger="itemsmith.jobs"), pytest.raises(OperationalError):
+        retry_transient(away, within_s=1.0, what="test", first_wait_s=0.02, max_wait_s=0.08)
+    waits = [record.args[-1] for record in caplog.records if "transient database error" in record.getMessage()]
+    assert waits[:3] == pytest.approx([0.02, 0.04, 0.08]) and max(waits) == pytest.approx(0.08)
+    assert sum(waits) <= 1.0 and len(waits) >= 4
+
+
 def test_raw_psycopg_errors_of_a_restart_are_transient_and_real_errors_are_not() -> None:
     """What LangGraph's checkpointer raises (psycopg, no SQLAlchemy around it), also when another
     error was raised from it or while handling it, or when it sits in an exception group."""

@@ -23,7 +23,7 @@ from scipy import signal, stats
 from statsmodels.stats.diagnostic import acorr_ljungbox
 from statsmodels.tsa.stattools import acf, adfuller, grangercausalitytests
 
-from itemsmith.agents.taxonomy import CONCEPTS, TASK_KINDS
+from itemsmith.agents.authoring.taxonomy import CONCEPTS, TASK_KINDS
 from itemsmith.items.schema import Item
 from itemsmith.templates_bank.curated import CURATED_DIR, load_curated
 

@@ -20,7 +20,7 @@ from itemsmith.agents.llm.factory import build_judges, build_students, retry_pol
 from itemsmith.agents.llm.spec import ModelSpec, StudentSpec
 from itemsmith.agents.llm.usage import UsageTotals
 from itemsmith.agents.settings import AgentSettings
-from itemsmith.agents.verification_stages import JudgePanelVerifier, StudentPoolVerifier
+from itemsmith.agents.stages.verification_stages import JudgePanelVerifier, StudentPoolVerifier
 from itemsmith.items.schema import Item, StructureReport
 from itemsmith.verification.capability import CapabilityConfig
 from itemsmith.verification.judges import PanelConfig

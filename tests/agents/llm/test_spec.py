@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from itemsmith.agents.authoring.run import author
 from itemsmith.agents.config import AuthorConfig, RunSettings
 from itemsmith.agents.errors import SettingsError
 from itemsmith.agents.llm.spec import ModelSpec, ModelSpecField, StudentSpec
-from itemsmith.agents.run import author
 from itemsmith.agents.settings import AgentSettings, get_settings
 from itemsmith.service.jobs import AuthorJobRequest
 

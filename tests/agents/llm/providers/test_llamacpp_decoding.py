@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from itemsmith.agents.generator import _ran_away
+from itemsmith.agents.authoring.generator import _ran_away
 from itemsmith.agents.llm.providers.llamacpp import (
     REPETITION_FINISH,
     ExactDecoding,

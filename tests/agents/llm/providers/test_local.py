@@ -13,13 +13,13 @@ import os
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from itemsmith.agents.authoring.run import author
 from itemsmith.agents.config import AuthorConfig
 from itemsmith.agents.llm.inference import ModelHandle, RetryPolicy, complete, stream_tokens
 from itemsmith.agents.llm.providers import ModelOptions, make_model
 from itemsmith.agents.llm.providers.local import installed, llama_available
 from itemsmith.agents.llm.spec import ModelSpec
 from itemsmith.agents.llm.usage import CallUsage
-from itemsmith.agents.run import author
 
 pytestmark = pytest.mark.local_model
 
@@ -129,7 +129,7 @@ def test_local_model_solver_runs_the_rederivation_stage_offline(pool) -> None:
     and a reply it runs on to the output cap (it sees freshly drawn items, so this varies) is
     missing data: no verdict, never "not re-derivable"."""
     from itemsmith.agents.llm.factory import build_solver
-    from itemsmith.agents.rederivation import RederivationVerifier
+    from itemsmith.agents.stages.rederivation import RederivationVerifier
     from itemsmith.verification.rederivation import RederivationConfig
     from itemsmith.verification.structure import check_structure
 
