@@ -46,7 +46,7 @@ ROLLING = '''
         items.append(mc_item(
             f"This is the 7-day mean of the daily maximum temperature in Seattle from {{dates[0]}} to {{dates[-1]}}. "
             "What is its average over these days?", key, wrong,
-            series=[series(shown, name="temp_max 7-day mean", timestamps=dates, unit="°C"{derived})],
+            series=[series(shown, name="{name}", timestamps=dates, unit="°C"{derived})],
             metadata={{"record_ids": sorted({{d[:7] for d in list(part.index.strftime("%Y-%m-%d"))}})}}))
 '''
 
@@ -82,15 +82,20 @@ def pool() -> Iterator[SandboxPool]:
 
 
 def test_a_declared_rolling_mean_passes(pool: SandboxPool) -> None:
-    source = template(ROLLING.format(derived=', derived="7-day mean of temp_max"'))
+    source = template(ROLLING.format(name="temp_max 7-day mean", derived=', derived="7-day mean of temp_max"'))
     report = audit_template(source, HANDLER, pool=pool)
     assert report.passed, report.feedback
     fidelity = next(f for f in report.findings if f.check == "data_fidelity")
     assert fidelity.passed and "made as its derived= says" in fidelity.message
 
 
+def test_a_rolling_mean_named_as_one_passes_without_derived(pool: SandboxPool) -> None:
+    report = audit_template(template(ROLLING.format(name="temp_max 7-day mean", derived="")), HANDLER, pool=pool)
+    assert "data_fidelity" not in report.failed_checks, report.feedback
+
+
 def test_an_undeclared_rolling_mean_fails_with_what_to_write(pool: SandboxPool) -> None:
-    report = audit_template(template(ROLLING.format(derived="")), HANDLER, pool=pool)
+    report = audit_template(template(ROLLING.format(name="temp_max", derived="")), HANDLER, pool=pool)
     assert "data_fidelity" in report.failed_checks
     assert "is not at its timestamps a column" in report.feedback and 'derived="<how it was made' in report.feedback
 
