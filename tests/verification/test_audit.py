@@ -458,3 +458,31 @@ def test_keys_on_the_datas_steps_among_distractors_off_them_are_memorized_and_st
     assert "memorization" in off_grid.shortcuts and "step=" in off_grid.feedback
     on_grid = audit_items(draws(_fahrenheit_range(5 / 9)))
     assert on_grid.passed, on_grid.feedback
+
+
+def test_lengths_that_follow_the_values_are_no_length_cue() -> None:
+    """Sound items whose option lengths follow what the options are: a month name (the peak of a
+    seasonal series, "May" most years, is the shortest name) or a change written with its sign.
+    What the values say is for the numeric and pool solvers; `length_rank` reads formats."""
+    months = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+              "November", "December"]
+
+    def peak_month(rng: np.random.Generator, i: int) -> dict:
+        values = np.round(rng.normal(0, 1, 12) + 3 * np.sin(np.arange(12) / 12 * 2 * np.pi + 0.4), 2)
+        best = int(np.argmax(values))
+        wrong = [months[int(m)] for m in rng.choice([m for m in range(12) if m != best], 3, replace=False)]
+        return mc_item("Monthly values of one year. In which month is the value highest?", months[best], wrong,
+                       rng=rng, series=[series(values, timestamps=[f"2001-{m + 1:02d}-01" for m in range(12)])])
+    assert "length_rank" not in audit_items(draws(peak_month)).shortcuts
+
+
+def test_a_key_nearest_zero_among_signed_options_is_still_a_cue() -> None:
+    """The cheapest way round a length solver that ignores values: the key is always the change
+    nearest zero, the distractors farther out on both sides. The value solvers must see it."""
+    def nearest_zero(rng: np.random.Generator, i: int) -> dict:
+        values = _values(rng)
+        key = round(float(rng.uniform(-0.9, 0.9)), 1)
+        wrong = [round(float(s * rng.uniform(3, 9)), 1) for s in rng.choice([-1, 1], 3)]
+        return mc_item("By how much did the series change?", f"{key} mm", [f"{w} mm" for w in wrong], rng=rng,
+                       series=[series(values)])
+    assert audit_items(draws(nearest_zero)).shortcuts

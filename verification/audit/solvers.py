@@ -88,7 +88,24 @@ def _position_ranks(item: Item) -> list[int] | None:
     return list(range(len(item.options)))
 
 
+_CALENDAR_NAME = re.compile(r"\b(?:january|february|march|april|may|june|july|august|september|october|november|"
+                            r"december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|monday|tuesday|wednesday|"
+                            r"thursday|friday|saturday|sunday|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)\b\.?")
+
+
+def _shape(option: str) -> str:
+    """An option's format with its value masked: numbers (sign and digits, decimals kept), month and
+    weekday names."""
+    return _CALENDAR_NAME.sub("M", format_signature(option))
+
+
 def _length_ranks(item: Item) -> list[int] | None:
+    """Ranks of the options' lengths, where length can say something besides the value: not over
+    options that are values written in one format ("-1.25 %" is longer than "0.50 %", "May" shorter
+    than "September", because of what they are: the numeric and the pool solvers read that), nor
+    over True/False."""
+    if item.kind is ItemKind.tf or len({_shape(o) for o in item.options}) == 1:
+        return None
     ranks = _dense_ranks([len(o.strip()) for o in item.options])
     return ranks if max(ranks) > 0 else None
 
