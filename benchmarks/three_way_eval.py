@@ -1,7 +1,8 @@
 """One release evaluated three ways against the same local model behind ``llama_cpp.server``.
 
     python benchmarks/three_way_eval.py [--model smollm2-135m] [--templates 16] [--max-tokens 48]
-                                        [--threads 2] [--port 8765] [--loglik] [--keep DIR] [--out FILE]
+                                        [--threads 2] [--port 8765] [--loglik] [--loglik-items 2]
+                                        [--keep DIR] [--out FILE]
 
 1. A SQLite bank holding the ``--templates`` curated templates with the shortest prompts (`SHORT`:
    a CPU run takes minutes, not hours), released with one item each and exported as ``lm-eval``
@@ -15,15 +16,17 @@
    ``inspect eval task.py --model openai-api/llamacpp/MODEL`` (Inspect's ``openai/`` provider calls
    ``/v1/responses``, which llama.cpp does not serve). All three read the reply with itemsmith's
    answer rule and cap it at ``--max-tokens``; greedy decoding. ``--loglik`` adds ``lm_eval --model
-   local-completions`` on the ``multiple_choice`` task, with a tokenizer read from the GGUF file
-   (needs the ``gguf`` package).
+   local-completions`` on the ``multiple_choice`` task for the first ``--loglik-items`` items, with
+   a tokenizer read from the GGUF file (needs the ``gguf`` package): it shows that this server's
+   echoed log-probabilities leave every option at 0 (docs/releases.md); it is slow, as the server
+   sorts the whole vocabulary in Python for every prompt token of every option.
 
 Prints one JSON object: each way's accuracy, its binomial standard error sqrt(p(1-p)/n), its
 difference from ``release evaluate`` in those standard errors (unpaired, so conservative), the share
 of items keyed A (what always answering A scores), and each item's reply and choice per way (where
-the three disagree, read them). Each tool keeps its prompt
-(itemsmith's system and "End with 'Answer: X'"; lm-eval's instruction; Inspect's multiple-choice
-template), so a model may answer them differently; the scoring is the same.
+the three disagree, read them). Each tool keeps its prompt (itemsmith's system and "End with
+'Answer: X'"; lm-eval's instruction; Inspect's multiple-choice template), so a model may answer
+them differently; the scoring is the same.
 """
 
 from __future__ import annotations
@@ -171,6 +174,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--loglik", action="store_true", help="also lm-eval's multiple_choice task (log-likelihood)")
+    parser.add_argument("--loglik-items", type=int, default=2, help="items of the log-likelihood task (lm-eval --limit)")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
@@ -199,10 +203,15 @@ def main() -> None:
             ways["lm_eval_loglik"] = lm_eval_way(
                 folder, env, name, "local-completions",
                 f"model={args.model},base_url={url}/completions,num_concurrent=1,max_retries=2,"
-                f"tokenizer_backend=huggingface,tokenizer={tokenizer},tokenized_requests=False", [])
+                f"tokenizer_backend=huggingface,tokenizer={tokenizer},tokenized_requests=False",
+                ["--limit", str(args.loglik_items)])
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        server.terminate()  # uvicorn finishes the request in flight first, which may take minutes
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
     keys = [json.loads(line)["target"] for line in (folder / "inspect" / "data.jsonl").read_text().splitlines()]
     result = {"model": args.model, "release": task["release"], "max_tokens": args.max_tokens,
               "keyed_first": round(keys.count("A") / len(keys), 4),  # what a tool that always picks A scores
