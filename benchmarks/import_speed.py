@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.queued_runner import QueuedRunner
 from itemsmith.templates_bank.storage import open_session
 
 _POLL_S = 0.05
@@ -78,19 +79,6 @@ def cli_import(path: Path, out: Path, audit: bool) -> dict[str, Any]:
             "groups": report["groups"], "new_versions": report["new_versions"], "audited": report["audited"]}
 
 
-class _Queued:
-    """A job runner that leaves jobs queued (the import job is run here, in a thread)."""
-
-    def dispatch(self, job_id: str) -> None:
-        pass
-
-    def start(self) -> None:
-        pass
-
-    def stop(self) -> None:
-        pass
-
-
 def _progress_times(engine: Any, job_id: str, thread: threading.Thread) -> list[tuple[float, dict[str, Any]]]:
     """Each progress event as it is seen (time seen, payload), until the job's thread ends."""
     from itemsmith.service.jobs import list_events
@@ -118,7 +106,7 @@ def service_import(path: Path, out: Path, audit: bool) -> dict[str, Any]:
     with open_session(url) as session:
         key, _ = create_key(session, "bench")
     app = create_app(settings)
-    app.state.job_runner = _Queued()
+    app.state.job_runner = QueuedRunner()
     engine = app.state.engine
     form = {"format": "tse", **({} if audit else {"audit": "false"})}
 

@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.queued_runner import QueuedRunner
 from itemsmith.handlers.synthetic import GENERATORS
 from itemsmith.templates_bank.releases import ReleaseCreate, create_release
 from itemsmith.templates_bank.static_items import audit_release, audit_table, import_items
@@ -118,19 +119,6 @@ def build(templates: int, per_template: int, seed: int = 0) -> tuple[list[dict[s
     return rows, {"balanced_templates": balanced, "duplicates": duplicated}
 
 
-class _Queued:
-    """A job runner that leaves jobs queued (the import job is run and timed on its own)."""
-
-    def dispatch(self, job_id: str) -> None:
-        pass
-
-    def start(self) -> None:
-        pass
-
-    def stop(self) -> None:
-        pass
-
-
 def over_the_api(path: Path, out: Path) -> None:
     """POST the file to a fresh service and run the import job it queues; both timed."""
     from fastapi.testclient import TestClient
@@ -146,7 +134,7 @@ def over_the_api(path: Path, out: Path) -> None:
     with open_session(url) as session:
         key, _ = create_key(session, "bench")
     app = create_app(settings)
-    app.state.job_runner = _Queued()
+    app.state.job_runner = QueuedRunner()
     with TestClient(app) as client:
         started = time.perf_counter()
         response = client.post("/banks/imports", data={"name": "tse", "format": "tse"}, headers={"X-API-Key": key},
