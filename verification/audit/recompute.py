@@ -365,10 +365,10 @@ def _calendar(item: Item, question: str) -> Recomputed | None:
         return None
     chosen = []
     for option in item.options:
-        readings = [w for w in read_when(option) if _period_fields(w) == fields]
-        if not readings:
+        same = [w for w in read_when(option) if _period_fields(w) == fields]
+        if not same:
             return None
-        chosen.append(tuple(getattr(readings[0], f) for f in fields))
+        chosen.append(tuple(getattr(same[0], f) for f in fields))
     labels: dict[tuple[int, ...], str] = dict(zip(chosen, item.options, strict=True))
     per_series: list[tuple[np.ndarray, list[tuple[int, ...]]]] = []
     for s in item.series:
@@ -409,7 +409,7 @@ def _calendar(item: Item, question: str) -> Recomputed | None:
 
 
 def _period_label(fields: tuple[str, ...], period: tuple[int, ...]) -> str:
-    write = {"year": str, "quarter": lambda q: f"Q{q}", "month": lambda m: calendar.month_name[m], "day": str,
+    write: dict[str, Callable[[int], str]] = {"year": str, "quarter": lambda q: f"Q{q}", "month": lambda m: calendar.month_name[m], "day": str,
              "hour": lambda h: f"{h:02d}:00", "weekday": lambda d: calendar.day_name[d]}
     named = dict(zip(fields, period, strict=True))
     return " ".join(write[f](named[f]) for f in ("weekday", "month", "day", "quarter", "year", "hour") if f in named)
