@@ -8,7 +8,7 @@ Then 20 items of each accepted template are drawn (`check-template`) and each ke
 here from the shown series alone, with scipy/numpy and none of itemsmith's blocks. Also prints the
 plans of two task descriptions, to show that the task steers the plan.
 
-    python benchmarks/reasoning_plan.py [--templates 6] [--task "..."] [--out DIR]
+    python benchmarks/reasoning_plan.py [--templates 6] [--task "..."] [--out DIR] [--plans-only]
 """
 
 from __future__ import annotations
@@ -136,6 +136,7 @@ def main() -> None:
     parser.add_argument("--other-task", default="unusual days and extremes of Seattle's weather, and how "
                                                  "temperature and wind correlate")
     parser.add_argument("--out", type=Path, default=Path("/tmp/reasoning_plan"))
+    parser.add_argument("--plans-only", action="store_true", help="print the two tasks' plans, verify nothing")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     with SandboxPool(args.handler) as pool:
@@ -143,6 +144,8 @@ def main() -> None:
     for task in (args.task, args.other_task):
         plan = fallback_briefs(profile, coverage_plan(args.templates, task=task))
         print(f"plan for {task!r}: " + "; ".join(f"{b.category}: {brief_block(b.model_dump())}" for b in plan))
+    if args.plans_only:
+        return
     briefs = fallback_briefs(profile, coverage_plan(args.templates, task=args.task))
     rows = []
     for number, brief in enumerate(briefs):
