@@ -227,6 +227,20 @@ def _bounds(question: str, percent_unit: bool, fallback: bool = True) -> list[tu
         [(a, b) for a, b in zip(numbers, numbers[1:], strict=False) if a < b]
 
 
+def _within(v: np.ndarray, bounds: list[tuple[float | None, float | None]]) -> list[np.ndarray]:
+    """Which values meet each printed bound, read strictly ("above 5": > 5) and not (>= 5)."""
+    out = []
+    for low, high in bounds:
+        for strict in (True, False):
+            inside = np.ones(len(v), dtype=bool)
+            if low is not None:
+                inside &= (v > low) if strict else (v >= low)
+            if high is not None:
+                inside &= (v < high) if strict else (v <= high)
+            out.append(inside)
+    return out
+
+
 def _amounts(item: Item, asked: set[str], question: str) -> list[tuple[float, ...]]:
     values: list[float] = []
     percent_unit = any((s.unit or "").strip() in ("%", "percent") for s in item.series)
@@ -246,18 +260,12 @@ def _amounts(item: Item, asked: set[str], question: str) -> list[tuple[float, ..
             values += [float(v.max() - v.min()), float(v[-1] - v[0]), float(v[0] - v[-1])]
             if v[0] != 0:
                 values.append(float(100.0 * (v[-1] / v[0] - 1.0)))
-        for low, high in bounds:
-            for strict in (True, False):
-                inside = np.ones(len(v), dtype=bool)
-                if low is not None:
-                    inside &= (v > low) if strict else (v >= low)
-                if high is not None:
-                    inside &= (v < high) if strict else (v <= high)
-                count = float(inside.sum())
-                if "count" in asked:
-                    values.append(count)
-                if "share" in asked:
-                    values += [100.0 * count / len(v), count / len(v)]
+        for inside in _within(v, bounds):
+            count = float(inside.sum())
+            if "count" in asked:
+                values.append(count)
+            if "share" in asked:
+                values += [100.0 * count / len(v), count / len(v)]
     values += _between_series(item, asked, question)
     return [(v,) for v in dict.fromkeys(values)]
 
@@ -435,15 +443,7 @@ def _meeting(item: Item, question: str, clock: bool) -> list[tuple[float, ...]]:
         if (read := _read_stamps(list(s.timestamps), clock)) is None:
             continue
         v = np.asarray(s.values, dtype=float)
-        for low, high in bounds:
-            for strict in (True, False):
-                inside = np.ones(len(v), dtype=bool)
-                if low is not None:
-                    inside &= (v > low) if strict else (v >= low)
-                if high is not None:
-                    inside &= (v < high) if strict else (v <= high)
-                if inside.any():
-                    out.append(tuple(read[i] for i in np.flatnonzero(inside)))
+        out += [tuple(read[i] for i in np.flatnonzero(inside)) for inside in _within(v, bounds) if inside.any()]
     return sorted(set(out))
 
 
