@@ -142,11 +142,11 @@ def main() -> None:
     with SandboxPool(args.handler) as pool:
         profile = profile_handler(pool)
     for task in (args.task, args.other_task):
-        plan = fallback_briefs(profile, coverage_plan(args.templates, task=task))
+        plan = fallback_briefs(profile, coverage_plan(args.templates, task=task), task)
         print(f"plan for {task!r}: " + "; ".join(f"{b.category}: {brief_block(b.model_dump())}" for b in plan))
     if args.plans_only:
         return
-    briefs = fallback_briefs(profile, coverage_plan(args.templates, task=args.task))
+    briefs = fallback_briefs(profile, coverage_plan(args.templates, task=args.task), args.task)
     rows = []
     for number, brief in enumerate(briefs):
         block = brief_block(brief.model_dump())

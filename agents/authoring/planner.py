@@ -32,7 +32,7 @@ from itemsmith.agents.authoring.prompts import (
     planner_retry,
     planner_task,
 )
-from itemsmith.agents.authoring.taxonomy import CATEGORIES, CATEGORY_HINTS, coverage_plan
+from itemsmith.agents.authoring.taxonomy import CATEGORIES, CATEGORY_HINTS, coverage_plan, task_concepts
 from itemsmith.agents.errors import EmptyReplyError, PlanningError, ProviderCallError
 from itemsmith.agents.llm.inference import ModelHandle, RetryPolicy, complete, reply_text
 from itemsmith.agents.llm.usage import UsageLedger
@@ -122,10 +122,11 @@ def _numeric(columns: Sequence[ColumnInfo]) -> list[str]:
     return [c.name for c in columns if c.min is not None and c.name != "record_id"]
 
 
-def _reasoning_brief(profile: HandlerProfile, category: str, turn: int, channel: str, second: str | None
-                     ) -> Brief | None:
-    """The `turn`-th reasoning block of a category (cycling) as a brief on `channel` (and `second`)."""
-    uses = uses_for(category, pairs=second is not None)
+def _reasoning_brief(profile: HandlerProfile, category: str, turn: int, channel: str, second: str | None,
+                     concepts: set[str]) -> Brief | None:
+    """The `turn`-th reasoning block of a category (cycling; those of the task's `concepts` first) as a
+    brief on `channel` (and `second`)."""
+    uses = sorted(uses_for(category, pairs=second is not None), key=lambda use: use.concept not in concepts)
     if not uses:
         return None
     use = uses[turn % len(uses)]
@@ -138,14 +139,17 @@ def _reasoning_brief(profile: HandlerProfile, category: str, turn: int, channel:
                  context=profile.context, columns=needed, origin="fallback")
 
 
-def fallback_briefs(profile: HandlerProfile, categories: Sequence[str]) -> list[Brief]:
+def fallback_briefs(profile: HandlerProfile, categories: Sequence[str], task: str = "") -> list[Brief]:
     """Deterministic briefs from the data's real columns, one per category; where a reasoning block
-    answers the category, the brief names its call (a category that comes again, its next block),
+    answers the category, the brief names its call (a category that comes again, its next block; the
+    blocks of the concepts the task names first),
     else where a statistics block does, that one with literal arguments (a count's threshold drawn for
     each item, `t`), so its slot starts from a skeleton that computes it."""
     columns = profile.series[0].columns if profile.series else []
     # a channel whose least value is 0 first (rain) keys many items alike: it comes last
     channels = sorted(_numeric(columns), key=lambda name: any(c.name == name and c.min == 0 for c in columns))
+    # the channels the task names ("how temperature and wind correlate") before the others
+    channels.sort(key=lambda name: not re.search(rf"\b{re.escape(name.replace('_', ' '))}\b", task.lower()))
     channel = channels[0] if channels else (profile.channels[0] if profile.channels else "value")
     second = channels[1] if len(channels) > 1 else channel
     labels = [c.name for c in profile.columns if c.name != "record_id" and c.values]
@@ -188,9 +192,11 @@ def fallback_briefs(profile: HandlerProfile, categories: Sequence[str]) -> list[
     }
     briefs = []
     turns: dict[str, int] = {}
+    concepts = task_concepts(task)
     for category in categories:
         turn = turns[category] = turns.get(category, -1) + 1
-        reasoning = _reasoning_brief(profile, category, turn, channel, second if second != channel else None)
+        reasoning = _reasoning_brief(profile, category, turn, channel, second if second != channel else None,
+                                     concepts)
         if reasoning is not None:
             briefs.append(reasoning)
             continue
@@ -245,7 +251,7 @@ async def plan_briefs(handle: ModelHandle, *, profile: HandlerProfile, task: str
         if not allow_fallback:
             raise PlanningError(f"the planner gave {len(briefs)} usable brief(s) of {n}: {'; '.join(errors[:3])}")
         missing = categories[len(briefs):]
-        extra = fallback_briefs(profile, missing)
+        extra = fallback_briefs(profile, missing, task)
         fresh = _dedupe(extra, briefs)
         briefs += fresh
         for number, brief in enumerate((b for b in extra if b not in fresh), start=2):

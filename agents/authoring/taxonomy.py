@@ -55,6 +55,28 @@ TASK_WORDS: dict[str, str] = {
 }
 
 
+# Words of a task description that ask for a concept: among the blocks of one category, those of the
+# concepts the task names come first ("how temperature and wind correlate": the correlation, not a
+# comparison of records).
+CONCEPT_WORDS: dict[str, str] = {
+    "trend": r"trends?|trending|rising|falling|increasing|decreasing|slopes?",
+    "seasonality": r"seasonal\w*|seasons?|weekdays?|day of the week|time of (?:the )?year|cycles?|periodic\w*",
+    "anomaly": r"anomal\w*|unusual|outliers?|spikes?|abnormal",
+    "structural_break": r"shifts?|breaks?|level changes?|regime changes?|jumps?",
+    "comparison": r"compar\w*|versus|vs|higher than|lower than|which records?",
+    "correlation": r"correlat\w*|move together|co-?move\w*|relations?|relationships?|associat\w*",
+    "similarity": r"similar\w*|alike|resembl\w*|shapes?",
+    "cross_correlation": r"leads?|lags?|moves? first|precedes?|ahead",
+    "volatility": r"volatil\w*|erratic|calm|turbulen\w*|variab\w*",
+}
+
+
+def task_concepts(task: str) -> set[str]:
+    """The concepts a task description asks for by name."""
+    text = task.lower()
+    return {c for c, words in CONCEPT_WORDS.items() if re.search(rf"\b({words})\b", text)}
+
+
 def task_categories(task: str) -> list[str]:
     """The categories a task description asks for by name, in `COVERAGE_ORDER`."""
     text = task.lower()

@@ -440,3 +440,17 @@ def test_a_reasoning_block_that_answers_with_a_time_answers_a_when_question(answ
     plain = planned("When it happens", "When does temp_max do it in <record>?", "trend(win) of temp_max",
                     ("temp_max",))
     assert any("asks for a time" in p for p in brief_problems(plain, WEATHER))  # a trend is no time
+
+
+def test_the_concepts_a_task_names_choose_the_block_within_a_category() -> None:
+    """"how temperature and wind correlate" asks for the similarity category's correlation block, not its
+    comparison of records, over the channel it names; a scripted planner that gives nothing falls back
+    to that plan."""
+    handle = scripted(["no json at all", "still none"])
+    briefs, _ = asyncio.run(plan_briefs(handle, profile=WEATHER, task="how temperature and wind correlate",
+                                        n=2, retry=FAST))
+    similar = [b for b in briefs if b.category == "similarity_analysis"]
+    assert similar and brief_block(similar[0].model_dump()).startswith("correlation(win")
+    assert "wind" in similar[0].columns  # the channel the task names
+    plain = fallback_briefs(WEATHER, ["similarity_analysis"])
+    assert brief_block(plain[0].model_dump()).startswith("compare(win")
