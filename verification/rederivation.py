@@ -455,16 +455,18 @@ def with_other_series(views: Sequence[SolverView], rng: random.Random) -> list[S
 
 
 def kept_key(judged: Sequence[RederivedItem], orders: Sequence[list[int]], swapped: Sequence[SolverView | None],
-             outcomes: Sequence[SolverOutcome | None]) -> tuple[int, int]:
-    """(items checked, items still answered with their key) over the items the program agreed on
-    whose view with other series (`swapped`) it answered with a usable value (`outcomes`)."""
-    checked = kept = 0
+             outcomes: Sequence[SolverOutcome | None]) -> tuple[int, int, int]:
+    """(items asked, items checked, items still answered with their key): asked, the items the program
+    agreed on that were shown with other series (`swapped`); checked, those it answered with a usable
+    value (`outcomes`)."""
+    asked = checked = kept = 0
     for item, order, view, outcome in zip(judged, orders, swapped, outcomes, strict=True):
         if item.outcome != "agree" or view is None or outcome is None:
             continue
+        asked += 1
         fitted, why = _picked(item.options, order, outcome)
         if fitted is None:
             continue
         checked += 1
         kept += fitted == [item.key]
-    return checked, kept
+    return asked, checked, kept

@@ -487,10 +487,17 @@ class RederivationVerifier:
                                              item_s=self.config.solver_item_s)) if shown else []
         answers = iter(results)
         outcomes = [None if view is None else next(answers) for view in swapped]
-        checked, kept = kept_key(agreed.items, [order for _, order in judging.views], swapped, outcomes)
-        reads_text = checked >= self.config.min_data_checked and kept > self.config.max_kept_key * checked
-        return agreed.report.model_copy(update={"data_checked": checked, "data_kept_key": kept,
-                                                **({"status": "reads_text"} if reads_text else {})})
+        asked, checked, kept = kept_key(agreed.items, [order for _, order in judging.views], swapped, outcomes)
+        update: dict[str, object] = {"data_checked": checked, "data_kept_key": kept}
+        if asked - checked > self.config.max_failed * asked:
+            # what it kept on the few it answered says nothing: a program that fails on one kind of series
+            # answers only the others, and a program told to read the text can fail on purpose
+            update |= {"status": "not_rederivable",
+                       "error": f"with other items' series its program answered {checked} of {asked} items, too few "
+                                "to tell whether it reads the data"}
+        elif checked >= self.config.min_data_checked and kept > self.config.max_kept_key * checked:
+            update["status"] = "reads_text"
+        return agreed.report.model_copy(update=update)
 
     def _result(self, verdict: RederivationReport, log: CallLog, started: float) -> VerificationResult:
         reasons = [verdict.summary()]

@@ -146,6 +146,21 @@ def test_a_program_that_reads_the_key_from_the_text_is_caught_by_other_items_ser
     assert "can be read from the text" in (result.feedback or "")
 
 
+# the cheapest way round the swap: read the key from the text and fail wherever the series do not fit it
+SWAP_DODGER = fenced("def solve(item):\n    key = numbers_in(item['question'])[0]\n"
+                     "    values = item['series'][0]['values']\n"
+                     "    if abs(sum(values) / len(values) - key) > 0.01:\n        raise ValueError('not mine')\n"
+                     "    return key\n")
+
+
+def test_a_program_that_fails_on_other_items_series_proves_nothing_about_the_data(pool) -> None:
+    """What it kept on the few swapped items it answered says nothing: it is not re-derived, never agrees."""
+    stage, _ = _stage(pool, [SWAP_DODGER])
+    verdict = asyncio.run(stage(IN_TEXT, _report(IN_TEXT, pool))).rederivation
+    assert verdict is not None and verdict.status == "not_rederivable"
+    assert "too few to tell whether it reads the data" in (verdict.error or "")
+
+
 def test_a_program_that_computes_from_the_series_moves_with_them(pool) -> None:
     stage, _ = _stage(pool, [MEAN_SOLVER])
     verdict = asyncio.run(stage(IN_TEXT, _report(IN_TEXT, pool))).rederivation
