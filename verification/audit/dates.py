@@ -23,7 +23,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-__all__ = ["Mention", "Span", "Timeline", "When", "dates_in", "inside", "looks_like_date", "named_outside", "read_when"]
+__all__ = ["CALENDAR_NAME", "Mention", "Span", "Timeline", "When", "dates_in", "inside", "looks_like_date", "named_outside", "read_when"]
 
 _MONTHS = {name: i for i, names in enumerate(
     [(), ("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",), ("jun", "june"),
@@ -32,6 +32,9 @@ _MONTHS = {name: i for i, names in enumerate(
 _WEEKDAYS = {name: i for i, names in enumerate(
     [("mon", "monday"), ("tue", "tues", "tuesday"), ("wed", "wednesday"), ("thu", "thur", "thurs", "thursday"),
      ("fri", "friday"), ("sat", "saturday"), ("sun", "sunday")]) for name in names}
+
+# a month or weekday name, whole, as any of the spellings above ("May", "Sept.", "Mon")
+CALENDAR_NAME = re.compile(rf"\b(?:{'|'.join(sorted({**_MONTHS, **_WEEKDAYS}, key=len, reverse=True))})\b\.?", re.I)
 
 _MON = r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|" \
        r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"

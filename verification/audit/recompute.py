@@ -400,8 +400,8 @@ def _calendar(item: Item, question: str) -> Recomputed | None:
             return None
         variants = [(values, periods)]
         if changes:
-            variants.append((np.diff(values), periods[1:]))
-            variants.append((np.diff(values), periods[:-1]))
+            steps = np.diff(values)  # a change dated on its later or its earlier period
+            variants += [(steps, periods[1:]), (steps, periods[:-1])]
         if coarser:
             frame = pd.DataFrame({"v": values, "p": periods})
             grouped = frame.groupby("p")["v"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from itemsmith.items.schema import Item, ItemKind
+from itemsmith.verification.audit.dates import CALENDAR_NAME
 from itemsmith.verification.audit.features import (
     format_signature,
     numeric_values,
@@ -88,15 +89,10 @@ def _position_ranks(item: Item) -> list[int] | None:
     return list(range(len(item.options)))
 
 
-_CALENDAR_NAME = re.compile(r"\b(?:january|february|march|april|may|june|july|august|september|october|november|"
-                            r"december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|monday|tuesday|wednesday|"
-                            r"thursday|friday|saturday|sunday|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)\b\.?")
-
-
 def _shape(option: str) -> str:
     """An option's format with its value masked: numbers (sign and digits, decimals kept), month and
     weekday names."""
-    return _CALENDAR_NAME.sub("M", format_signature(option))
+    return CALENDAR_NAME.sub("M", format_signature(option))
 
 
 def _length_ranks(item: Item) -> list[int] | None:
