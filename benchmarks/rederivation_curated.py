@@ -18,7 +18,9 @@ The hosted path without a key (`benchmarks/replay_server.py`): with a fixed ``--
 draws and prompts are reproducible, so
 
     python benchmarks/rederivation_curated.py --seed 7 --dump-prompts /tmp/hosted   # prompts/<key>.md
-    # someone who never sees the templates writes /tmp/hosted/replies/<key>.md for each prompt
+    # someone who never sees the templates writes /tmp/hosted/replies/<key>.md for each prompt,
+    # and may try it on the items the prompt shows (prompts/<key>.items.json, whole series, no keys):
+    python benchmarks/solver_try.py /tmp/hosted/prompts/<key>.items.json reply.md
     python benchmarks/rederivation_curated.py --seed 7 --replies /tmp/hosted --json /tmp/hosted.json
 
 replays those replies through a local OpenAI-compatible server as a hosted solver's answers. A
@@ -49,7 +51,7 @@ from replay_server import replay_server, write_prompt
 from itemsmith.agents.llm.factory import build_solver, retry_policy
 from itemsmith.agents.llm.spec import ModelSpec
 from itemsmith.agents.settings import get_settings
-from itemsmith.agents.stages.rederivation import RederivationVerifier
+from itemsmith.agents.stages.rederivation import RederivationVerifier, solver_messages
 from itemsmith.items.schema import RunStatus, StructureReport
 from itemsmith.sandbox.executor import SandboxPool
 from itemsmith.templates_bank.curated import load_curated
@@ -108,7 +110,7 @@ def main() -> None:
         if args.replies is not None:
             base_url, _ = stack.enter_context(replay_server(args.replies))
             spec = ModelSpec.parse(f"openai_compatible:replayed@{base_url}")
-        solver = build_solver(spec, settings=settings)
+        solver = None if args.dump_prompts else build_solver(spec, settings=settings)  # a dump asks no model
         print(f"solver {spec}; load average {os.getloadavg()[0]:.2f} at start; {len(runs)} runs", file=sys.stderr)
         if not args.dump_prompts:
             print("| template | verdict | agree / answered (items) | programs | tries | wall s |")
@@ -117,10 +119,12 @@ def main() -> None:
             pool = pools.get(handler) or pools.setdefault(handler, SandboxPool(handler, workers=2))
             stage = RederivationVerifier(solver, str(spec), pool, retry=retry_policy(settings), seed=args.seed)
             if args.dump_prompts:
-                for number, messages in enumerate(stage.first_prompts(source), 1):
+                for number, shown in enumerate(stage.first_examples(source), 1):
                     rows = [{"role": {"system": "system", "human": "user"}[m.type], "content": m.content}
-                            for m in messages]
+                            for m in solver_messages(shown)]
                     path = write_prompt(args.dump_prompts, rows)
+                    path.with_suffix(".items.json").write_text(  # whole series, to try a program on
+                        json.dumps([view.model_dump(mode="json") for view in shown]))
                     with (args.dump_prompts / "index.tsv").open("a") as index:
                         index.write(f"{path.stem}\t{template_id}\tprogram {number}\n")
                 print(f"{template_id}: prompts written", file=sys.stderr)

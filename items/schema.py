@@ -307,8 +307,11 @@ class AuditSolverResult(BaseModel):
     p_value: float | None  # exact one-sided Poisson-binomial test of accuracy > chance
     p_corrected: float | None  # Holm over the tested solvers
     gain: float | None = None  # (correct - expected by chance) / all audited items: what the cue is worth
+    # the template audit's one-sided lower confidence bound on `gain` (its items are a sample of what
+    # the template makes); None where the items are the whole population (an imported bank)
+    gain_lower: float | None = None
     tested: bool
-    shortcut: bool  # significant after correction and a gain of at least the configured excess
+    shortcut: bool  # significant after correction and a gain (its lower bound, where given) of at least the excess
     detail: str = ""  # what the solver learned, e.g. "the key is rank 2 of 4 (from the smallest)"
     # items it answered are never those it learned from: "content" (no item it was fitted on) or
     # "record" (no record named by an item it was fitted on: what it knows of a record's data is no cue)

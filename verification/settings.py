@@ -20,6 +20,7 @@ __all__ = ["AuditConfig", "RederivationConfig", "VerificationSettings"]
 _LAXER_WHEN: dict[str, Literal["higher", "lower"]] = {
     "alpha": "lower",  # a smaller alpha needs stronger evidence to fail a solver
     "min_excess": "higher",
+    "excess_z": "higher",
     "min_items": "lower",
     "seeds": "lower",
     "items": "lower",
@@ -42,6 +43,11 @@ class AuditConfig(BaseModel):
         description="a solver fails the template only when it also gains this share of all audited items over "
                     "chance ((right - expected by chance) / items): a smaller cue is significant but worth too few "
                     "points to a model that never sees the data to call the items answerable without it")
+    excess_z: float = Field(
+        1.645, ge=0, le=5,
+        description="standard errors by which a template's gain must clear min_excess (one-sided 95 %): its items "
+                    "are a sample of what it makes, and a cue worth about the bar is no finding either way, so a "
+                    "template whose gain sits on the bar is accepted in every run instead of in half of them")
     items: int = Field(240, ge=20, le=5000, description="items the audit draws from the template")
     seeds: int = Field(8, ge=2, le=64, description="fresh seeds the items are drawn over")
     min_items: int = Field(60, ge=10, description="fewer valid items than this and the audit cannot judge")

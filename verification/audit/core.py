@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -93,11 +94,13 @@ def _test_solvers(folds: list[list[tuple[str, Item]]], config: AuditConfig) -> l
         chances = answered.chances
         n, correct, total = len(answered.outcomes), sum(answered.outcomes), answered.held_out
         tested = n >= config.min_applicable
+        spread = math.sqrt(correct * (n - correct) / n) if n else 0.0  # the correct count's standard error
         rows.append({
             "solver": solver.name, "applicable": n, "correct": correct,
             "accuracy": correct / n if n else None, "chance": sum(chances) / n if n else None,
             "p_value": poisson_binomial_sf(correct, chances) if tested else None,
             "gain": (correct - sum(chances)) / total if total else None, "tested": tested, "detail": answered.note,
+            "gain_lower": (correct - sum(chances) - config.excess_z * spread) / total if total else None,
             "held_out": solver.held_out, "example": answered.example,
         })
     tested_rows = [r for r in rows if r["tested"]]
@@ -107,7 +110,7 @@ def _test_solvers(folds: list[list[tuple[str, Item]]], config: AuditConfig) -> l
     for row in rows:
         adjusted = row.pop("p_corrected", None)
         shortcut = bool(row["tested"] and adjusted is not None and adjusted < config.alpha
-                        and row["gain"] >= config.min_excess)
+                        and row["gain_lower"] >= config.min_excess)
         results.append(SolverResult(p_corrected=adjusted, shortcut=shortcut, **row))
     return results
 
