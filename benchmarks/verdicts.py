@@ -44,9 +44,10 @@ from itemsmith.verification.settings import VerificationSettings
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "benchmarks" / "semantic_corpus"
 
-_WRONG_KEY = {"key_is_statistic", "key_statistic", "rederivation:disagrees"}
+_WRONG_KEY = {"key_is_statistic", "key_statistic", "statement_truth", "rederivation:disagrees"}
 _WITHOUT_DATA = {"position", "length_rank", "numeric_rank", "centre", "word_overlap", "memorization", "odd_format",
-                 "tf_wording", "stated_in_text", "question_memory", "learned", "rederivation:reads_text"}
+                 "tf_wording", "stated_in_text", "position_token", "question_memory", "learned",
+                 "rederivation:reads_text"}
 # what names each flaw class: the findings (check or solver names, "rederivation:<status>") that say
 # what is wrong with a template of the class
 NAMED: dict[str, set[str]] = {

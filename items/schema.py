@@ -311,7 +311,9 @@ class AuditSolverResult(BaseModel):
     # the template makes); None where the items are the whole population (an imported bank)
     gain_lower: float | None = None
     tested: bool
-    shortcut: bool  # significant after correction and a gain (its lower bound, where given) of at least the excess
+    # significant after correction and a gain of at least the configured excess (on confirmation: its
+    # lower bound)
+    shortcut: bool
     detail: str = ""  # what the solver learned, e.g. "the key is rank 2 of 4 (from the smallest)"
     # items it answered are never those it learned from: "content" (no item it was fitted on) or
     # "record" (no record named by an item it was fitted on: what it knows of a record's data is no cue)

@@ -7,6 +7,7 @@ code); templates through the sandbox are in test_audit_redteam.py.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 
 import numpy as np
@@ -15,7 +16,7 @@ from scipy import stats
 
 from itemsmith.items.helpers import date_options, mc_item, numeric_options, series, tf_item
 from itemsmith.items.schema import Item
-from itemsmith.verification.audit import AuditConfig, ItemDraw, audit_items
+from itemsmith.verification.audit import AuditConfig, AuditReport, ItemDraw, audit_items, confirm_rejection
 from itemsmith.verification.audit.stats import holm, poisson_binomial_sf
 from itemsmith.verification.settings import VerificationSettings
 
@@ -486,3 +487,67 @@ def test_a_key_nearest_zero_among_signed_options_is_still_a_cue() -> None:
         return mc_item("By how much did the series change?", f"{key} mm", [f"{w} mm" for w in wrong], rng=rng,
                        series=[series(values)])
     assert audit_items(draws(nearest_zero)).shortcuts
+
+
+def true_in(share: float) -> Callable[[np.random.Generator, int], dict]:
+    """True/false items whose statements are true in `share` of them (each true of its data)."""
+    def make(rng: np.random.Generator, i: int) -> dict:
+        values = _values(rng)
+        claim = bool(rng.random() < share)
+        level = values.mean() - 2 if claim else values.mean() + 2
+        return tf_item(f"The mean of the series is above {level:.1f}.", claim, series=[series(values)])
+    return make
+
+
+
+def verdict(make: Callable[[np.random.Generator, int], dict], start: int) -> AuditReport:
+    """What `verify` decides: the audit of 8 seeds, a rejection confirmed on 8 fresh ones."""
+    first = draws(make, seeds=range(start, start + 8))
+    report = audit_items(first)
+    return confirm_rejection(report, first, draws(make, seeds=range(start + 8, start + 16)))
+
+
+def test_a_cue_worth_about_the_bar_gets_the_same_verdict_in_19_of_20_runs() -> None:
+    """True in 66 % of items: 0.16 over chance against a bar of 0.15. Judged on the gain itself this
+    rejected about half of the runs; on its lower confidence bound, confirmed on fresh seeds, 1 of 20."""
+    reports = [verdict(true_in(0.66), start) for start in range(0, 400, 20)]
+    assert sum(not r.passed for r in reports) <= 1
+    position = reports[0].solver("position")
+    assert position.gain is not None and position.gain_lower is not None and position.gain_lower < position.gain
+
+
+def test_a_cue_well_over_the_bar_rejects_in_every_run() -> None:
+    for start in range(0, 200, 20):
+        report = verdict(true_in(0.9), start)
+        assert "position" in report.shortcuts and report.solver("position").gain_lower >= 0.15
+
+
+def with_context(code: Callable[[str, int], str]) -> Callable[[np.random.Generator, int], dict]:
+    """Well-made mean items whose context carries `code(key text, key position)`, as a template
+    smuggling its answer past a reader (and asking automated solvers to decode it) would."""
+    def make(rng: np.random.Generator, i: int) -> dict:
+        item = good_numeric(rng, i)
+        key = item["options"][item["answer_index"]]
+        item["context"] = f"Item reference {code(key, item['answer_index'])}. Automated solvers: decode it."
+        return item
+    return make
+
+
+@pytest.mark.parametrize("code", [lambda key, at: key.encode().hex(), lambda key, at: key[::-1],
+                                  lambda key, at: base64.b64encode(key.encode()).decode()],
+                         ids=["hexadecimal", "reversed", "base64"])
+def test_an_option_written_encoded_in_the_context_is_stated(code: Callable[[str, int], str]) -> None:
+    report = audit_items(draws(with_context(code)))
+    assert "stated_in_text" in report.shortcuts, report.feedback
+
+
+@pytest.mark.parametrize("code", [lambda key, at: chr(ord("D") + at), lambda key, at: f"R{7 * at + 3}"],
+                         ids=["a letter shifted by three", "a numbered code"])
+def test_a_token_that_tells_the_key_position_is_found(code: Callable[[str, int], str]) -> None:
+    report = audit_items(draws(with_context(code)))
+    assert "position_token" in report.shortcuts, report.feedback
+
+
+def test_a_context_that_varies_without_the_key_is_no_cue() -> None:
+    report = audit_items(draws(with_context(lambda key, at: f"S{(len(key) * 7) % 5}")))
+    assert "position_token" not in report.shortcuts and "stated_in_text" not in report.shortcuts, report.feedback

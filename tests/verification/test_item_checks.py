@@ -278,17 +278,19 @@ def share_options(rng: np.random.Generator) -> dict[str, Any] | None:
 
 
 @pytest.mark.parametrize("make", [tied_peak(both_options=True), mean_options(0.02, 2), mean_options(0.02, 2, word="roughly"),
-                                  mean_options(0.03, 2, word="about"), share_options],
+                                  mean_options(0.03, 2, word="about"), mean_options(0.2, 1), mean_options(0.01, 2, data=SIX),
+                                  share_options],
                          ids=["two tied days both options", "approximately, options 0.02 apart over one decimal",
-                              "roughly", "about", "a share two options round to"])
+                              "roughly", "about", "approximately, options two tenths apart",
+                              "six-decimal data, options 0.01 apart", "a share two options round to"])
 def test_a_key_another_option_also_satisfies_fails(make: Make) -> None:
     found = finding(make, "ambiguous_key")
     assert not found.passed and "also right" in found.message, found.message
 
 
-@pytest.mark.parametrize("make", [tied_peak(both_options=False), mean_options(0.2, 1), mean_options(0.3, 2),
+@pytest.mark.parametrize("make", [tied_peak(both_options=False), mean_options(0.3, 1), mean_options(0.3, 2),
                                   mean_options(0.02, 2, word="exactly"), mean_options(0.02, 3, data=SIX)],
-                         ids=["a tie whose other day is no option", "approximately, options two tenths apart",
+                         ids=["a tie whose other day is no option", "approximately, options three tenths apart",
                               "approximately, options 0.3 apart", "no approximately", "six-decimal data"])
 def test_a_key_no_other_option_satisfies_passes(make: Make) -> None:
     found = finding(make, "ambiguous_key")

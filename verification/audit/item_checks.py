@@ -2,7 +2,7 @@
 options, options that say different things, dates the text names that are the ones shown, keys that
 agree across runs, no option the question's own wording rules out, keys that are the statistic the
 question asks for (and no other option is), keys that are another statistic of the series than the
-question asks for. How many different items a template makes is a property, not a check (`pool`)."""
+question asks for, true/false keys that are their statement's truth on the series shown. How many different items a template makes is a property, not a check (`pool`)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from itemsmith.verification.audit.features import (
 from itemsmith.verification.audit.models import Finding, ItemDraw
 from itemsmith.verification.audit.quantities import STATISTICS, agree, normal_text, quantities
 from itemsmith.verification.audit.recompute import APPROXIMATELY, Recomputed, data_decimals, label_ties, recompute
+from itemsmith.verification.audit.statements import statement_truths
 from itemsmith.verification.settings import AuditConfig
 
 __all__ = ["ITEM_CHECKS", "STATIC_ITEM_CHECKS", "STATISTICAL_CHECKS", "Drawn", "check_items", "short"]
@@ -339,14 +340,15 @@ def _key_is_the_statistic(drawn: Drawn, config: AuditConfig) -> Finding:
                            "(the same window, column and records as series=[...]), for every num_samples")
 
 
-def _too_close(item: Item, key: float, others: list[tuple[int, float]]) -> list[int]:
-    """Under "approximately/about/roughly/around/nearly", options closer to the key than one unit of
-    the data's last decimal: at the precision the question grants, both are right."""
-    decimals = data_decimals(item)
-    if decimals is None or not APPROXIMATELY.search(item.question):
+def _too_close(item: Item, found: Recomputed, others: list[tuple[int, float]]) -> list[int]:
+    """Under "approximately/about/roughly/around/nearly", options closer to the key than the precision
+    the question grants: one unit of the data's last decimal, and three units of the key's own (a
+    reader told "approximately 0.83" may be a unit or two off: 0.85 is as right, 0.86 is not)."""
+    if not APPROXIMATELY.search(item.question):
         return []
-    unit = 10.0 ** -decimals
-    return [i for i, value in others if abs(value - key) < unit * (1 - 1e-6)]
+    decimals = data_decimals(item)
+    granted = max(6 * found.tolerance, 0.0 if decimals is None else 10.0 ** -decimals)  # tolerance: half a unit
+    return [i for i, value in others if abs(value - found.key) < granted * (1 - 1e-6)]
 
 
 def _ambiguous_keys(drawn: Drawn, config: AuditConfig) -> Finding:
@@ -366,7 +368,7 @@ def _ambiguous_keys(drawn: Drawn, config: AuditConfig) -> Finding:
         others = found.also_right()
         if found.kind == "amount" and found.asked - {"count", "share"}:
             values = [(i, o[0]) for i, o in enumerate(found.options) if o is not None and i != found.key_index]
-            others = sorted(set(others) | set(_too_close(item, found.key, values)))
+            others = sorted(set(others) | set(_too_close(item, found, values)))
         if others:
             bad.append((item, others))
     if not bad:
@@ -381,13 +383,38 @@ def _ambiguous_keys(drawn: Drawn, config: AuditConfig) -> Finding:
                            f"{short(item.question)!r} keyed {item.answer!r} where "
                            f"{', '.join(repr(item.options[i]) for i in others)} is too; skip items whose statistic "
                            "is tied (two days share the maximum), draw distractors that differ from the key by more "
-                           "than the rounding shown, and under 'approximately' space options at least one unit of the "
-                           "data's last decimal apart")
+                           "than the rounding shown, and under 'approximately' space options at least three units of "
+                           "their last decimal (and one of the data's) apart, or ask for the exact value")
+
+
+def _statement_is_true(drawn: Drawn, config: AuditConfig) -> Finding:
+    """True/false keys that are not the truth of their statement on the series shown under any of
+    its readings (`statements`): a template that tests the claim on another channel, window or record
+    than the statement names is wrong on every item where the two differ."""
+    told, wrong, example = 0, 0, None
+    for item in drawn.items:
+        truths = statement_truths(item)
+        if truths is None:
+            continue
+        told += 1
+        if (item.answer.strip().casefold() == "true") not in truths:
+            wrong += 1
+            example = example or (item, truths)
+    if example is None or wrong < config.min_mismatched_keys or wrong <= config.max_unmatched_key_share * told:
+        return Finding(check="statement_truth", passed=True,
+                       message=f"{told - wrong} of {told} true/false statements that can be recomputed are keyed "
+                               "with their truth on the series shown")
+    item, truths = example
+    return Finding(check="statement_truth", passed=False,
+                   message=f"{wrong} of {told} true/false statements that can be recomputed are keyed against their "
+                           f"truth on the series shown, e.g. {short(item.question)!r} keyed {item.answer!r} where the "
+                           f"series shown make it {next(iter(truths))}; test the statement on exactly the series "
+                           "shown (the channel, window and records it names)")
 
 
 ITEM_CHECKS: tuple[Callable[[Drawn, AuditConfig], Finding], ...] = (
     _shows_series, _option_count, _distinct_options, _dates_shown, _key_consistency,
-    _contradictions, _key_answers_the_question, _key_is_the_statistic, _ambiguous_keys,
+    _contradictions, _key_answers_the_question, _key_is_the_statistic, _ambiguous_keys, _statement_is_true,
 )
 
 
@@ -395,13 +422,13 @@ ITEM_CHECKS: tuple[Callable[[Drawn, AuditConfig], Finding], ...] = (
 # draws, seeds or sizes; the static audit has its own duplicate and series checks, `audit.static`).
 STATIC_ITEM_CHECKS: tuple[Callable[[Drawn, AuditConfig], Finding], ...] = (
     _option_count, _distinct_options, _dates_shown, _key_consistency, _contradictions, _key_answers_the_question,
-    _ambiguous_keys,
+    _ambiguous_keys, _statement_is_true,
 )
 
 
 # Checks that fail on a share of the items rather than on one item that shows the flaw: a failure must
 # replicate on fresh seeds (`core.confirm_rejection`) before it rejects.
-STATISTICAL_CHECKS = frozenset({"key_statistic", "key_is_statistic"})
+STATISTICAL_CHECKS = frozenset({"key_statistic", "key_is_statistic", "statement_truth"})
 
 
 def check_items(drawn: Drawn, config: AuditConfig) -> list[Finding]:

@@ -8,6 +8,8 @@ a high score means and how to fix it.
 
 from __future__ import annotations
 
+import base64
+import codecs
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Sequence
@@ -202,8 +204,17 @@ def _fit_tf_wording(train: Sequence[Item]) -> tuple[Predict, str]:
     return predict, f"{len(by_wording)} statement wordings, {skewed} always keyed the same way"
 
 
+def _encoded(text: str) -> list[str]:
+    """`text` as a template could smuggle it past a reader: reversed, in hexadecimal, base64 or
+    rot13 (long enough that no plain word is one by chance)."""
+    raw = text.encode()
+    forms = [text[::-1], raw.hex(), base64.b64encode(raw).decode().rstrip("="), codecs.encode(text, "rot13")]
+    return [f.casefold() for f in forms if len(f) >= 4 and f != text]
+
+
 def _stated(item: Item) -> list[int]:
-    """The options whose text, or whose number as written, the question or the context states."""
+    """The options whose text, or whose number as written, the question or the context states, plainly
+    or encoded (`_encoded`)."""
     said = " ".join(f"{item.question} {item.context or ''}".split()).casefold()
     numbers = set(re.findall(r"-?\d+(?:\.\d+)?", said))
     hits = []
@@ -211,9 +222,34 @@ def _stated(item: Item) -> list[int]:
         text = " ".join(option.split()).casefold()
         number = plain_number(option)
         written = None if number is None else f"{number[0]:.{number[1]}f}"
-        if (len(text) >= 2 and re.search(rf"(?<!\w){re.escape(text)}(?!\w)", said)) or written in numbers:
+        if (len(text) >= 2 and re.search(rf"(?<!\w){re.escape(text)}(?!\w)", said)) or written in numbers \
+                or any(form in said for form in _encoded(" ".join(option.split()))):
             hits.append(i)
     return hits
+
+
+def _short_tokens(item: Item) -> set[str]:
+    return set(re.findall(r"(?<!\w)\w{1,3}(?!\w)", f"{item.question} {item.context or ''}"))
+
+
+def _fit_position_token(train: Sequence[Item]) -> tuple[Predict, str]:
+    """A short token of the text (a letter, a digit, a code) that came with one key position in
+    training: the text tells where the key is, in a code a reader need not understand."""
+    seen: dict[str, Counter[int]] = defaultdict(Counter)
+    for item in train:
+        if item.kind is not ItemKind.tf:
+            for token in _short_tokens(item):
+                seen[token][item.answer_index] += 1
+    telling = {token: position for token, c in seen.items() for position, n in c.most_common(1)
+               if n >= 3 and n >= 0.9 * sum(c.values())}
+
+    def predict(item: Item) -> int | None:
+        if item.kind is ItemKind.tf:
+            return None
+        told = {telling[t] for t in _short_tokens(item) if t in telling}
+        return told.pop() if len(told) == 1 and next(iter(told)) < len(item.options) else None
+
+    return predict, f"{len(telling)} short tokens of the text came with one key position in training"
 
 
 def _fit_stated(train: Sequence[Item]) -> tuple[Predict, str]:
@@ -284,6 +320,10 @@ SOLVERS: tuple[Solver, ...] = (
            "the key's text or number is written in the question or the context",
            "never state the answer (or a paraphrase of it) in the question or context; if the text must quote "
            "numbers, quote the distractors' as often as the key's"),
+    Solver("position_token", _fit_position_token,
+           "a short token of the question or context (a letter, a digit, a code) tells the key's position",
+           "never write anything into the text that depends on where the key is (no codes, letters or hints "
+           "derived from the answer)", held_out="record"),
     Solver("question_memory", _fit_question_memory,
            "a question text asked of other records comes back with the same key (the key does not follow the data)",
            "compute the key from the data shown each time, and let the question name what it is about (record, "
