@@ -175,12 +175,12 @@ def read_item_runs(session: Session, keys: Iterable[str]) -> dict[str, list[tupl
     runs: dict[str, list[str]] = {}
     for start in range(0, len(wanted), _IN_BATCH):
         query = select(ItemRunRow.key, ItemRunRow.items).where(ItemRunRow.key.in_(wanted[start:start + _IN_BATCH]))
-        runs.update((key, list(hashes)) for key, hashes in session.execute(query).tuples())
+        runs.update((key, list(hashes)) for key, hashes in session.execute(query).all())
     needed = sorted({digest for hashes in runs.values() for digest in hashes})
     bodies: dict[str, str] = {}
     for start in range(0, len(needed), _IN_BATCH):
         query = select(ItemRow.sha256, ItemRow.body).where(ItemRow.sha256.in_(needed[start:start + _IN_BATCH]))
-        bodies.update(session.execute(query).tuples())
+        bodies.update(session.execute(query).all())
     return {key: [(digest, bodies.get(digest)) for digest in hashes] for key, hashes in runs.items()}
 
 
