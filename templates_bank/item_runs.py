@@ -6,7 +6,9 @@ sha256 over everything a run's items depend on, each computed afresh, never read
 that could be stale or forged:
 
 - the template: the sha256 of its source text and its kind;
-- the handler: its name and the sha256 of its code and data files (`handler_identity`);
+- the handler: its name and the sha256 of its code and data files (`handler_identity`), and for a
+  handler file, a sha256 over its whole folder (`handler_files_sha256`: subfolders and links too,
+  which a handler may read but its identity leaves out);
 - the seed and the number of items;
 - the generator (`generator_fingerprint`): the Python version, the installed versions of numpy,
   pandas and the packages the built-in handlers read their data from, and the sha256 of
@@ -22,16 +24,19 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import platform
+import stat
 from functools import cache
 from importlib import metadata
 from pathlib import Path
 
+from itemsmith.handlers import BUILTIN_HANDLERS
 from itemsmith.items.hashing import canonical_json, sha256_hex
 from itemsmith.items.schema import TemplateKind
-from itemsmith.templates_bank.handler_identity import HandlerRef
+from itemsmith.templates_bank.handler_identity import HandlerRef, is_static_handler
 
-__all__ = ["GENERATOR_CODE", "GENERATOR_DISTRIBUTIONS", "generator_fingerprint", "run_key"]
+__all__ = ["GENERATOR_CODE", "GENERATOR_DISTRIBUTIONS", "generator_fingerprint", "handler_files_sha256", "run_key"]
 
 KEY_FORMAT = "itemsmith-run/1"
 # itemsmith's packages whose code decides what a run's items are
@@ -71,11 +76,38 @@ def generator_fingerprint() -> str:
     }))
 
 
-def run_key(source: str, kind: TemplateKind, handler: HandlerRef, seed: int, num_samples: int,
-            generator: str | None = None) -> str:
-    """The key of one (template, seed) run (``generator``: `generator_fingerprint()` by default)."""
+def handler_files_sha256(spec: str) -> str | None:
+    """For a handler file: sha256 over everything in its folder and subfolders, read now (never
+    cached: a long-lived server sees a changed file): each regular file's path and content, each
+    link's path and target. None for a built-in or static handler (the generator covers those)."""
+    if spec in BUILTIN_HANDLERS or is_static_handler(spec):
+        return None
+    folder = Path(spec).resolve().parent
+    digest = hashlib.sha256()
+    for dirpath, dirnames, filenames, dir_fd in os.fwalk(folder, follow_symlinks=False):
+        dirnames.sort()
+        relative = Path(dirpath).relative_to(folder).as_posix()
+        for name in sorted(filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]):
+            mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
+            if stat.S_ISLNK(mode):
+                entry = f"link\0{os.readlink(name, dir_fd=dir_fd)}"
+            elif stat.S_ISREG(mode):
+                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dir_fd)
+                with os.fdopen(fd, "rb") as stream:
+                    entry = f"file\0{hashlib.file_digest(stream, 'sha256').hexdigest()}"
+            else:
+                continue
+            digest.update(f"{relative}/{name}\0{entry}\n".encode())
+    return digest.hexdigest()
+
+
+def run_key(source: str, kind: TemplateKind, handler: HandlerRef, handler_files: str | None, seed: int,
+            num_samples: int, generator: str | None = None) -> str:
+    """The key of one (template, seed) run (``handler_files``: `handler_files_sha256` of its
+    handler; ``generator``: `generator_fingerprint()` by default)."""
     return sha256_hex(canonical_json({
         "format": KEY_FORMAT, "template": sha256_hex(source), "kind": kind,
-        "handler": {"name": handler.name, "sha256": handler.sha256}, "seed": seed, "num_samples": num_samples,
+        "handler": {"name": handler.name, "sha256": handler.sha256, "files": handler_files},
+        "seed": seed, "num_samples": num_samples,
         "generator": generator if generator is not None else generator_fingerprint(),
     }))

@@ -46,7 +46,7 @@ from itemsmith.items.hashing import canonical_json, sha256_hex
 from itemsmith.items.schema import IRTParameters, Item, ItemPool, TemplateKind
 from itemsmith.items.static import parse_static_source
 from itemsmith.templates_bank.handler_identity import HandlerRef, handler_ref
-from itemsmith.templates_bank.item_runs import run_key
+from itemsmith.templates_bank.item_runs import handler_files_sha256, run_key
 from itemsmith.templates_bank.regeneration import TemplateRun, bodies_digest, items_digest, regenerate
 from itemsmith.templates_bank.storage import (
     NotFoundError,
@@ -462,7 +462,7 @@ def create_release(session: Session, request: ReleaseCreate, *, workers: int = 1
              for v in versions]
     sources = {v.content_hash: v.source for v in versions}
     runs = _runs(draft, sources, handlers)
-    keys = _run_keys(draft, sources)
+    keys = _run_keys(runs)
     recorded = _recorded_runs(session, keys.values()) if reuse else {}
     # only the runs not recorded go to the sandbox: only their handlers' pools start
     missing = [replace(run, seeds=tuple(s for s in run.seeds if keys.get((i, s)) not in recorded))
@@ -514,12 +514,13 @@ def create_release(session: Session, request: ReleaseCreate, *, workers: int = 1
                    stored=stored)
 
 
-def _run_keys(templates: list[ReleaseTemplate], sources: dict[str, str]) -> dict[tuple[int, int], str]:
+def _run_keys(runs: list[TemplateRun]) -> dict[tuple[int, int], str]:
     """(template position, seed) -> the run's key, for each run of a code template (a static one's
     items are read from its source, no sandbox)."""
-    return {(i, seed): run_key(sources[t.version], t.kind, t.handler, seed, t.num_samples)
-            for i, t in enumerate(templates) if t.kind == "code" and isinstance(t.handler, HandlerRef)
-            for seed in t.seeds}
+    files = {spec: handler_files_sha256(spec) for spec in {run.handler for run in runs if run.kind == "code"}}
+    return {(i, seed): run_key(run.source, run.kind, handler_ref(run.handler), files[run.handler], seed,
+                               run.num_samples)
+            for i, run in enumerate(runs) if run.kind == "code" for seed in run.seeds}
 
 
 def _recorded_runs(session: Session, keys: Iterable[str]) -> dict[str, list[str]]:
