@@ -78,7 +78,7 @@ def release_create(
     try:
         with (bank_session(db) as session,
               progress_shown("generated (template, seed) runs", enabled=not as_json) as shown):
-            manifest = create_release(session, request, workers=workers, limits=local_sandbox(), reuse=not regenerate,
+            manifest = create_release(session, request, workers=workers, limits=local_sandbox, reuse=not regenerate,
                                       on_progress=shown).manifest
     except (StorageError, ReleaseError, RegenerationError) as exc:
         raise fail(str(exc)) from None

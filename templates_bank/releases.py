@@ -433,14 +433,15 @@ def _sampling(version: TemplateVersionPublic, seeds: list[int], num_samples: int
 
 
 def create_release(session: Session, request: ReleaseCreate, *, workers: int = 1,
-                   limits: SandboxLimits | None = None, reuse: bool = True,
+                   limits: SandboxLimits | Callable[[], SandboxLimits] | None = None, reuse: bool = True,
                    on_progress: Callable[[int, int], None] | None = None) -> Release:
     """Freeze the bank into its next release: take each (template, seed) run's items from the run
     recorded under its key (`item_runs`; any earlier release, any bank) or, with ``reuse`` False
     or none recorded, generate it (in the sandbox, ``workers`` per handler; pools start only for
     the handlers with runs to generate), record item counts and hashes, store the items with the
     release and record the generated runs. Nothing is written until every run is done (the items
-    wait in an `ItemSpool`). Raises `ReleaseError`
+    wait in an `ItemSpool`). ``limits`` may be a function giving them, called only when a template
+    runs. Raises `ReleaseError`
     (nothing releasable, unknown template) or `RegenerationError` (a run failed).
     `on_progress(done, total)` follows the (template, seed) runs. With `request.owner`, the bank
     is that owner's (names are unique per owner). The returned release reads its stored items
@@ -472,8 +473,10 @@ def create_release(session: Session, request: ReleaseCreate, *, workers: int = 1
     new_runs: dict[str, list[str]] = {}
     total_runs = sum(len(run.seeds) for run in runs)
     done = 0
-    with (ItemSpool() as spool,
-          closing(regenerate([run for run in missing if run.seeds], workers=workers, limits=limits)) as generated):
+    to_generate = [run for run in missing if run.seeds]
+    if callable(limits):  # reading sandbox settings imports the sandbox: only when a template runs
+        limits = limits() if any(run.kind == "code" for run in to_generate) else None
+    with (ItemSpool() as spool, closing(regenerate(to_generate, workers=workers, limits=limits)) as generated):
         for i, run in enumerate(runs):
             for seed in run.seeds:
                 key = keys.get((i, seed))
