@@ -1,8 +1,10 @@
 """Releases: a bank state frozen into an immutable, numbered release with a manifest and its items.
 
 `create_release` picks the bank's releasable versions (see `storage.releasable_versions`),
-generates every (template, seed) run in the sandbox (in parallel over the sandbox pools, see
-`regeneration`), stores the items once with the release (`storage.store_release_items`:
+takes each (template, seed) run recorded under its key by an earlier release (`item_runs`: the
+key covers the template source, the handler's code and data, the seed, the size and the
+generator), generates the others in the sandbox (in parallel over the sandbox pools of their
+handlers only, see `regeneration`) and records them, stores the items once with the release (`storage.store_release_items`:
 content-addressed, in order) and records the sha256 of each template's items in the manifest, so
 the manifest pins the *content*: templates and versions, seeds, judge and student configs, IRT
 parameters, counts per category and a content checksum, which covers the items through those
