@@ -12,7 +12,7 @@ start cold), against a cold `itemsmith --help` measured in the same run.
 2. ``curated``: a SQLite bank with every curated template (78 over 7 handlers; ``-n 2``: 156
    items): ``release create``, ``release export`` in each format, ``release verify``; then
    ``create_again``: ``release create`` of the same bank again (every run reused, no sandbox),
-   and ``create_after_change``: again after a new version of one template (``--changed``, on the
+   and ``create_after_change``: again after a new version of one template (``CHANGED_TEMPLATE``, on the
    stocks handler: its runs and that one pool only); with ``--plots``, ``export -f jsonl
    --plots`` twice (the first draws the plots, the second reads them from the cache).
 3. ``synthetic``: a bank of ``--synthetic`` templates (variants of the curated templates on the

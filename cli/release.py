@@ -77,7 +77,7 @@ def release_create(
                             template_ids=template, created_by=by, note=note)
     try:
         with (bank_session(db) as session,
-              progress_shown("generated (template, seed) runs", enabled=not as_json) as shown):
+              progress_shown("(template, seed) runs generated or reused", enabled=not as_json) as shown):
             manifest = create_release(session, request, workers=workers, limits=local_sandbox, reuse=not regenerate,
                                       on_progress=shown).manifest
     except (StorageError, ReleaseError, RegenerationError) as exc:
