@@ -3,9 +3,9 @@
 `create_release` picks the bank's releasable versions (see `storage.releasable_versions`),
 takes each (template, seed) run recorded under its key by an earlier release (`item_runs`: the
 key covers the template source, the handler's code and data, the seed, the size and the
-generator), generates the others in the sandbox (in parallel over the sandbox pools of their
-handlers only, see `regeneration`) and records them, stores the items once with the release (`storage.store_release_items`:
-content-addressed, in order) and records the sha256 of each template's items in the manifest, so
+generator), generates the others in the sandbox (in parallel over the pools of their handlers
+only, see `regeneration`) and records them, stores the items once with the release
+(`storage.store_release_items`: content-addressed, in order) and records the sha256 of each template's items in the manifest, so
 the manifest pins the *content*: templates and versions, seeds, judge and student configs, IRT
 parameters, counts per category and a content checksum, which covers the items through those
 hashes. Export, evaluation, re-verification and the audit read the stored items (`Release.items`,
@@ -443,8 +443,8 @@ def create_release(session: Session, request: ReleaseCreate, *, workers: int = 1
     the handlers with runs to generate), record item counts and hashes, store the items with the
     release and record the generated runs. Nothing is written until every run is done (the items
     wait in an `ItemSpool`). ``limits`` may be a function giving them, called only when a template
-    runs. Raises `ReleaseError`
-    (nothing releasable, unknown template) or `RegenerationError` (a run failed).
+    runs. Raises `ReleaseError` (nothing releasable, unknown template), `ReleaseIntegrityError` (a
+    recorded item was changed in the database) or `RegenerationError` (a run failed).
     `on_progress(done, total)` follows the (template, seed) runs. With `request.owner`, the bank
     is that owner's (names are unique per owner). The returned release reads its stored items
     once the session's transaction is committed."""
