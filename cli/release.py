@@ -60,12 +60,15 @@ def release_create(
     template: Annotated[list[str] | None, typer.Option(
         "--template", "-t", help="Template id (repeatable; default all releasable).")] = None,
     note: Annotated[str, typer.Option("--note", help="Release note.")] = "",
+    regenerate: Annotated[bool, typer.Option(
+        "--regenerate", help="Run every template in the sandbox, even runs an earlier release already generated.")] = False,
     workers: WorkersOpt = 1,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Freeze a bank's approved/accepted templates into its next numbered release: every item is generated
-    once in the sandbox and stored with the release."""
+    """Freeze a bank's approved/accepted templates into its next numbered release and store its items. A
+    (template, seed) run an earlier release generated with the same template source, handler code and data,
+    seed, sample count and itemsmith, numpy and pandas is reused; the others run in the sandbox."""
     from itemsmith.templates_bank.regeneration import RegenerationError
     from itemsmith.templates_bank.releases import ReleaseCreate, ReleaseError, create_release
     from itemsmith.templates_bank.storage import StorageError
@@ -74,8 +77,8 @@ def release_create(
                             template_ids=template, created_by=by, note=note)
     try:
         with (bank_session(db) as session,
-              progress_shown("generated (template, seed) runs", enabled=not as_json) as shown):
-            manifest = create_release(session, request, workers=workers, limits=local_sandbox(),
+              progress_shown("(template, seed) runs generated or reused", enabled=not as_json) as shown):
+            manifest = create_release(session, request, workers=workers, limits=local_sandbox, reuse=not regenerate,
                                       on_progress=shown).manifest
     except (StorageError, ReleaseError, RegenerationError) as exc:
         raise fail(str(exc)) from None

@@ -9,6 +9,7 @@ keeps N workers for one handler. A worker that stops answering is killed and rep
 from __future__ import annotations
 
 import atexit
+import hashlib
 import logging
 import os
 import queue
@@ -60,6 +61,19 @@ def check_handler_folder(folder: Path) -> None:
                            "the sandbox lets the handler read everything in its folder")
 
 
+def _folder_stamp(folder: Path) -> str:
+    """sha256 of every entry's path, type, size and mtime under a handler's folder: a shared pool
+    serves a snapshot of the data, so a changed data file (in a subfolder too) starts a new one."""
+    digest = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames.sort()
+        for name in sorted(filenames + dirnames):
+            st = os.lstat(os.path.join(dirpath, name))
+            digest.update(f"{os.path.relpath(dirpath, folder)}/{name}\0{st.st_mode}\0{st.st_size}\0"
+                          f"{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
 class SandboxError(RuntimeError):
     """A worker could not be started (bad handler file, unknown handler, ...). A missing
     isolation layer is `IsolationUnavailable` instead: not the user's fault, the service's."""
@@ -85,7 +99,7 @@ class HandlerSpec:
     kind: str  # "builtin", "file", or "none" (no handler: probing the layers only)
     name: str | None = None
     path: str | None = None
-    version: tuple[int, int] | None = None  # (mtime_ns, size) of a handler file
+    version: tuple[int, int, str] | None = None  # a handler file's (mtime_ns, size) and `_folder_stamp`
 
     @classmethod
     def parse(cls, name_or_path: str) -> HandlerSpec:
@@ -98,7 +112,8 @@ class HandlerSpec:
             resolved = path.resolve()
             check_handler_folder(resolved.parent)
             st = resolved.stat()
-            return cls(kind="file", path=str(resolved), version=(st.st_mtime_ns, st.st_size))
+            return cls(kind="file", path=str(resolved), version=(st.st_mtime_ns, st.st_size,
+                                                                 _folder_stamp(resolved.parent)))
         if name_or_path not in BUILTIN_HANDLERS:
             raise SandboxError(BUILTIN_HANDLERS.unknown_message(name_or_path))
         return cls(kind="builtin", name=name_or_path)
@@ -327,7 +342,7 @@ def _startup_key(limits: SandboxLimits) -> tuple[Any, ...]:
 
 
 def get_pool(handler: str, limits: SandboxLimits | None = None) -> SandboxPool:
-    """A shared single-worker pool for `handler` (a new one when a handler file changes)."""
+    """A shared single-worker pool for `handler` (a new one when a handler file or its folder changes)."""
     limits = limits or SandboxSettings().sandbox
     spec = HandlerSpec.parse(handler)
     key = (spec, _startup_key(limits))

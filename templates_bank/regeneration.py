@@ -16,6 +16,7 @@ reading a release's stored items (exports, evaluation) never loads it.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import Counter, deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -30,7 +31,7 @@ from itemsmith.items.static import StaticSourceError, parse_static_source
 if TYPE_CHECKING:
     from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool
 
-__all__ = ["RegenerationError", "RunItems", "TemplateRun", "items_digest", "regenerate"]
+__all__ = ["RegenerationError", "RunItems", "TemplateRun", "bodies_digest", "items_digest", "regenerate"]
 
 
 class RegenerationError(RuntimeError):
@@ -67,6 +68,13 @@ def items_digest(digest: hashlib._Hash, items: Sequence[Item]) -> None:
         digest.update(b"\n")
 
 
+def bodies_digest(digest: hashlib._Hash, bodies: Sequence[str]) -> None:
+    """`items_digest` of items given as their stored JSON text (the same canonical lines)."""
+    for body in bodies:
+        digest.update(canonical_json(json.loads(body)).encode("utf-8"))
+        digest.update(b"\n")
+
+
 def _failed(run: TemplateRun, seed: int, error: str, keep_going: bool) -> RunItems:
     if not keep_going:
         raise RegenerationError(f"template {run.template_id!r} seed {seed}: {error}")
@@ -95,13 +103,13 @@ def regenerate(runs: Sequence[TemplateRun], *, workers: int = 1, limits: Sandbox
     if any(run.kind == "static" for run in runs):
         yield from _mixed(runs, workers=workers, limits=limits, keep_going=keep_going)
         return
-    from itemsmith.sandbox import SandboxPool, get_pool
-
     jobs = [(run, seed) for run in runs for seed in run.seeds]
-    # a handler gets no more workers than it has runs: each worker is a process loading its data
-    handlers = Counter(run.handler for run, _ in jobs)
     if not jobs:
         return
+    from itemsmith.sandbox import SandboxPool, get_pool
+
+    # a handler gets no more workers than it has runs: each worker is a process loading its data
+    handlers = Counter(run.handler for run, _ in jobs)
     in_flight = sum(min(workers, count) for count in handlers.values())
     window = max(4 * in_flight, 16)
     with ExitStack() as stack:

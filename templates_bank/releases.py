@@ -1,9 +1,11 @@
 """Releases: a bank state frozen into an immutable, numbered release with a manifest and its items.
 
 `create_release` picks the bank's releasable versions (see `storage.releasable_versions`),
-generates every (template, seed) run in the sandbox (in parallel over the sandbox pools, see
-`regeneration`), stores the items once with the release (`storage.store_release_items`:
-content-addressed, in order) and records the sha256 of each template's items in the manifest, so
+takes each (template, seed) run recorded under its key by an earlier release (`item_runs`: the
+key covers the template source, the handler's code and data, the seed, the size and the
+generator), generates the others in the sandbox (in parallel over the pools of their handlers
+only, see `regeneration`) and records them, stores the items once with the release
+(`storage.store_release_items`: content-addressed, in order) and records the sha256 of each template's items in the manifest, so
 the manifest pins the *content*: templates and versions, seeds, judge and student configs, IRT
 parameters, counts per category and a content checksum, which covers the items through those
 hashes. Export, evaluation, re-verification and the audit read the stored items (`Release.items`,
@@ -31,7 +33,8 @@ import json
 import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from contextlib import closing
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from itertools import groupby
 from typing import IO, TYPE_CHECKING, Any, Literal
@@ -45,7 +48,8 @@ from itemsmith.items.hashing import canonical_json, sha256_hex
 from itemsmith.items.schema import IRTParameters, Item, ItemPool, TemplateKind
 from itemsmith.items.static import parse_static_source
 from itemsmith.templates_bank.handler_identity import HandlerRef, handler_ref
-from itemsmith.templates_bank.regeneration import TemplateRun, items_digest, regenerate
+from itemsmith.templates_bank.item_runs import handler_files_sha256, run_key
+from itemsmith.templates_bank.regeneration import TemplateRun, bodies_digest, items_digest, regenerate
 from itemsmith.templates_bank.storage import (
     NotFoundError,
     ReleaseRow,
@@ -57,8 +61,10 @@ from itemsmith.templates_bank.storage import (
     get_bank,
     get_bank_by_id,
     has_stored_items,
+    read_item_runs,
     read_release_items,
     releasable_versions,
+    store_item_runs,
     store_release_items,
     utcnow,
 )
@@ -319,8 +325,12 @@ class ItemSpool:
                                                             newline="\n")
 
     def add(self, position: int, run: ReleaseRun) -> None:
-        for index, item in enumerate(run.items):
-            self._file.write(f"{position}\t{run.seed}\t{index}\t{item_body(item)}\n")  # JSON escapes tabs and newlines
+        self.add_bodies(position, run.seed, [item_body(item) for item in run.items])
+
+    def add_bodies(self, position: int, seed: int, bodies: list[str]) -> None:
+        """Add one run's items as stored (`item_body`)."""
+        for index, body in enumerate(bodies):
+            self._file.write(f"{position}\t{seed}\t{index}\t{body}\n")  # JSON escapes tabs and newlines
 
     def rows(self) -> Iterator[tuple[int, int, int, str]]:
         """(template position, seed, index in the run, item JSON), in the order added."""
@@ -425,12 +435,16 @@ def _sampling(version: TemplateVersionPublic, seeds: list[int], num_samples: int
 
 
 def create_release(session: Session, request: ReleaseCreate, *, workers: int = 1,
-                   limits: SandboxLimits | None = None,
+                   limits: SandboxLimits | Callable[[], SandboxLimits] | None = None, reuse: bool = True,
                    on_progress: Callable[[int, int], None] | None = None) -> Release:
-    """Freeze the bank into its next release: generate every run once (in the sandbox, ``workers``
-    per handler), record item counts and hashes and store the items with the release. Nothing is
-    written until every run is done (the items wait in an `ItemSpool`). Raises `ReleaseError`
-    (nothing releasable, unknown template) or `RegenerationError` (a run failed).
+    """Freeze the bank into its next release: take each (template, seed) run's items from the run
+    recorded under its key (`item_runs`; any earlier release, any bank) or, with ``reuse`` False
+    or none recorded, generate it (in the sandbox, ``workers`` per handler; pools start only for
+    the handlers with runs to generate), record item counts and hashes, store the items with the
+    release and record the generated runs. Nothing is written until every run is done (the items
+    wait in an `ItemSpool`). ``limits`` may be a function giving them, called only when a template
+    runs. Raises `ReleaseError` (nothing releasable, unknown template), `ReleaseIntegrityError` (a
+    recorded item was changed in the database) or `RegenerationError` (a run failed).
     `on_progress(done, total)` follows the (template, seed) runs. With `request.owner`, the bank
     is that owner's (names are unique per owner). The returned release reads its stored items
     once the session's transaction is committed."""
@@ -451,18 +465,39 @@ def create_release(session: Session, request: ReleaseCreate, *, workers: int = 1
              for v in versions]
     sources = {v.content_hash: v.source for v in versions}
     runs = _runs(draft, sources, handlers)
+    keys = _run_keys(runs)
+    recorded = _recorded_runs(session, keys.values()) if reuse else {}
+    # only the runs not recorded go to the sandbox: only their handlers' pools start
+    missing = [replace(run, seeds=tuple(s for s in run.seeds if keys.get((i, s)) not in recorded))
+               for i, run in enumerate(runs)]
     digests = [hashlib.sha256() for _ in draft]
     counts = [0] * len(draft)
-    position = {run.template_id: i for i, run in enumerate(runs)}
+    new_runs: dict[str, list[str]] = {}
     total_runs = sum(len(run.seeds) for run in runs)
-    with ItemSpool() as spool:
-        for done, run_items in enumerate(regenerate(runs, workers=workers, limits=limits), start=1):
-            i = position[run_items.run.template_id]
-            items_digest(digests[i], run_items.items)
-            counts[i] += len(run_items.items)
-            spool.add(i, ReleaseRun(run_items.seed, run_items.items))
-            if on_progress is not None:
-                on_progress(done, total_runs)
+    done = 0
+    to_generate = [run for run in missing if run.seeds]
+    if callable(limits):  # reading sandbox settings imports the sandbox: only when a template runs
+        limits = limits() if any(run.kind == "code" for run in to_generate) else None
+    with (ItemSpool() as spool, closing(regenerate(to_generate, workers=workers, limits=limits)) as generated):
+        for i, run in enumerate(runs):
+            for seed in run.seeds:
+                key = keys.get((i, seed))
+                if key in recorded:
+                    bodies = recorded[key]
+                else:
+                    run_items = next(generated)
+                    assert (run_items.run.template_id, run_items.seed) == (run.template_id, seed)
+                    bodies = [item_body(item) for item in run_items.items]
+                    if key is not None:
+                        new_runs[key] = [sha256_hex(body) for body in bodies]
+                bodies_digest(digests[i], bodies)
+                counts[i] += len(bodies)
+                spool.add_bodies(i, seed, bodies)
+                done += 1
+                if on_progress is not None:
+                    on_progress(done, total_runs)
+        for extra in generated:  # none: this runs the regeneration to its end, which closes its pools
+            raise AssertionError(f"regeneration gave a run not asked for: {extra.run.template_id!r} seed {extra.seed}")
         templates = [t.model_copy(update={"items": n, "items_sha256": d.hexdigest()})
                      for t, n, d in zip(draft, counts, digests, strict=True)]
         number = (session.scalar(select(func.max(ReleaseRow.number)).where(ReleaseRow.bank_id == bank.id)) or 0) + 1
@@ -479,8 +514,30 @@ def create_release(session: Session, request: ReleaseCreate, *, workers: int = 1
                         for i, (v, t) in enumerate(zip(versions, templates, strict=True)))
         session.flush()
         stored = store_items(session, row.id, spool)
+        store_item_runs(session, new_runs)
     return Release(manifest=manifest, sources=sources, handlers=handlers, bank_id=bank.id, release_id=row.id,
                    stored=stored)
+
+
+def _run_keys(runs: list[TemplateRun]) -> dict[tuple[int, int], str]:
+    """(template position, seed) -> the run's key, for each run of a code template (a static one's
+    items are read from its source, no sandbox)."""
+    files = {spec: handler_files_sha256(spec) for spec in {run.handler for run in runs if run.kind == "code"}}
+    return {(i, seed): run_key(run.source, run.kind, handler_ref(run.handler), files[run.handler], seed,
+                               run.num_samples)
+            for i, run in enumerate(runs) if run.kind == "code" for seed in run.seeds}
+
+
+def _recorded_runs(session: Session, keys: Iterable[str]) -> dict[str, list[str]]:
+    """The recorded runs among `keys`: key -> its items' JSON, each checked against its hash."""
+    runs: dict[str, list[str]] = {}
+    for key, items in read_item_runs(session, keys).items():
+        for digest, body in items:
+            if body is None or sha256_hex(body) != digest:
+                raise ReleaseIntegrityError(f"stored item {digest[:12]} is missing or no longer matches its hash (the "
+                                            "database was changed): `release create --regenerate` runs every template")
+        runs[key] = [body for _, body in items if body is not None]
+    return runs
 
 
 def _manifest(bank: str, handler: HandlerRef, task: str, number: int, request: ReleaseCreate,

@@ -70,8 +70,8 @@ def _public(row: ReleaseRow) -> ReleasePublic:
 def create_release_route(bank_id: RecordId, body: ReleaseCreateRequest, request: Request, principal: PrincipalDep,
                          session: SessionDep) -> JobPublic:
     """Start a ``release`` job that freezes the bank's approved/accepted templates into its next
-    numbered release (every item is generated once in the sandbox and stored with it; progress
-    events count the runs). The finished job's ``result`` names the release (``release_id``)."""
+    numbered release (every item is generated once in the sandbox and stored with it, a run an
+    earlier release generated with the same key is reused; progress events count the runs). The finished job's ``result`` names the release (``release_id``)."""
     bank = owned_bank(session, bank_id, principal.owner)
     try:
         ReleaseCreate(bank=bank.name, owner=bank.owner, seeds=body.seeds, num_samples=body.num_samples,

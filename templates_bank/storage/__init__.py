@@ -22,7 +22,8 @@ Tables (created by ``upgrade()`` / ``itemsmith db upgrade``):
 - ``releases`` and ``release_templates``: frozen bank states (see `templates_bank.releases`).
 - ``items`` and ``release_items``: every release's items, stored once and content-addressed
   (sha256 of the item's JSON), in the release's order; ``item_plots``: plots drawn for exports,
-  cached by item hash (`storage._items`).
+  cached by item hash (`storage._items`); ``item_runs``: the items of each (template, seed) run by
+  the run's key, which `release create` reuses (`templates_bank.item_runs`).
 
 Versions, verdicts, responses, reviews, releases and their items are append-only: the session and database
 triggers refuse updates and deletes.
@@ -68,11 +69,14 @@ from itemsmith.templates_bank.storage._evaluations import (
 from itemsmith.templates_bank.storage._items import (
     ItemPlotRow,
     ItemRow,
+    ItemRunRow,
     ReleaseItemRow,
     StoredItem,
     cached_plot,
     has_stored_items,
+    read_item_runs,
     read_release_items,
+    store_item_runs,
     store_plot,
     store_release_items,
 )
@@ -120,8 +124,8 @@ from itemsmith.templates_bank.storage._verdicts import (
 )
 
 __all__ = [
-    "ItemPlotRow", "ItemRow", "ReleaseItemRow", "StoredItem", "cached_plot", "has_stored_items", "read_release_items",
-    "store_plot", "store_release_items",
+    "ItemPlotRow", "ItemRow", "ItemRunRow", "ReleaseItemRow", "StoredItem", "cached_plot", "has_stored_items",
+    "read_item_runs", "read_release_items", "store_item_runs", "store_plot", "store_release_items",
     "EvaluationResponseCreate", "EvaluationResponsePublic", "EvaluationResponseRow", "cached_evaluation_response",
     "list_evaluation_responses",
     "record_evaluation_response",

@@ -5,10 +5,13 @@
   releases share is stored once.
 - ``release_items``: a release's items in order (``ordinal`` 0, 1, ...), each with where it
   comes from (the template's position in the manifest, the seed, its index in that run).
+- ``item_runs``: the items one (template, seed) run gave, in order, by the run's key (a sha256 over
+  everything the items depend on, see `templates_bank.item_runs`): what `release create` reuses
+  instead of running the template again.
 - ``item_plots``: PNG plots rendered for exports, by item hash (the sha256 of the item's JSON, as
   in ``items``), dpi and renderer (a hash of the plotting code and library), so a plot is drawn once.
 
-Items and release items are append-only (the session refuses to flush a change, the migration's
+Items, release items and item runs are append-only (the session refuses to flush a change, the migration's
 triggers refuse it in the database). Rows are written in batches and read in short
 transactions of one batch each (keyset on ``ordinal``), so a long export holds no transaction
 open and memory stays flat.
@@ -27,10 +30,11 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 from itemsmith.items.hashing import sha256_hex
 from itemsmith.templates_bank.storage._models import Base, ImmutableRecordError
 
-__all__ = ["ItemPlotRow", "ItemRow", "ReleaseItemRow", "StoredItem", "cached_plot", "has_stored_items",
-           "read_release_items", "store_plot", "store_release_items"]
+__all__ = ["ItemPlotRow", "ItemRow", "ItemRunRow", "ReleaseItemRow", "StoredItem", "cached_plot", "has_stored_items",
+           "read_item_runs", "read_release_items", "store_item_runs", "store_plot", "store_release_items"]
 
 BATCH = 1000
+_IN_BATCH = 500  # keys per IN (...) query: SQLite allows 32,766 parameters, older builds 999
 
 
 class ItemRow(Base):
@@ -55,6 +59,15 @@ class ReleaseItemRow(Base):
     item_sha256: Mapped[str] = mapped_column(ForeignKey("items.sha256"))
 
 
+class ItemRunRow(Base):
+    """The items (their sha256s, in order) of the (template, seed) run with key ``key``."""
+
+    __tablename__ = "item_runs"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    items: Mapped[list[Any]]
+
+
 class ItemPlotRow(Base):
     """An item's PNG plot at one dpi, drawn by one renderer."""
 
@@ -66,7 +79,7 @@ class ItemPlotRow(Base):
     png: Mapped[bytes] = mapped_column(LargeBinary)
 
 
-_APPEND_ONLY = (ItemRow, ReleaseItemRow)
+_APPEND_ONLY = (ItemRow, ReleaseItemRow, ItemRunRow)
 
 
 @event.listens_for(Session, "before_flush")
@@ -145,6 +158,30 @@ def read_release_items(engine: Engine, release_id: int, *, batch: int = BATCH) -
         if len(rows) < batch:
             return
         after = rows[-1].ordinal
+
+
+def store_item_runs(session: Session, runs: dict[str, list[str]]) -> None:
+    """Record each run's items (``key`` -> the sha256s of its items, stored in ``items``) in the
+    session's transaction; a run recorded before (by another release) is kept as it is."""
+    rows = [{"key": key, "items": hashes} for key, hashes in runs.items()]
+    for start in range(0, len(rows), BATCH):
+        _insert_ignoring_duplicates(session, ItemRunRow, rows[start:start + BATCH])
+
+
+def read_item_runs(session: Session, keys: Iterable[str]) -> dict[str, list[tuple[str, str | None]]]:
+    """The recorded runs among ``keys``: key -> its items as (sha256, JSON as stored; None if it
+    is missing), in order. The caller checks each JSON against its hash."""
+    wanted = sorted(set(keys))
+    runs: dict[str, list[str]] = {}
+    for start in range(0, len(wanted), _IN_BATCH):
+        query = select(ItemRunRow.key, ItemRunRow.items).where(ItemRunRow.key.in_(wanted[start:start + _IN_BATCH]))
+        runs.update((key, list(hashes)) for key, hashes in session.execute(query).all())
+    needed = sorted({digest for hashes in runs.values() for digest in hashes})
+    bodies: dict[str, str] = {}
+    for start in range(0, len(needed), _IN_BATCH):
+        query = select(ItemRow.sha256, ItemRow.body).where(ItemRow.sha256.in_(needed[start:start + _IN_BATCH]))
+        bodies.update(session.execute(query).all())
+    return {key: [(digest, bodies.get(digest)) for digest in hashes] for key, hashes in runs.items()}
 
 
 def cached_plot(engine: Engine, item_sha256: str, dpi: int, renderer: str) -> bytes | None:

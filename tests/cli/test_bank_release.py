@@ -69,6 +69,24 @@ def test_release_and_export_from_the_command_line(run, tmp_path: Path) -> None:
     assert "at revision None" in run("db", "downgrade", "base", "--yes")
 
 
+def test_release_create_reuses_runs_unless_told_to_regenerate(run, monkeypatch: pytest.MonkeyPatch) -> None:
+    from itemsmith.templates_bank import releases
+
+    generated: list[int] = []
+    real = releases.regenerate
+
+    def counting(runs, **kwargs):
+        generated.append(sum(len(r.seeds) for r in runs))
+        return real(runs, **kwargs)
+
+    monkeypatch.setattr(releases, "regenerate", counting)
+    run("bank", "create", "trends", "--handler", "synthetic", "--owner", "alice")
+    run("bank", "import-curated", "trends", "--reviewer", "alice", "-t", "feat_trend_detect_tf")
+    checksums = [json.loads(run("release", "create", "trends", "--by", "alice", "--seeds", "2", "-n", "2", *extra,
+                                "--json"))["checksum"] for extra in ((), (), ("--regenerate",))]
+    assert generated == [2, 0, 2] and len(set(checksums)) == 1
+
+
 def test_json_output_of_the_bank_and_release_commands(run, tmp_path: Path) -> None:
     upgraded = json.loads(run("db", "upgrade", "--json"))
     assert upgraded["revision"] == upgraded["head"] == head_revision()

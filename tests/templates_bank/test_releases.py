@@ -250,6 +250,8 @@ def _legacy_release(url: str, monkeypatch: pytest.MonkeyPatch, add_argmax_bank: 
     add_argmax_bank(url)
     with monkeypatch.context() as patched, open_session(url) as session:
         patched.setattr(releases_module, "store_items", lambda *args: None)
+        patched.setattr(releases_module, "_recorded_runs", lambda *args: {})  # no item runs then either
+        patched.setattr(releases_module, "store_item_runs", lambda *args: None)
         create_release(session, ReleaseCreate(bank="tiny", seeds=[0, 1], num_samples=3, created_by="tests"))
     upgrade(url)
 

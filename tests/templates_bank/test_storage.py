@@ -104,7 +104,7 @@ def _tables(url: str) -> set[str]:
 def test_migrations_up_down_up(backend_url: str) -> None:
     assert current_revision(backend_url) is None
     upgrade(backend_url)
-    assert current_revision(backend_url) == head_revision() == "0006"
+    assert current_revision(backend_url) == head_revision() == "0007"
     assert TABLES <= _tables(backend_url)
     downgrade(backend_url, "base")
     assert current_revision(backend_url) is None
