@@ -11,6 +11,7 @@ import base64
 from collections.abc import Callable
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -551,3 +552,47 @@ def test_a_token_that_tells_the_key_position_is_found(code: Callable[[str, int],
 def test_a_context_that_varies_without_the_key_is_no_cue() -> None:
     report = audit_items(draws(with_context(lambda key, at: f"S{(len(key) * 7) % 5}")))
     assert "position_token" not in report.shortcuts and "stated_in_text" not in report.shortcuts, report.feedback
+
+
+def mean_from_total(rng: np.random.Generator, i: int) -> dict:
+    values = _values(rng)
+    key, wrong = numeric_options(float(values.mean()), spread=float(rng.uniform(0.5, 3)), decimals=1, rng=rng)
+    return mc_item(f"The {len(values)} values shown add up to {values.sum():.1f}. What is their mean?", key, wrong,
+                   rng=rng, series=[series(values)])
+
+
+def mean_hinted(rng: np.random.Generator, i: int) -> dict:
+    values = _values(rng)
+    mean = float(values.mean())
+    key, wrong = numeric_options(mean, spread=float(rng.uniform(1.5, 3)), decimals=1, rng=rng)
+    return mc_item(f"The mean came out just under {np.ceil(mean):.0f}. What exactly was it?", key, wrong, rng=rng,
+                   series=[series(values)])
+
+
+def weekday_named(rng: np.random.Generator, i: int) -> dict:
+    days = pd.date_range("2014-03-03", periods=28, freq="D")
+    values = rng.normal(10, 3, 28)
+    best = int(values.argmax())
+    others = [d for d in range(28) if days[d].dayofweek != days[best].dayofweek]
+    wrong = [f"{days[d]:%Y-%m-%d}" for d in rng.choice(others, 3, replace=False)]
+    return mc_item(f"The warmest day was a {days[best]:%A}. On which date was it?", f"{days[best]:%Y-%m-%d}", wrong,
+                   rng=rng, series=[series(values, timestamps=[f"{d:%Y-%m-%d}" for d in days])])
+
+
+@pytest.mark.parametrize("make", [mean_from_total, mean_hinted, weekday_named], ids=lambda f: f.__name__)
+def test_a_key_the_text_gives_away_without_stating_it(make: Callable[[np.random.Generator, int], dict]) -> None:
+    report = audit_items(draws(make))
+    assert "paraphrased_in_text" in report.shortcuts, report.feedback
+
+
+def window_stated(rng: np.random.Generator, i: int) -> dict:
+    n = int(rng.integers(10, 40))
+    values = _values(rng)[:n]
+    key, wrong = numeric_options(float(values.max()), spread=float(rng.uniform(0.5, 3)), decimals=1, rng=rng)
+    return mc_item(f"Over these {n} days, with a forecast high of {values.mean() + 2:.1f}, what was the highest value?",
+                   key, wrong, rng=rng, series=[series(values)])
+
+
+def test_numbers_the_text_states_for_other_reasons_give_nothing_away() -> None:
+    report = audit_items(draws(window_stated))
+    assert "paraphrased_in_text" not in report.shortcuts, report.feedback

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import base64
 import codecs
+import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import Literal
 
 from itemsmith.items.schema import Item, ItemKind
@@ -228,6 +230,60 @@ def _stated(item: Item) -> list[int]:
     return hits
 
 
+_ISO_DATE = re.compile(r"^\s*(\d{4})-(\d{2})-(\d{2})\b")
+_TEXT_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?\b")
+
+
+def _text_numbers(item: Item) -> list[float]:
+    said = _TEXT_DATE.sub(" ", f"{item.question} {item.context or ''}")
+    return [float(n.replace(",", "")) for n in re.findall(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?", said)]
+
+
+def _calendar_words(option: str) -> set[str] | None:
+    """The weekday and month names (and their three-letter forms) of an ISO date option."""
+    found = _ISO_DATE.match(option)
+    if found is None:
+        return None
+    try:
+        day = date(*map(int, found.groups()))
+    except ValueError:
+        return None
+    names = {f"{day:%A}".lower(), f"{day:%B}".lower()}
+    return names | {n[:3] for n in names}
+
+
+def _paraphrased(item: Item) -> int | None:
+    """The one option the text gives away without stating it: a date whose weekday or month the text
+    names (and no other option's), a number that is the ratio, product, sum or difference of two
+    numbers the text states, else the number nearest one the text states."""
+    words = set(re.findall(r"[a-z]+", f"{item.question} {item.context or ''}".lower()))
+    calendars = [_calendar_words(o) for o in item.options]
+    if all(c is not None for c in calendars):
+        named = [i for i, c in enumerate(calendars) if c and c & words and not any(
+            (c & words) <= other for j, other in enumerate(calendars) if j != i and other)]
+        return named[0] if len(named) == 1 else None
+    values = [plain_number(o) for o in item.options]
+    stated = _text_numbers(item)
+    if not stated or any(v is None for v in values):
+        return None
+    derived = {f(a, b) for a in stated for b in stated if a != b
+               for f in (lambda x, y: x / y if y else math.nan, lambda x, y: x * y, lambda x, y: x + y,
+                         lambda x, y: x - y)}
+    exact = [i for i, v in enumerate(values) if v is not None
+             and any(abs(d - v[0]) <= 0.5 * 10.0 ** -v[1] + 1e-9 for d in derived if math.isfinite(d))]
+    if len(exact) == 1:
+        return exact[0]
+    gaps = [min(abs(v[0] - n) for n in stated) for v in values if v is not None]
+    nearest = min(range(len(gaps)), key=gaps.__getitem__)
+    return nearest if sorted(gaps)[1] > gaps[nearest] else None
+
+
+def _fit_paraphrased(train: Sequence[Item]) -> tuple[Predict, str]:
+    return (lambda item: None if item.kind is ItemKind.tf else _paraphrased(item)), \
+        "answers the option the text gives away without stating it (a date's weekday or month it names, " \
+        "a number derived from or nearest to the numbers it states)"
+
+
 def _short_tokens(item: Item) -> set[str]:
     return set(re.findall(r"(?<!\w)\w{1,3}(?!\w)", f"{item.question} {item.context or ''}"))
 
@@ -320,10 +376,15 @@ SOLVERS: tuple[Solver, ...] = (
            "the key's text or number is written in the question or the context",
            "never state the answer (or a paraphrase of it) in the question or context; if the text must quote "
            "numbers, quote the distractors' as often as the key's"),
+    Solver("paraphrased_in_text", _fit_paraphrased,
+           "the text gives the key away without stating it: it names the key date's weekday or month, states "
+           "numbers whose ratio, product, sum or difference is the key, or a number the key lies nearest",
+           "say nothing in the question or context that is computed from the answer (a total and a count give "
+           "the mean; 'just under 14' gives the option nearest 14)"),
     Solver("position_token", _fit_position_token,
            "a short token of the question or context (a letter, a digit, a code) tells the key's position",
            "never write anything into the text that depends on where the key is (no codes, letters or hints "
-           "derived from the answer)", held_out="record"),
+           "derived from the answer)"),  # a record's data says nothing of where the shuffled key sits
     Solver("question_memory", _fit_question_memory,
            "a question text asked of other records comes back with the same key (the key does not follow the data)",
            "compute the key from the data shown each time, and let the question name what it is about (record, "
