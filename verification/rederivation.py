@@ -457,16 +457,18 @@ def with_other_series(views: Sequence[SolverView], rng: random.Random) -> list[S
 def kept_key(judged: Sequence[RederivedItem], orders: Sequence[list[int]], swapped: Sequence[SolverView | None],
              outcomes: Sequence[SolverOutcome | None]) -> tuple[int, int, int]:
     """(items asked, items checked, items still answered with their key): asked, the items the program
-    agreed on that were shown with other series (`swapped`); checked, those it answered with a usable
-    value (`outcomes`)."""
+    agreed on that were shown with other series (`swapped`); checked, those it answered with a value
+    (`outcomes`). A value that fits none of the options is an answer too: over another item's series the
+    right answer is seldom one of this item's options ("day 57" where they are days 3 to 12), and a
+    program that gives it has moved with the data."""
     asked = checked = kept = 0
     for item, order, view, outcome in zip(judged, orders, swapped, outcomes, strict=True):
         if item.outcome != "agree" or view is None or outcome is None:
             continue
         asked += 1
-        fitted, why = _picked(item.options, order, outcome)
-        if fitted is None:
+        value = outcome.value
+        if value is None or (isinstance(value, float) and not math.isfinite(value)):
             continue
         checked += 1
-        kept += fitted == [item.key]
+        kept += _picked(item.options, order, outcome)[0] == [item.key]
     return asked, checked, kept

@@ -168,6 +168,32 @@ def test_a_program_that_computes_from_the_series_moves_with_them(pool) -> None:
     assert verdict.data_checked >= 10 and verdict.data_kept_key < verdict.data_checked / 2
 
 
+# the hour of a window's peak, options "hour N": over another item's series the right hour is seldom
+# one of this item's options
+PEAK_HOUR = GOOD.replace(
+    "        key, wrong = numeric_options(float(window.mean()), spread=float(rng.uniform(0.3, 1.0)), decimals=2)\n"
+    "        items.append(mc_item(f\"What is the mean water level (m) of record {rid} between hours {start} and \"\n"
+    "                             f\"{end - 1}?\", key, wrong,",
+    "        top = int(window.argmax())\n"
+    "        if (window == window[top]).sum() > 1:\n            continue\n"
+    "        others = [h for h in range(len(window)) if h != top]\n"
+    "        key, wrong = f\"hour {top}\", [f\"hour {h}\" for h in rng.choice(others, 3, replace=False)]\n"
+    "        items.append(mc_item(f\"At which hour of this window of record {rid} is the water level highest?\",\n"
+    "                             key, wrong,")
+PEAK_SOLVER = fenced("def solve(item):\n    values = item['series'][0]['values']\n"
+                     "    return f\"hour {values.index(max(values))}\"\n")
+
+
+def test_an_answer_that_is_no_option_on_other_items_series_has_moved_with_the_data(pool) -> None:
+    """Given another item's series, the program names an hour that is none of this item's options:
+    it read the data (before, such answers went uncounted and the template was not re-derivable)."""
+    assert PEAK_HOUR != GOOD
+    stage, _ = _stage(pool, [PEAK_SOLVER])
+    verdict = asyncio.run(stage(PEAK_HOUR, _report(PEAK_HOUR, pool))).rederivation
+    assert verdict is not None and verdict.status == "agrees", verdict
+    assert verdict.data_checked >= 10 and verdict.data_kept_key < verdict.data_checked / 2
+
+
 def test_scripted_solver_without_a_running_program_is_not_rederivable_and_flagged(pool) -> None:
     broken = fenced("def solve(item):\n    return item['no_such_field']\n")
     stage, model = _stage(pool, [broken, "I cannot do this.", broken])
