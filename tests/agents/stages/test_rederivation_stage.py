@@ -194,6 +194,22 @@ def test_an_answer_that_is_no_option_on_other_items_series_has_moved_with_the_da
     assert verdict.data_checked >= 10 and verdict.data_kept_key < verdict.data_checked / 2
 
 
+STRICT_PEAK_SOLVER = fenced("def solve(item):\n    values = item['series'][0]['values']\n"
+                            "    answer = f\"hour {values.index(max(values))}\"\n"
+                            "    if answer not in item['options']:\n"
+                            "        raise ValueError('no option for ' + answer)\n    return answer\n")
+
+
+def test_a_program_that_raises_where_its_answer_is_no_option_still_reads_the_data(pool) -> None:
+    """It fails on most items shown with other series (their peak hour is seldom an option), and on
+    those it answers it moves off the key: it reads the data. The swap dodger above, which answers
+    only where the series fit the key, keeps the key wherever it answers: not re-derivable."""
+    stage, _ = _stage(pool, [STRICT_PEAK_SOLVER], large_size=90)  # enough items to answer ten with other series
+    verdict = asyncio.run(stage(PEAK_HOUR, _report(PEAK_HOUR, pool))).rederivation
+    assert verdict is not None and verdict.status == "agrees", verdict
+    assert verdict.data_checked >= 10 and verdict.data_kept_key < verdict.data_checked
+
+
 def test_scripted_solver_without_a_running_program_is_not_rederivable_and_flagged(pool) -> None:
     broken = fenced("def solve(item):\n    return item['no_such_field']\n")
     stage, model = _stage(pool, [broken, "I cannot do this.", broken])
