@@ -218,7 +218,8 @@ def with_options(key: str, wrong: list[str], question: str = "Which month had th
     ("0.50", ["0.5", "0.6", "0.7"]), ("0.5", [".5", "0.6", "0.7"]), ("12 °C", ["12 degC", "13 °C", "14 °C"]),
     ("Upward trend", ["upward-trend.", "Downward trend", "No trend"]), ("Monday", ["Mon.", "Tuesday", "Friday"]),
     ("2013-03-04 to 2013-03-10", ["Mar 4, 2013 - Mar 10, 2013", "2013-03-11 to 2013-03-17", "2013-03-18 to 2013-03-24"]),
-    ("March 2013", ["2013-03-15", "2013-04-15", "2013-05-15"]),
+    ("March 2013", ["2013-03-15", "2013-04-15", "2013-05-15"]), ("11.4%", ["0.114", "9.8%", "13.1%"]),
+    ("-3.5 percent", ["-0.035", "-2.0 percent", "1.5 percent"]),
 ])
 def test_two_options_that_say_the_same_thing_fail(key: str, wrong: list[str]) -> None:
     found = finding(with_options(key, wrong), "distinct_options")

@@ -140,10 +140,13 @@ _CONNECTORS = re.compile(r"^[\s,;:()\-–—]*(?:(?:from|to|through|thru|until|t
 Denotation = tuple[object, ...]
 
 
+_PERCENT = frozenset({"%", "percent", "per cent"})
+
+
 def denotation(option: str, *, years: bool = False) -> Denotation:
     """What an option says once its spelling is set aside: a moment ("2013-03-04" and "Mar 4, 2013", "Jul"
     and "July"), a run of moments ("Mar 4 - Mar 10, 2013"), an amount with its unit ("0.50" and "0.5",
-    "12 °C" and "12 degC"), or a label (case, spacing, hyphens, articles and end punctuation aside). Two
+    "12 °C" and "12 degC", "11.4%" and the share "0.114"), or a label (case, spacing, hyphens, articles and end punctuation aside). Two
     options with one denotation say the same thing."""
     whens = read_when(option, years=years)
     if whens:
@@ -160,7 +163,10 @@ def denotation(option: str, *, years: bool = False) -> Denotation:
     if number is not None and len(words) <= _MAX_QUANTITY_WORDS:
         rest = _NUMBER.sub(" ", option.strip().rstrip(".")).strip()
         unit = canonical_unit(rest)
-        return ("amount", number[0], unit.name if unit is not None else " ".join(rest.casefold().split()))
+        written = unit.name if unit is not None else " ".join(rest.casefold().split())
+        if written in _PERCENT:  # "11.4%" is the share 0.114
+            return ("amount", round(number[0] / 100, 12), "")
+        return ("amount", round(number[0], 12), written)
     label = " ".join(re.sub(r"[^\w%+<>=]+", " ", option.casefold().replace("_", " ")).split())
     return ("label", _ARTICLES.sub("", label))
 
