@@ -251,7 +251,8 @@ def mean_as_a_percentage(rng: np.random.Generator, i: int) -> dict:
 
 
 def day_of_month_named(rng: np.random.Generator, i: int) -> dict:
-    days = pd.date_range("2014-03-03", periods=28, freq="D")
+    start = pd.Timestamp("2010-01-01") + pd.Timedelta(days=int(rng.integers(0, 3000)))
+    days = pd.date_range(start, periods=28, freq="D")
     values = rng.normal(10, 3, 28)
     best = int(values.argmax())
     key, wrong = date_options(f"{days[best]:%Y-%m-%d}", rng=rng, low=f"{days[0]:%Y-%m-%d}",

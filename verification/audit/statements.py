@@ -4,8 +4,9 @@ A statement about the data shown ("on at least one of these days the minimum tem
 2.3 °C", "over these quarters the mean change of consumption was larger than the mean change of
 income") is true or false of those series, whatever the template computed. `statement_truths` gives
 the truth under every reading of it (each series it may be about, each statistic word it uses), or
-None where it does not read the statement: a property ("is seasonal"), a count of days, two
-negations, a threshold without a statistic or a quantifier.
+None where it does not read the statement: a property ("is seasonal"), a count of days or a share
+of them ("on at least 4 days", "on more than 50 % of the days"), a stretch of the days shown ("in the
+last 3 days"), two negations, a threshold without a statistic or a quantifier.
 """
 
 from __future__ import annotations
@@ -26,10 +27,17 @@ _FORALL = re.compile(r"\b(?:every|all|each)\b")
 _NEGATION = re.compile(r"\b(?:not|never|no|none)\b|n't\b")
 _BELOW = r"below|under|less than|lower than|smaller than|colder than|cooler than"
 _ABOVE = r"above|over|more than|greater than|higher than|larger than|warmer than|exceeded|exceeds|exceed"
-_THRESHOLD = re.compile(rf"\b(?P<op>{_BELOW}|{_ABOVE})\s+(?P<n>[-−]?\d+(?:\.\d+)?)(?P<after>\s*\w*)")
+_THRESHOLD = re.compile(rf"\b(?P<op>{_BELOW}|{_ABOVE})\s+(?P<n>[-−]?\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|[-−]?\d+(?:\.\d+)?)"
+                        r"(?P<after>\s*\w*)")
 _COMPARED = re.compile(rf"\b(?P<op>{_BELOW}|{_ABOVE})\b")
-_COUNTED = re.compile(r"^\s*(?:days|hours|weeks|months|quarters|years|times|readings|values|points|samples)\b")
+_UNITS = r"(?:day|hour|week|month|quarter|year|time|reading|value|point|sample)s?\b"
+_COUNTED = re.compile(rf"^\s*{_UNITS}")
+# "on at least 4 days", "in the last 3 days", "on more than 50 % of the days": a count, a share or a
+# stretch of what is shown, none of which is a statistic of the whole series
+_SOME_OF_THEM = re.compile(rf"\b\d+\s+(?:\w+\s+)?{_UNITS}|%\s*of\b|"
+                           rf"\b(?:half|most|majority|minority|share|proportion|fraction)\s+of\b")
 _STATISTICS = ("mean", "median", "max", "min", "sum", "range", "spread")
+_AGGREGATES = ("mean", "median", "sum", "range", "spread")  # of the whole stretch, whatever quantifier it has
 
 Compare = Callable[[float, float], bool]
 
@@ -63,17 +71,18 @@ def _statistics(claim: str, item: Item) -> list[str]:
     return [q for q in _STATISTICS if q in quantities(text)]
 
 
-def _against_threshold(item: Item, claim: str, match: re.Match[str]) -> set[bool] | None:
-    """A statement comparing the series shown with a printed number."""
+def _against_threshold(item: Item, claim: str, match: re.Match[str], *, negated: bool) -> set[bool] | None:
+    """A statement comparing the series shown with a printed number; `negated`: the comparison itself
+    is ("on every day it was not below 3"), not the quantifier over it."""
     if _COUNTED.match(match["after"]):
         return None  # "on more than 3 days": a count, not a value
-    level = float(match["n"].replace("−", "-"))
+    level = float(match["n"].replace("−", "-").replace(",", ""))
     decimals = len(match["n"].split(".")[1]) if "." in match["n"] else 0
-    below = re.fullmatch(_BELOW, match["op"]) is not None
-    if _EXISTS.search(claim):
-        reading = [("min" if below else "max")]
-    elif _FORALL.search(claim):
-        reading = [("max" if below else "min")]
+    below = (re.fullmatch(_BELOW, match["op"]) is not None) is not negated
+    if _EXISTS.search(claim) or _FORALL.search(claim):
+        reading = [("min" if below else "max") if _EXISTS.search(claim) else ("max" if below else "min")]
+        # "across all days the mean was above 4": the quantifier ranges over what the mean is taken of
+        reading += [s for s in _statistics(claim, item) if s in _AGGREGATES]
     else:
         reading = _statistics(claim, item)
     named = [values for _, values in _named(item, claim)]
@@ -100,10 +109,12 @@ def _between_series(item: Item, claim: str, op: str) -> set[bool] | None:
     compare = _op(op)
     (_, first), (_, second) = named
     truths: set[bool] = set()
-    for statistic in reading:
-        for a in STATISTICS[statistic](first):
-            for b in STATISTICS[statistic](second):
-                truths |= {True, False} if np.isclose(a, b) else {compare(a, b)}
+    # "the maximum of income was above the mean of consumption": each statistic named may be either side's
+    for one in reading:
+        for other in reading:
+            for a in STATISTICS[one](first):
+                for b in STATISTICS[other](second):
+                    truths |= {True, False} if np.isclose(a, b) else {compare(a, b)}
     return truths
 
 
@@ -113,16 +124,20 @@ def statement_truths(item: Item) -> set[bool] | None:
     if item.kind is not ItemKind.tf or not item.series:
         return None
     claim = _claim(item)
-    negations = len(_NEGATION.findall(claim))
-    if negations > 1:
+    negations = list(_NEGATION.finditer(claim))
+    if len(negations) > 1 or _SOME_OF_THEM.search(claim):
         return None
+    # a quantifier before the negation ("on every day it was not below 3") negates the comparison, one
+    # after it ("it was not above 3 on any day", "not every day was below 3") the whole statement
+    quantified = [q.start() for q in (_EXISTS.search(claim), _FORALL.search(claim)) if q is not None]
+    inside = bool(negations) and any(at < negations[0].start() for at in quantified)
     threshold = _THRESHOLD.search(claim)
     if threshold is not None:
-        truths = _against_threshold(item, claim, threshold)
+        truths = _against_threshold(item, claim, threshold, negated=inside)
     elif (compared := _COMPARED.search(claim)) is not None:
         truths = _between_series(item, claim, compared["op"])
     else:
         return None
     if truths is None:
         return None
-    return {not t for t in truths} if negations else truths
+    return {not t for t in truths} if negations and not inside else truths
