@@ -25,17 +25,18 @@ _CLAIM = re.compile(r"\btrue or false\b\s*[:?.\-]?\s*", re.I)
 _EXISTS = re.compile(r"\b(?:at least one|any|some|one or more)\b")
 _FORALL = re.compile(r"\b(?:every|all|each)\b")
 _NEGATION = re.compile(r"\b(?:not|never|no|none)\b|n't\b")
-_BELOW = r"below|under|less than|lower than|smaller than|colder than|cooler than"
-_ABOVE = r"above|over|more than|greater than|higher than|larger than|warmer than|exceeded|exceeds|exceed"
-_THRESHOLD = re.compile(rf"\b(?P<op>{_BELOW}|{_ABOVE})\s+(?P<n>[-−]?\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|[-−]?\d+(?:\.\d+)?)"
+_BELOW = r"below|beneath|under|less than|lower than|smaller than|colder than|cooler than|<=|<|≤"
+_ABOVE = r"above|over|more than|greater than|higher than|larger than|warmer than|exceeded|exceeds|exceed|>=|>|≥"
+_THRESHOLD = re.compile(rf"(?:\b|(?=[<>≤≥]))(?P<op>{_BELOW}|{_ABOVE})\s+(?P<n>[-−]?\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|[-−]?\d+(?:\.\d+)?)"
                         r"(?P<after>\s*\w*)")
-_COMPARED = re.compile(rf"\b(?P<op>{_BELOW}|{_ABOVE})\b")
+_COMPARED = re.compile(rf"(?:\b|(?=[<>≤≥]))(?P<op>{_BELOW}|{_ABOVE})(?:\b|(?<=[<>=≤≥]))")
 _UNITS = r"(?:day|hour|week|month|quarter|year|time|reading|value|point|sample)s?\b"
 _COUNTED = re.compile(rf"^\s*{_UNITS}")
 # "on at least 4 days", "in the last 3 days", "on more than 50 % of the days": a count, a share or a
 # stretch of what is shown, none of which is a statistic of the whole series
 _SOME_OF_THEM = re.compile(rf"\b\d+\s+(?:\w+\s+)?{_UNITS}|%\s*of\b|"
                            rf"\b(?:half|most|majority|minority|share|proportion|fraction)\s+of\b")
+_CHANGES = re.compile(r"\b(?:changes?|differences?|increments?|returns?)\b")
 _STATISTICS = ("mean", "median", "max", "min", "sum", "range", "spread")
 _AGGREGATES = ("mean", "median", "sum", "range", "spread")  # of the whole stretch, whatever quantifier it has
 
@@ -71,6 +72,12 @@ def _statistics(claim: str, item: Item) -> list[str]:
     return [q for q in _STATISTICS if q in quantities(text)]
 
 
+def _forms(claim: str, values: np.ndarray) -> list[np.ndarray]:
+    """The values a statement may be about: the series, and its steps where it speaks of changes (a
+    series shown may hold the changes already: "the mean quarterly change of consumption")."""
+    return [values, np.diff(values)] if _CHANGES.search(claim) else [values]
+
+
 def _against_threshold(item: Item, claim: str, match: re.Match[str], *, negated: bool) -> set[bool] | None:
     """A statement comparing the series shown with a printed number; `negated`: the comparison itself
     is ("on every day it was not below 3"), not the quantifier over it."""
@@ -90,7 +97,7 @@ def _against_threshold(item: Item, claim: str, match: re.Match[str], *, negated:
     if not reading or not shown:
         return None
     truths: set[bool] = set()
-    for values in shown:
+    for values in (form for series_shown in shown for form in _forms(claim, series_shown)):
         for statistic in reading:
             for value in STATISTICS[statistic](values):
                 if abs(value - level) <= 0.5 * 10.0 ** -decimals:  # the printed number rounds it: either
@@ -110,11 +117,12 @@ def _between_series(item: Item, claim: str, op: str) -> set[bool] | None:
     (_, first), (_, second) = named
     truths: set[bool] = set()
     # "the maximum of income was above the mean of consumption": each statistic named may be either side's
-    for one in reading:
-        for other in reading:
-            for a in STATISTICS[one](first):
-                for b in STATISTICS[other](second):
-                    truths |= {True, False} if np.isclose(a, b) else {compare(a, b)}
+    for left, right in zip(_forms(claim, first), _forms(claim, second), strict=True):
+        for one in reading:
+            for other in reading:
+                for a in STATISTICS[one](left):
+                    for b in STATISTICS[other](right):
+                        truths |= {True, False} if np.isclose(a, b) else {compare(a, b)}
     return truths
 
 
