@@ -187,15 +187,24 @@ def test_an_encoded_key_in_a_listed_form_is_stated(code: Callable[[str, int], st
     assert "stated_in_text" in audit_items(draws(with_context(code))).shortcuts
 
 
-@pytest.mark.xfail(strict=True, reason="stated_in_text matches each option's own encoding as a substring: base64 "
-                   "of a longer string ('key=41.2') shifts the alignment, base32, hex with separators and the key "
-                   "times ten ('412') are forms none of the solvers read")
 @pytest.mark.parametrize("code", [
     lambda key, at: base64.b64encode(f"key={key}".encode()).decode(),
+    lambda key, at: base64.b64encode(f"k={key};v=2".encode()).decode(),
     lambda key, at: base64.b32encode(key.encode()).decode(),
     lambda key, at: ":".join(f"{b:02x}" for b in key.encode()),
+], ids=["base64 with a prefix", "base64 inside a longer text", "base32", "hex with separators"])
+def test_an_encoded_key_inside_a_longer_encoding_is_stated(code: Callable[[str, int], str]) -> None:
+    """Each slipped past `stated_in_text` before it read base64 at every byte offset, base32 and packed hex."""
+    assert "stated_in_text" in audit_items(draws(with_context(code))).shortcuts
+
+
+@pytest.mark.xfail(strict=True, reason="no solver reads a key written as another number ('412' for 41.2, the key "
+                   "times ten) or spelled out: stated_in_text matches the option's text and its encodings only")
+@pytest.mark.parametrize("code", [
     lambda key, at: key.replace(".", ""),
-], ids=["base64 with a prefix", "base32", "hex with separators", "times ten"])
+    lambda key, at: " ".join(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                              "point")[10 if c == "." else int(c)] for c in key if c.isdigit() or c == "."),
+], ids=["times ten", "digits spelled out"])
 def test_an_encoded_key_in_an_unlisted_form(code: Callable[[str, int], str]) -> None:
     assert not audit_items(draws(with_context(code))).passed
 

@@ -206,26 +206,41 @@ def _fit_tf_wording(train: Sequence[Item]) -> tuple[Predict, str]:
     return predict, f"{len(by_wording)} statement wordings, {skewed} always keyed the same way"
 
 
-def _encoded(text: str) -> list[str]:
-    """`text` as a template could smuggle it past a reader: reversed, in hexadecimal, base64 or
-    rot13 (long enough that no plain word is one by chance)."""
+def _base64(raw: bytes) -> list[str]:
+    """The base64 characters that `raw` alone decides wherever it sits in a longer encoded text: at each
+    of the three byte offsets, less the characters shared with the bytes before or after it."""
+    forms = []
+    for offset, first in ((0, 0), (1, 2), (2, 3)):
+        encoded = base64.b64encode(bytes(offset) + raw).decode().rstrip("=")
+        forms.append(encoded[first:len(encoded) - (1 if (offset + len(raw)) % 3 else 0)])
+    return forms
+
+
+def _encoded(text: str) -> tuple[list[str], list[str]]:
+    """`text` as a template could smuggle it past a reader, long enough that no plain word is one by
+    chance: (reversed, base64 or rot13; hexadecimal or base32, which may be written with separators)."""
     raw = text.encode()
-    forms = [text[::-1], raw.hex(), base64.b64encode(raw).decode().rstrip("="), codecs.encode(text, "rot13")]
-    return [f.casefold() for f in forms if len(f) >= 4 and f != text]
+    forms = [text[::-1], *_base64(raw), codecs.encode(text, "rot13")]
+    spaced = [raw.hex(), base64.b32encode(raw).decode().rstrip("=")]
+    return ([f.casefold() for f in forms if len(f) >= 4 and f != text],
+            [f.casefold() for f in spaced if len(f) >= 4 and f != text])
 
 
 def _stated(item: Item) -> list[int]:
     """The options whose text, or whose number as written, the question or the context states, plainly
     or encoded (`_encoded`)."""
     said = " ".join(f"{item.question} {item.context or ''}".split()).casefold()
+    packed = re.sub(r"[^0-9a-z]", "", said)  # "34:31:2e:32" is the hexadecimal "34312e32"
     numbers = set(re.findall(r"-?\d+(?:\.\d+)?", said))
     hits = []
     for i, option in enumerate(item.options):
         text = " ".join(option.split()).casefold()
         number = plain_number(option)
         written = None if number is None else f"{number[0]:.{number[1]}f}"
+        forms, spaced = _encoded(" ".join(option.split()))
         if (len(text) >= 2 and re.search(rf"(?<!\w){re.escape(text)}(?!\w)", said)) or written in numbers \
-                or any(form in said for form in _encoded(" ".join(option.split()))):
+                or any(form in said for form in forms + spaced) \
+                or any(form in packed for form in spaced if len(form) >= 8):  # short ones occur by chance
             hits.append(i)
     return hits
 
