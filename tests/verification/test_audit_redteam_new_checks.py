@@ -56,9 +56,13 @@ def frost(phrase: Callable[[float], str], *, both_shown: bool = False) -> Make:
     return make
 
 
-def test_a_reworded_statement_keyed_on_another_channel_is_still_caught() -> None:
-    """No quantifier, another verb: "the minimum temperature dipped below X" is read as the minimum."""
-    report = audit_items(draws(frost(lambda x: f"the minimum temperature dipped below {x:.1f} °C this week.")))
+@pytest.mark.parametrize("phrase", [
+    lambda x: f"the minimum temperature dipped below {x:.1f} °C this week.",
+    lambda x: f"on at least one of these 10 days the minimum temperature was below {x:.1f} °C.",
+], ids=["no quantifier", "the days shown counted"])
+def test_a_reworded_statement_keyed_on_another_channel_is_still_caught(phrase: Callable[[float], str]) -> None:
+    """"Dipped below X" is read as the minimum; "these 10 days" over 10 shown are all of them."""
+    report = audit_items(draws(frost(phrase)))
     assert not finding(report, "statement_truth"), report.feedback
 
 
@@ -125,6 +129,8 @@ def test_common_phrasings_are_read_right(text: str, truth: bool) -> None:
     pytest.param("on more than 50% of the days the minimum temperature was below 5.0 °C.", True,
                  id="more than 50% of days"),
     pytest.param("across all 7 days, the mean minimum temperature was above 4.0 °C.", True, id="across all days"),
+    pytest.param("on all 7 days the minimum temperature was above 3.0 °C.", False, id="all the days counted"),
+    pytest.param("the minimum temperature was below 4.0 °C on 7 days.", False, id="as many days as shown"),
     pytest.param("in the last 3 days the minimum temperature was below 3.0 °C.", False, id="a window of the shown"),
     pytest.param("across all days shown, the mean minimum temperature was above 4.0 °C.", True,
                  id="across all days, no count"),

@@ -27,14 +27,14 @@ _FORALL = re.compile(r"\b(?:every|all|each)\b")
 _NEGATION = re.compile(r"\b(?:not|never|no|none)\b|n't\b")
 _BELOW = r"below|beneath|under|less than|lower than|smaller than|colder than|cooler than|<=|<|≤"
 _ABOVE = r"above|over|more than|greater than|higher than|larger than|warmer than|exceeded|exceeds|exceed|>=|>|≥"
-_THRESHOLD = re.compile(rf"(?:\b|(?=[<>≤≥]))(?P<op>{_BELOW}|{_ABOVE})\s+(?P<n>[-−]?\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|[-−]?\d+(?:\.\d+)?)"
-                        r"(?P<after>\s*\w*)")
+_NUMBER = r"[-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"  # "1,500" is fifteen hundred
+_THRESHOLD = re.compile(rf"(?:\b|(?=[<>≤≥]))(?P<op>{_BELOW}|{_ABOVE})\s+(?P<n>{_NUMBER})(?P<after>\s*\w*)")
 _COMPARED = re.compile(rf"(?:\b|(?=[<>≤≥]))(?P<op>{_BELOW}|{_ABOVE})(?:\b|(?<=[<>=≤≥]))")
 _UNITS = r"(?:day|hour|week|month|quarter|year|time|reading|value|point|sample)s?\b"
 _COUNTED = re.compile(rf"^\s*{_UNITS}")
 # "on at least 4 days", "in the last 3 days", "on more than 50 % of the days": a count, a share or a
 # stretch of what is shown, none of which is a statistic of the whole series
-_SOME_OF_THEM = re.compile(rf"\b\d+\s+(?:\w+\s+)?{_UNITS}|%\s*of\b|"
+_SOME_OF_THEM = re.compile(rf"(?P<whole>\b(?:these|those|the|all)\s+)?\b(?P<n>\d+)\s+(?:\w+\s+)?{_UNITS}|%\s*of\b|"
                            rf"\b(?:half|most|majority|minority|share|proportion|fraction)\s+of\b")
 _CHANGES = re.compile(r"\b(?:changes?|differences?|increments?|returns?)\b")
 _STATISTICS = ("mean", "median", "max", "min", "sum", "range", "spread")
@@ -133,7 +133,9 @@ def statement_truths(item: Item) -> set[bool] | None:
         return None
     claim = _claim(item)
     negations = list(_NEGATION.finditer(claim))
-    if len(negations) > 1 or _SOME_OF_THEM.search(claim):
+    lengths = {str(len(s.values)) for s in item.series}  # "these 10 days" over 10 shown: all of them
+    partial = [some for some in _SOME_OF_THEM.finditer(claim) if not (some["whole"] and some["n"] in lengths)]
+    if len(negations) > 1 or partial:
         return None
     # a quantifier before the negation ("on every day it was not below 3") negates the comparison, one
     # after it ("it was not above 3 on any day", "not every day was below 3") the whole statement
