@@ -15,8 +15,8 @@ feedback the generator can act on:
 - `StudentPoolVerifier`: students of declared capability answer the items with and without the
   series (`verification.students`), then the capability filter (`verification.capability`)
   decides; a rejection on expertise reversal or on the blind flag carries the statistic in its
-  reasons and in the feedback. Local students answer at most as many items at once as the
-  machine's cores run their llama.cpp threads (`local_student_calls`).
+  reasons and in the feedback. Local students answer at most as many items at once, over all the
+  run's slots, as the machine's cores run their llama.cpp threads (`local_student_calls`).
 - `SkippedStudents`: in place of an advisory ladder (`agents.stages.ladder_validation`), no model:
   it accepts with the reason, so every accepted template's decision says why no student answered.
 
@@ -217,7 +217,9 @@ def capability_feedback(capability: CapabilityReport) -> str:
 
 @dataclass(frozen=True)
 class StudentPoolVerifier:
-    """The student pool and the capability-aligned filter as a stage of the authoring loop."""
+    """The student pool and the capability-aligned filter as a stage of the authoring loop. `limit`
+    bounds the student calls in flight over every template the stage verifies at once (the run's
+    slots); None: each template's own `pool.max_concurrency`."""
 
     label: ClassVar[str] = "students"  # the run's live progress while the stage runs
 
@@ -227,13 +229,14 @@ class StudentPoolVerifier:
     task: str
     dataset: str
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    limit: asyncio.Semaphore | None = None
 
     async def __call__(self, source: str, report: StructureReport) -> VerificationResult:
         started = time.monotonic()
         log = CallLog()
         students = [student.bind(log, self.retry) for student in self.students]
         sample = template_sample(source, report, task=self.task, dataset=self.dataset)
-        answers = await aanswer_template(sample, students, self.pool)
+        answers = await aanswer_template(sample, students, self.pool, limit=self.limit)
         if answers.failed:  # a capability verdict on part of the answers is no verdict
             reason = (f"{len(answers.failed)} student call(s) gave no usable reply: no verdict "
                       f"({answers.failed[0].error})")
@@ -286,7 +289,7 @@ class ReviewModels:
     replay_only: bool = False  # no solver model: the re-derivation replays the building blocks' calls only
     advisory_panel: bool = False  # every judge is advisory: the panel's scores decide nothing
     skipped_students: str | None = None  # an advisory ladder left out: why
-    student_calls: int | None = None  # items answered at once by local students (None: the pool's limit)
+    student_calls: int | None = None  # student calls in flight over the run (None: each template's pool limit)
 
 
 def build_review_models(config: AuthorConfig, *, settings: AgentSettings, policy: SpecPolicy | None = None,
@@ -332,9 +335,9 @@ def content_stages(models: ReviewModels, config: AuthorConfig, *, dataset: str, 
         stages.append(JudgePanelVerifier(models.judges, config.panel, task=config.task, dataset=dataset, retry=retry,
                                          advisory=models.advisory_panel))
     if models.students:
-        calls = min(config.pool.max_concurrency, models.student_calls or config.pool.max_concurrency)
-        stages.append(StudentPoolVerifier(models.students, config.pool.model_copy(update={"max_concurrency": calls}),
-                                          config.capability, task=config.task, dataset=dataset, retry=retry))
+        limit = None if models.student_calls is None else asyncio.Semaphore(models.student_calls)
+        stages.append(StudentPoolVerifier(models.students, config.pool, config.capability, task=config.task,
+                                          dataset=dataset, retry=retry, limit=limit))
     elif models.skipped_students is not None:
         stages.append(SkippedStudents(models.skipped_students))
     return stages

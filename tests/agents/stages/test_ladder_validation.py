@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -136,9 +138,32 @@ def test_local_students_answer_at_most_as_many_items_at_once_as_the_cores_run(mo
     assert local_student_calls(local, settings.model_copy(update={"local_n_threads": 1})) == 2
     assert local_student_calls(local, settings.model_copy(update={"local_n_threads": 8})) == 1
     assert local_student_calls([*local, StudentSpec.model_validate(HOSTED[0])], settings) is None
-    student = StudentModel(StudentConfig(name="local:smollm2-135m", rank=1), object())  # type: ignore[arg-type]
-    stages = content_stages(ReviewModels(judges=[], students=[student], student_calls=1), config(),
-                            dataset="weather", retry=FAST)
-    assert isinstance(stages[0], StudentPoolVerifier) and stages[0].pool.max_concurrency == 1
-    uncapped = content_stages(ReviewModels(judges=[], students=[student]), config(), dataset="weather", retry=FAST)
-    assert uncapped[0].pool.max_concurrency == config().pool.max_concurrency
+
+
+def test_the_cap_holds_over_every_template_the_stage_verifies_at_once() -> None:
+    in_flight, most = 0, 0
+
+    class Scorer:
+        def score_letters(self, prompt: str, letters: Sequence[str]) -> dict[str, float]:
+            nonlocal in_flight, most
+            in_flight += 1
+            most = max(most, in_flight)
+            time.sleep(0.01)
+            in_flight -= 1
+            return {letter: -float(i) for i, letter in enumerate(letters)}
+
+    students = [StudentModel(StudentConfig(name=f"local:s{rank}", rank=rank), Scorer()) for rank in (1, 2, 3)]
+    items = [Item(question=f"Which? {i}", options=["a", "b"], answer_index=0, series=[{"name": "x", "values": [1.0]}])
+             for i in range(4)]
+    report = StructureReport(status=RunStatus.ok, items=items)
+    for calls in (1, None):  # None: each template's own limit
+        [stage] = content_stages(ReviewModels(judges=[], students=students, student_calls=calls), config(),
+                                 dataset="weather", retry=FAST)
+        assert isinstance(stage, StudentPoolVerifier)
+
+        async def two_slots(verifier: StudentPoolVerifier) -> None:
+            await asyncio.gather(verifier("one", report), verifier("two", report))
+
+        most = 0
+        asyncio.run(two_slots(stage))
+        assert most == 1 if calls == 1 else most > 1
