@@ -73,7 +73,7 @@ def judges_validate_ladder(
     """Measure the separation of the student ladder that answered in RUNS (the probability that, on one
     template, a student of a higher rank is more accurate than one of a lower rank, ties half; 0.5 says
     nothing) and record it: from then on a ladder of local students filters when it reaches
-    ITEMSMITH_MIN_LADDER_AUC (0.7), else it stays advisory (skipped by default). Exit code 0 when it is
+    ITEMSMITH_MIN_LADDER_AUC (0.7) over at least 10 templates, else it stays advisory (skipped by default). Exit code 0 when it is
     validated, 1 when it stays advisory."""
     from pydantic import ValidationError
 

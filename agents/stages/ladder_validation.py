@@ -7,7 +7,10 @@ and keeps whatever it is shown, and its answers are most of an offline run's tim
 is `verification.capability.ladder_auc`: the probability that, on one template, a student of a
 higher rank is more accurate (with the series) than one of a lower rank, ties half (0.5: the ranks
 say nothing). It is the judges' AUC (`judge_validation`) read over rank pairs instead of good and
-flawed templates, and it needs the same `AgentSettings.min_ladder_auc` (0.7). It measures order
+flawed templates, and it needs the same `AgentSettings.min_ladder_auc` (0.7), measured on at
+least `MIN_TEMPLATES` (10) templates: simulated, a ladder that guesses (three students at chance,
+20 items a template, `benchmarks/capability_null.py`) reaches 0.7 on 10.5 % of measurements over 4
+templates and 2.25 % over 10; one rising 0.25/0.45/0.65 on 99.8 % and 100 %. It measures order
 only: a ladder that orders on easy templates and not on hard ones is measured on the templates it
 was shown.
 
@@ -42,10 +45,11 @@ from itemsmith.templates_bank.settings import BankSettings
 if TYPE_CHECKING:
     from itemsmith.verification.students import StudentReport
 
-__all__ = ["MEASURED", "LadderValidation", "advisory_ladder", "ladder_name", "ladder_validations_path",
+__all__ = ["MEASURED", "MIN_TEMPLATES", "LadderValidation", "advisory_ladder", "ladder_name", "ladder_validations_path",
            "load_ladder_validations", "measure_ladder", "record_ladder_validation"]
 
 REMEASURE = "itemsmith judges validate-ladder"
+MIN_TEMPLATES = 10  # fewer, and a guessing ladder passes too often (see above)
 
 
 class LadderValidation(BaseModel):
@@ -59,7 +63,7 @@ class LadderValidation(BaseModel):
     measured_at: datetime
 
     def decisive(self, min_auc: float) -> bool:
-        return self.auc is not None and self.auc >= min_auc
+        return self.auc is not None and self.auc >= min_auc and self.templates >= MIN_TEMPLATES
 
     def describe(self) -> str:
         auc = "no pair of ranks" if self.auc is None else f"AUC {self.auc:.2f}"
@@ -116,4 +120,7 @@ def advisory_ladder(students: Sequence[StudentSpec], settings: AgentSettings) ->
                 f"{REMEASURE})")
     if found.decisive(settings.min_ladder_auc):
         return None
+    if found.auc is not None and found.auc >= settings.min_ladder_auc:
+        return (f"the local ladder's separation is measured on too few templates (measured: {found.describe()}; "
+                f"{MIN_TEMPLATES} templates needed)")
     return f"the local ladder does not separate (measured: {found.describe()}; {settings.min_ladder_auc:g} needed)"

@@ -14,7 +14,12 @@ from typer.testing import CliRunner
 
 from itemsmith.agents.authoring.models import Attempt, Brief, PlanInfo, RunReport, SlotResult
 from itemsmith.agents.settings import DEFAULT_LOCAL_STUDENTS, AgentSettings
-from itemsmith.agents.stages.ladder_validation import advisory_ladder, ladder_name, load_ladder_validations
+from itemsmith.agents.stages.ladder_validation import (
+    MIN_TEMPLATES,
+    advisory_ladder,
+    ladder_name,
+    load_ladder_validations,
+)
 from itemsmith.agents.stages.pipeline import StageInfo
 from itemsmith.agents.stages.verify import VerificationResult
 from itemsmith.cli.app import app
@@ -60,12 +65,19 @@ def settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> AgentSettings:
 
 def test_a_ladder_in_order_is_validated_and_one_at_chance_stays_advisory(settings, tmp_path) -> None:
     ladder = list(DEFAULT_LOCAL_STUDENTS)
-    rising = run_folder(tmp_path, "rising", [(0.2, 0.5, 0.8), (0.3, 0.4, 0.9), (0.3, 0.3, 0.6)])
+    few = run_folder(tmp_path, "few", [(0.2, 0.5, 0.8), (0.3, 0.4, 0.9), (0.3, 0.3, 0.6)])
+    result = CliRunner().invoke(app, ["judges", "validate-ladder", str(few), "--json"])
+    recorded = json.loads(result.stdout)
+    assert result.exit_code == 1 and not recorded["validated"]  # in order, on fewer than MIN_TEMPLATES
+    assert (recorded["auc"], recorded["pairs"], recorded["templates"]) == (pytest.approx(8.5 / 9), 9, 3)
+    assert "measured on too few templates" in advisory_ladder(ladder, settings)
+
+    rising = run_folder(tmp_path, "rising", [(0.2, 0.5, 0.8), (0.3, 0.4, 0.9)] * (MIN_TEMPLATES // 2))
     result = CliRunner().invoke(app, ["judges", "validate-ladder", str(rising), "--json"])
     assert result.exit_code == 0, result.output
     recorded = json.loads(result.stdout)
     assert recorded["validated"] and recorded["ladder"] == ladder_name(ladder)
-    assert (recorded["auc"], recorded["pairs"], recorded["templates"]) == (pytest.approx(8.5 / 9), 9, 3)
+    assert (recorded["auc"], recorded["templates"]) == (1.0, MIN_TEMPLATES)
     assert advisory_ladder(ladder, settings) is None  # the local ladder filters from now on
 
     guessing = run_folder(tmp_path, "guessing", [(0.3, 0.2, 0.3), (0.3, 0.3, 0.2)])

@@ -23,6 +23,7 @@ from itemsmith.agents.llm.spec import StudentSpec
 from itemsmith.agents.settings import DEFAULT_LOCAL_STUDENTS, AgentSettings
 from itemsmith.agents.stages.ladder_validation import (
     MEASURED,
+    MIN_TEMPLATES,
     LadderValidation,
     advisory_ladder,
     ladder_name,
@@ -100,7 +101,7 @@ def test_run_as_asked_a_hosted_or_a_validated_ladder_answers(settings) -> None:
     hosted = resolve_pipeline(config(students=HOSTED), settings)
     assert list(map(str, hosted.students)) == HOSTED and hosted.skipped_students is None
     assert advisory_ladder([StudentSpec.model_validate(s) for s in HOSTED], settings) is None
-    record_ladder_validation(MEASURED.model_copy(update={"auc": 0.8}), settings)
+    record_ladder_validation(MEASURED.model_copy(update={"auc": 0.8, "templates": MIN_TEMPLATES}), settings)
     assert list(map(str, resolve_pipeline(config(), settings).students)) == LADDER
 
 
