@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -132,6 +132,16 @@ class AgentSettings(LayerSettings):
         0.7, gt=0.5, le=1, description="a judge's scores decide only when its measured separation of good and "
                                        "flawed templates (AUC of its mean score, `itemsmith judges validate`) reaches "
                                        "this; any other judge is advisory")
+    ladder_validations: Path | None = Field(
+        None, description="the student ladder validations file (`itemsmith judges validate-ladder` writes it); default: "
+                          "ladder_validations.json in the data folder")
+    min_ladder_auc: float = Field(
+        0.7, gt=0.5, le=1, description="a ladder of local students filters only when its measured separation (the "
+                                       "probability that a stronger student beats a weaker one on a template, "
+                                       "`itemsmith judges validate-ladder`) reaches this; any other is advisory")
+    advisory_students: Literal["skip", "run"] = Field(
+        "skip", description="what an advisory ladder does: skip (no student answers; the run says so) or run (it "
+                            "answers and filters as a validated one, `itemsmith author --run-advisory-students`)")
     default_judges: list[ModelSpecField] = Field(
         default_factory=lambda: list(DEFAULT_LOCAL_JUDGES),
         description="the judge panel of a run that names none (JSON list of specs; []: no panel by default); a "

@@ -9,7 +9,7 @@
     itemsmith handlers list                  dataset handlers (cli.handlers)
     itemsmith db upgrade|downgrade|current   the schema (cli.db)
     itemsmith keys create|list|revoke        API keys (cli.keys)
-    itemsmith judges validate|list           which judge models may decide (cli.judges)
+    itemsmith judges validate|validate-ladder|list   which judges and local ladders may decide (cli.judges)
     itemsmith serve | worker                 the service (cli.server)
     itemsmith settings                       every environment variable (cli.settings)
     itemsmith --version                      the installed version
@@ -79,8 +79,9 @@ for _name, _target, _summary in (
     ("handlers", "itemsmith.cli.handlers:app", "Dataset handlers."),
     ("db", "itemsmith.cli.db:app", "The database (SQLite file by default, PostgreSQL when configured)."),
     ("keys", "itemsmith.cli.keys:app", "API keys of the service (stored as hashes; a key is shown once)."),
-    ("judges", "itemsmith.cli.judges:app", "Judge models: measure how well each separates good from flawed "
-                                           "templates; only a validated judge decides."),
+    ("judges", "itemsmith.cli.judges:app", "Judge models and student ladders: measure how well each separates "
+                                           "(good from flawed templates, strong from weak students); only a "
+                                           "validated one decides."),
     ("serve", "itemsmith.cli.server:serve", "Run the REST API and review page (migrating the database first); jobs "
                                             "run in this process unless ITEMSMITH_API_JOB_RUNNER=celery."),
     ("worker", "itemsmith.cli.server:worker", "Run a Celery worker for jobs (broker ITEMSMITH_API_REDIS_URL)."),

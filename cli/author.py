@@ -73,6 +73,10 @@ def author(
                           "smollm2-135m@1, qwen2.5-coder-0.5b@2, qwen2.5-coder-1.5b@3, those installed).")] = None,
     no_students: Annotated[bool, typer.Option("--no-students", help="Run no student pool (and no capability "
                                                                     "filter).")] = False,
+    run_advisory_students: Annotated[bool, typer.Option(
+        "--run-advisory-students", help="Run a ladder of local students even when its separation is not measured to "
+                                        "be good enough (ITEMSMITH_ADVISORY_STUDENTS=run); by default it is skipped "
+                                        "and the run says so.")] = False,
     no_live: Annotated[bool, typer.Option(
         "--no-live", help="Lines instead of a live table: each change of phase, and a status line (elapsed, phase, "
                           "tokens, ETA) every 30 s.")] = False,
@@ -114,6 +118,8 @@ def author(
 
     try:  # every role's model can be built here: checked before the agents are imported
         settings = agent_settings(reasoning_budget)
+        if run_advisory_students:
+            settings = settings.model_copy(update={"advisory_students": "run"})
         pipeline = resolve_pipeline(config, settings)
         check_models(pipeline, *authoring_models(config, settings), settings)
     except AgentError as exc:

@@ -1,4 +1,5 @@
-"""`itemsmith judges validate|list`: which judge models may decide (a judge counts once validated)."""
+"""`itemsmith judges validate|validate-ladder|list`: which judge models and local student ladders may decide
+(a judge, or a ladder of local students, counts once validated)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from itemsmith.cli._common import JsonOpt, ReasoningBudgetOpt, agent_settings, f
 
 __all__ = ["app"]
 
-app = typer.Typer(help="Judge models: measure how well each separates good from flawed templates; only a "
-                       "validated judge decides.", no_args_is_help=True)
+app = typer.Typer(help="Judge models and student ladders: measure how well each separates (good from flawed "
+                       "templates, strong from weak students); only a validated one decides.", no_args_is_help=True)
 
 
 @app.command("validate")
@@ -59,6 +60,50 @@ def judges_validate(
         typer.echo(f"{validation.judge}: AUC {auc} over {validation.good} good and {validation.flawed} flawed "
                    f"templates: {'validated, it decides' if decisive else 'advisory, its scores decide nothing'} "
                    f"(recorded in {path})")
+    if not decisive:
+        raise typer.Exit(1)
+
+
+@app.command("validate-ladder")
+def judges_validate_ladder(
+        runs: Annotated[list[Path], typer.Argument(help="Run folders (OUT/RUN_ID, with report.json) where the "
+                                                        "ladder answered (itemsmith author --run-advisory-students).",
+                                                   exists=True, file_okay=False)],
+        as_json: JsonOpt = False) -> None:
+    """Measure the separation of the student ladder that answered in RUNS (the probability that, on one
+    template, a student of a higher rank is more accurate than one of a lower rank, ties half; 0.5 says
+    nothing) and record it: from then on a ladder of local students filters when it reaches
+    ITEMSMITH_MIN_LADDER_AUC (0.7) over at least 10 templates, else it stays advisory (skipped by default). Exit code 0 when it is
+    validated, 1 when it stays advisory."""
+    from pydantic import ValidationError
+
+    from itemsmith.agents.authoring.models import RunReport
+    from itemsmith.agents.settings import get_settings
+    from itemsmith.agents.stages.ladder_validation import measure_ladder, record_ladder_validation
+
+    reports = []
+    for run in runs:
+        try:
+            report = RunReport.model_validate_json((run / "report.json").read_text())
+        except (OSError, ValidationError) as exc:
+            raise fail(f"{run}: not a run folder with a report.json ({exc})") from None
+        reports += [r.students for slot in report.slots for attempt in slot.attempts for r in attempt.verification
+                    if r.students is not None and r.students.responses]
+    if not reports:
+        raise fail("no student answered in these runs (the ladder was skipped: author with "
+                   "--run-advisory-students to measure it)")
+    settings = get_settings()
+    validation = measure_ladder(reports, source=", ".join(str(run) for run in runs))
+    try:
+        path = record_ladder_validation(validation, settings)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    decisive = validation.decisive(settings.min_ladder_auc)
+    if as_json:
+        print_json({**validation.model_dump(mode="json"), "validated": decisive, "file": str(path)})
+    else:
+        typer.echo(f"{validation.ladder}: {validation.describe()}: "
+                   f"{'validated, it filters' if decisive else 'advisory, skipped by default'} (recorded in {path})")
     if not decisive:
         raise typer.Exit(1)
 

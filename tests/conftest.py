@@ -27,6 +27,9 @@ os.environ.setdefault("ITEMSMITH_REDERIVATION_ENABLED", "false")  # tests that r
 # tests whose judges must decide record a validation for them (`validate_judges`).
 os.environ.setdefault("ITEMSMITH_JUDGE_VALIDATIONS",
                       str(Path(tempfile.mkdtemp(prefix="itemsmith-judges-")) / "judge_validations.json"))
+# Likewise the ladder validations (none recorded: a local ladder is judged by the built-in measurement).
+os.environ.setdefault("ITEMSMITH_LADDER_VALIDATIONS",
+                      str(Path(tempfile.mkdtemp(prefix="itemsmith-ladders-")) / "ladder_validations.json"))
 
 
 @contextmanager

@@ -18,6 +18,10 @@ capability rank and accuracy, with a percentile bootstrap interval that resample
 Which outcomes are kept is configurable (`CapabilityConfig.keep`), and a template that the
 student pool's blind check flagged (its data is not needed) is discarded unless
 ``reject_blind=False``. Every verdict records the accuracies, the statistic and its interval.
+
+Whether a ladder orders at all on a corpus (`ladder_auc`) is what decides if its verdicts mean
+anything (`agents.stages.ladder_validation`): a ladder whose students are all at chance reads
+`all_poor`, `flat` or `inconclusive` on every template and keeps whatever it is shown.
 """
 
 from __future__ import annotations
@@ -30,10 +34,11 @@ from scipy.stats import binomtest, rankdata
 
 from itemsmith.items.schema import CapabilityVerdict, Decision
 from itemsmith.verification.audit.stats import holm
+from itemsmith.verification.judges import separation_auc
 from itemsmith.verification.stage_configs import CapabilityConfig, Outcome
 from itemsmith.verification.students import StudentReport
 
-__all__ = ["CapabilityConfig", "CapabilityReport", "Outcome", "assess", "assess_all", "rank_correlation"]
+__all__ = ["CapabilityConfig", "CapabilityReport", "Outcome", "assess", "assess_all", "ladder_auc", "rank_correlation"]
 
 
 class CapabilityReport(BaseModel):
@@ -124,3 +129,19 @@ def assess(report: StudentReport, config: CapabilityConfig | None = None) -> Cap
 def assess_all(reports: Sequence[StudentReport], config: CapabilityConfig | None = None) -> list[CapabilityReport]:
     """`assess` for each template's report, in order."""
     return [assess(report, config) for report in reports]
+
+
+def ladder_auc(reports: Sequence[StudentReport]) -> tuple[float | None, int]:
+    """How well a ladder orders over `reports` (one a template): the probability that, on one
+    template, a student of a higher rank is more accurate with the series than one of a lower rank,
+    ties half (each such pair's `separation_auc`, averaged), and the number of pairs it averages.
+    0.5: the ranks say nothing (a ladder at chance); 1: every stronger student beats every weaker
+    one. None when no template has students of two ranks."""
+    pairs: list[float] = []
+    for report in reports:
+        students, ranks, matrix = _matrix(report)
+        answered = (~np.isnan(matrix)).sum(axis=1)
+        accuracy = np.nansum(matrix, axis=1) / np.maximum(answered, 1)
+        pairs += [separation_auc([float(accuracy[high])], [float(accuracy[low])]) or 0.0
+                  for high in range(len(students)) for low in range(len(students)) if ranks[high] > ranks[low]]
+    return (sum(pairs) / len(pairs) if pairs else None), len(pairs)

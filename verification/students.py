@@ -311,10 +311,13 @@ async def _answer(sample: TemplateSample, students: Sequence[Student], config: P
 
 
 async def aanswer_template(sample: TemplateSample, students: Sequence[Student], config: PoolConfig | None = None,
-                           *, cache: AnswerCache | None = None) -> StudentReport:
-    """Every student answers every item of one template (and blind, if configured); async."""
+                           *, cache: AnswerCache | None = None, limit: asyncio.Semaphore | None = None
+                           ) -> StudentReport:
+    """Every student answers every item of one template (and blind, if configured); async.
+    `limit` bounds the calls in flight together with other templates' (default: a limit of this
+    template's own, `config.max_concurrency`)."""
     config = _checked(students, config)
-    return await _answer(sample, students, config, asyncio.Semaphore(config.max_concurrency), cache)
+    return await _answer(sample, students, config, limit or asyncio.Semaphore(config.max_concurrency), cache)
 
 
 async def aanswer_templates(samples: Sequence[TemplateSample], students: Sequence[Student],

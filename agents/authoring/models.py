@@ -198,6 +198,7 @@ class RunReport(BaseModel):
             "restarted_rounds": sum(a.restarted for s in self.slots for a in s.attempts),
             "wall_s_per_accepted": round(self.wall_s / len(accepted), 1) if accepted else None,
             "verification": review,
+            "stages_off": {stage.name: stage.reason for stage in self.stages if stage.status == "off"},
             "diversity": self.diversity.model_dump(mode="json") if self.diversity is not None else None,
             "templates": [describe_template(slot) for slot in accepted],
             "not_filled": [{"slot": s.slot, "asked": s.brief.category,
@@ -215,8 +216,8 @@ class RunReport(BaseModel):
         checked = [a for _, a in attempts if a.status in SANDBOX_STATUSES]
         stages = {"structure": _rate(len(checked), sum(a.status in ("ok", "verify_rejected") for a in checked))}
         results = [(slot, a.round, r) for slot, a in attempts for r in a.verification]
-        for stage in ("audit", "rederivation", "judges", "students"):
-            ran = [r for *_, r in results if r.decision.stage == stage]
+        for stage in ("audit", "rederivation", "judges", "students"):  # a skipped advisory ladder answered nothing
+            ran = [r for *_, r in results if r.decision.stage == stage and (stage != "students" or r.students is not None)]
             stages[stage] = _rate(len(ran), sum(r.decision.accepted for r in ran))
         audit_problems: dict[str, int] = {}  # shortcut or failed check -> candidates the audit rejected for it
         for *_, r in results:

@@ -13,6 +13,9 @@
   (`TemplateVerification`).
 - ``judge_validation``: a judge's measured separation (`measure_judge`, `record_validation`,
   `load_validations`, `validations_path`) and whether its scores decide (`advisory`).
+- ``ladder_validation``: a student ladder's measured separation (`measure_ladder`,
+  `record_ladder_validation`, `load_ladder_validations`) and whether a local one filters
+  (`advisory_ladder`); ``validation_file``: the file both kinds of validation are kept in.
 
 The stages call models through `itemsmith.agents.llm` and never import the authoring loop.
 Names are imported lazily.
@@ -24,6 +27,7 @@ from itemsmith.agents._lazy import exports, lazy_getattr
 
 _MODULES = {
     "judge_validation": ("advisory", "load_validations", "measure_judge", "record_validation", "validations_path"),
+    "ladder_validation": ("advisory_ladder", "load_ladder_validations", "measure_ladder", "record_ladder_validation"),
     "pipeline": ("Pipeline", "StageInfo", "authoring_models", "check_models", "header_lines", "resolve_pipeline",
                  "run_header"),
     "rederivation": ("SOLVER_PROMPT_VERSION", "RederivationVerifier"),

@@ -19,7 +19,6 @@ entry point reads (`validated`).
 from __future__ import annotations
 
 import asyncio
-import json
 import tomllib
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -29,12 +28,14 @@ from pydantic import BaseModel, Field
 
 from itemsmith.agents.llm.spec import ModelSpec
 from itemsmith.agents.settings import AgentSettings
+from itemsmith.agents.stages.validation_file import load_records, store_record
 from itemsmith.templates_bank.settings import BankSettings
 
 __all__ = ["JudgeValidation", "advisory", "load_validations", "measure_judge", "record_validation", "validated",
            "validations_path"]
 
 FLAWED_KINDS = ("flawed", "gaming")
+REMEASURE = "itemsmith judges validate"
 
 
 class JudgeValidation(BaseModel):
@@ -59,26 +60,12 @@ def validations_path(settings: AgentSettings) -> Path:
 
 def load_validations(settings: AgentSettings) -> dict[str, JudgeValidation]:
     """The recorded validations by judge spec (none when the file does not exist yet)."""
-    path = validations_path(settings)
-    if not path.is_file():
-        return {}
-    try:
-        rows = json.loads(path.read_text())
-        return {row["judge"]: JudgeValidation.model_validate(row) for row in rows}
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"{path}: not a judge validations file ({exc}); measure again with itemsmith judges "
-                         "validate") from exc
+    return load_records(validations_path(settings), JudgeValidation, "judge", kind="judge", remeasure=REMEASURE)
 
 
 def record_validation(validation: JudgeValidation, settings: AgentSettings) -> Path:
     """Store `validation` (replacing the judge's earlier one); returns the file."""
-    path = validations_path(settings)
-    rows = {**load_validations(settings), validation.judge: validation}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps([v.model_dump(mode="json") for v in rows.values()], indent=1))
-    temporary.replace(path)
-    return path
+    return store_record(validations_path(settings), validation, "judge", kind="judge", remeasure=REMEASURE)
 
 
 def validated(spec: ModelSpec, settings: AgentSettings) -> bool:

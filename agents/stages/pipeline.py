@@ -24,6 +24,7 @@ from itemsmith.agents.llm.providers.local import missing_local_model
 from itemsmith.agents.llm.spec import ModelSpec, ModelSpecField, StudentSpec
 from itemsmith.agents.settings import AgentSettings
 from itemsmith.agents.stages.judge_validation import advisory
+from itemsmith.agents.stages.ladder_validation import advisory_ladder
 from itemsmith.verification.block_replay import REPLAY_SOLVER
 from itemsmith.verification.stage_configs import Outcome
 
@@ -61,6 +62,7 @@ class Pipeline(BaseModel):
     # no solver installed: the stage still re-derives items made by the building blocks, by trusted replay
     replay_only: bool = False
     advisory_judges: list[ModelSpecField] = []  # the panel's judges not validated: their scores decide nothing
+    skipped_students: str | None = None  # an advisory ladder left out: why ("advisory/skipped, ...")
 
 
 def check_models(pipeline: Pipeline, generator: ModelSpec | None, planner: ModelSpec | None,
@@ -116,7 +118,9 @@ def _judge_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[list[Mo
                             reason=("" if given else "default panel; ") + "; ".join(sorted(forms)))
 
 
-def _student_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[list[StudentSpec], StageInfo]:
+def _student_stage(config: AuthorConfig, settings: AgentSettings
+                   ) -> tuple[list[StudentSpec], StageInfo, str | None]:
+    """The students that answer, the stage, and why an advisory ladder is skipped (None: not skipped)."""
     given = config.students is not None
     left_out: list[str] = []
     if given:
@@ -127,12 +131,21 @@ def _student_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[list[
         students = [s for s in defaults if s.spec in kept]
     if not students:
         return [], StageInfo(name="students", status="off", left_out=left_out,
-                             reason=_off_reason("student", "students", "ITEMSMITH_DEFAULT_STUDENTS", given, left_out))
+                             reason=_off_reason("student", "students", "ITEMSMITH_DEFAULT_STUDENTS", given,
+                                                left_out)), None
+    why = advisory_ladder(students, settings)
+    if why is not None and settings.advisory_students == "skip":
+        skipped = f"advisory/skipped, {why}"
+        return [], StageInfo(name="students", status="off", models=[str(s) for s in students], left_out=left_out,
+                             reason=f"{skipped}; --run-advisory-students (ITEMSMITH_ADVISORY_STUDENTS=run) runs it"
+                             ), skipped
     modes = {"by letter log-likelihood" if s.resolved_mode == "loglik" else "by chat" for s in students}
     blind = "with and without the series (blind condition)" if config.pool.blind else "with the series only"
+    advised = "" if why is None else f"; advisory, run as asked (ITEMSMITH_ADVISORY_STUDENTS=run): {why}"
     return students, StageInfo(
         name="students", status="on", models=[str(s) for s in students], left_out=left_out,
-        reason=("" if given else "default ladder; ") + f"answer {' and '.join(sorted(modes))}, {blind}")
+        reason=("" if given else "default ladder; ") + f"answer {' and '.join(sorted(modes))}, {blind}{advised}"
+    ), None
 
 
 def _rederivation_stage(config: AuthorConfig, settings: AgentSettings) -> tuple[ModelSpec | None, StageInfo]:
@@ -164,10 +177,11 @@ def _replay_only(stage: StageInfo) -> bool:
     return stage.models == [REPLAY_SOLVER]
 
 
-def _capability_stage(config: AuthorConfig, students: Sequence[StudentSpec]) -> StageInfo:
+def _capability_stage(config: AuthorConfig, students: Sequence[StudentSpec], skipped: bool) -> StageInfo:
     ranks = sorted({s.rank for s in students})
     if not students:
-        return StageInfo(name="capability", status="off", reason="no student pool")
+        return StageInfo(name="capability", status="off",
+                         reason="the student ladder is advisory (skipped)" if skipped else "no student pool")
     if len(ranks) < 2:
         return StageInfo(name="capability", status="off",
                          reason=f"needs students of at least 2 different ranks, the pool has rank {ranks[0]} only"
@@ -197,11 +211,11 @@ def resolve_pipeline(config: AuthorConfig, settings: AgentSettings, *, custom: S
             *(StageInfo(name=name, status="off", reason=replaced) for name in ("judges", "students", "capability"))])
     solver, rederivation_stage = _rederivation_stage(config, settings)
     judges, judge_stage = _judge_stage(config, settings)
-    students, student_stage = _student_stage(config, settings)
+    students, student_stage, skipped = _student_stage(config, settings)
     return Pipeline(judges=judges, students=students, solver=solver, replay_only=_replay_only(rederivation_stage),
-                    advisory_judges=advisory(judges, settings),
+                    advisory_judges=advisory(judges, settings), skipped_students=skipped,
                     stages=[*stages, rederivation_stage, judge_stage, student_stage,
-                            _capability_stage(config, students)])
+                            _capability_stage(config, students, skipped is not None)])
 
 
 def header_lines(stages: Sequence[StageInfo]) -> list[str]:

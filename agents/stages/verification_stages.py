@@ -15,7 +15,10 @@ feedback the generator can act on:
 - `StudentPoolVerifier`: students of declared capability answer the items with and without the
   series (`verification.students`), then the capability filter (`verification.capability`)
   decides; a rejection on expertise reversal or on the blind flag carries the statistic in its
-  reasons and in the feedback.
+  reasons and in the feedback. Local students answer at most as many items at once, over all the
+  run's slots, as the machine's cores run their llama.cpp threads (`local_student_calls`).
+- `SkippedStudents`: in place of an advisory ladder (`agents.stages.ladder_validation`), no model:
+  it accepts with the reason, so every accepted template's decision says why no student answered.
 
 A model call that fails for good (after the bounded retries of `agents.llm.inference.complete`), comes
 back empty or is cut is recorded on the result (`errors`) and is missing data: a stage that could
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -47,6 +51,7 @@ from itemsmith.agents.llm.factory import (
 )
 from itemsmith.agents.llm.inference import ModelHandle, RetryPolicy
 from itemsmith.agents.llm.providers import SpecPolicy
+from itemsmith.agents.llm.spec import StudentSpec
 from itemsmith.agents.settings import AgentSettings
 from itemsmith.agents.stages.pipeline import Pipeline, resolve_pipeline
 from itemsmith.agents.stages.rederivation import RederivationVerifier
@@ -212,7 +217,9 @@ def capability_feedback(capability: CapabilityReport) -> str:
 
 @dataclass(frozen=True)
 class StudentPoolVerifier:
-    """The student pool and the capability-aligned filter as a stage of the authoring loop."""
+    """The student pool and the capability-aligned filter as a stage of the authoring loop. `limit`
+    bounds the student calls in flight over every template the stage verifies at once (the run's
+    slots); None: each template's own `pool.max_concurrency`."""
 
     label: ClassVar[str] = "students"  # the run's live progress while the stage runs
 
@@ -222,13 +229,14 @@ class StudentPoolVerifier:
     task: str
     dataset: str
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    limit: asyncio.Semaphore | None = None
 
     async def __call__(self, source: str, report: StructureReport) -> VerificationResult:
         started = time.monotonic()
         log = CallLog()
         students = [student.bind(log, self.retry) for student in self.students]
         sample = template_sample(source, report, task=self.task, dataset=self.dataset)
-        answers = await aanswer_template(sample, students, self.pool)
+        answers = await aanswer_template(sample, students, self.pool, limit=self.limit)
         if answers.failed:  # a capability verdict on part of the answers is no verdict
             reason = (f"{len(answers.failed)} student call(s) gave no usable reply: no verdict "
                       f"({answers.failed[0].error})")
@@ -242,6 +250,28 @@ class StudentPoolVerifier:
                                   feedback=None if decision.accepted else capability_feedback(capability),
                                   students=answers, capability=capability, errors=log.errors,
                                   usage=log.ledger.totals(), elapsed_s=time.monotonic() - started)
+
+
+@dataclass(frozen=True)
+class SkippedStudents:
+    """An advisory student ladder left out: no student answers, the template is accepted with
+    `reason` ("advisory/skipped, the local ladder does not separate (measured ...)")."""
+
+    label: ClassVar[str] = "students"
+
+    reason: str
+
+    async def __call__(self, source: str, report: StructureReport) -> VerificationResult:
+        return VerificationResult(decision=Decision(accepted=True, stage="students", reasons=[self.reason]))
+
+
+def local_student_calls(students: Sequence[StudentSpec], settings: AgentSettings) -> int | None:
+    """How many items a ladder of local models only may answer at once: the calls whose llama.cpp
+    threads (`local_n_threads` each) the machine's cores run side by side, at least one; None (the
+    pool's own limit) when a student is hosted."""
+    if not students or any(s.spec.provider != "local" for s in students):
+        return None
+    return max(1, (os.cpu_count() or 1) // settings.local_n_threads)
 
 
 # --- the stages an authoring configuration names --------------------------------------------
@@ -258,6 +288,8 @@ class ReviewModels:
     solver_name: str = ""
     replay_only: bool = False  # no solver model: the re-derivation replays the building blocks' calls only
     advisory_panel: bool = False  # every judge is advisory: the panel's scores decide nothing
+    skipped_students: str | None = None  # an advisory ladder left out: why
+    student_calls: int | None = None  # student calls in flight over the run (None: each template's pool limit)
 
 
 def build_review_models(config: AuthorConfig, *, settings: AgentSettings, policy: SpecPolicy | None = None,
@@ -269,6 +301,7 @@ def build_review_models(config: AuthorConfig, *, settings: AgentSettings, policy
         solver=solver, solver_name=str(pipeline.solver) if pipeline.solver else REPLAY_SOLVER,
         replay_only=pipeline.replay_only,
         advisory_panel=bool(pipeline.judges) and set(pipeline.judges) <= set(pipeline.advisory_judges),
+        skipped_students=pipeline.skipped_students, student_calls=local_student_calls(pipeline.students, settings),
         judges=build_judges(pipeline.judges, settings=settings, samples=config.judge_samples,
                             retries=config.judge_retries, max_tokens=config.review_max_tokens, policy=policy),
         students=build_students(pipeline.students, settings=settings, text_format=config.student_format,
@@ -295,12 +328,16 @@ def rederivation_stage(models: ReviewModels, pool: SandboxPool, *, retry: RetryP
 
 
 def content_stages(models: ReviewModels, config: AuthorConfig, *, dataset: str, retry: RetryPolicy) -> list[Verifier]:
-    """The judge panel and the student pool as stages, in that order (none configured: none)."""
+    """The judge panel and the student pool (or the note of an advisory ladder skipped) as stages,
+    in that order (none configured: none)."""
     stages: list[Verifier] = []
     if models.judges:
         stages.append(JudgePanelVerifier(models.judges, config.panel, task=config.task, dataset=dataset, retry=retry,
                                          advisory=models.advisory_panel))
     if models.students:
+        limit = None if models.student_calls is None else asyncio.Semaphore(models.student_calls)
         stages.append(StudentPoolVerifier(models.students, config.pool, config.capability, task=config.task,
-                                          dataset=dataset, retry=retry))
+                                          dataset=dataset, retry=retry, limit=limit))
+    elif models.skipped_students is not None:
+        stages.append(SkippedStudents(models.skipped_students))
     return stages

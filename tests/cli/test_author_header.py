@@ -68,14 +68,18 @@ def test_header_shows_the_default_local_pipeline_before_any_work(monkeypatch, tm
             in restarting.splitlines())
     assert "  item audit        on: blind solvers and item checks, no model" in lines
     assert any(line.startswith("  judge panel       on: local:qwen2.5-coder-1.5b; default panel") for line in lines)
+    assert any(line.startswith("  student pool      off: advisory/skipped, the local ladder does not separate "
+                               "(measured: AUC 0.62") for line in lines)
+    assert "  capability filter off: the student ladder is advisory (skipped)" in lines
+    _, _, forced = invoke(tmp_path, "--run-advisory-students")  # the flag runs the ladder as before
     assert any(line.startswith("  student pool      on: local:smollm2-135m@1, local:qwen2.5-coder-0.5b@2, "
-                               "local:qwen2.5-coder-1.5b@3; default ladder") for line in lines)
-    assert any(line.startswith("  capability filter on: accuracy against rank 1 < 2 < 3") for line in lines)
+                               "local:qwen2.5-coder-1.5b@3; default ladder") for line in forced.splitlines())
+    assert any(line.startswith("  capability filter on: accuracy against rank 1 < 2 < 3") for line in forced.splitlines())
 
 
 def test_header_names_missing_models_and_the_filter_it_turns_off(monkeypatch, tmp_path) -> None:
     installed_only(monkeypatch, "smollm2-135m")
-    code, _, stderr = invoke(tmp_path)
+    code, _, stderr = invoke(tmp_path, "--run-advisory-students")
     lines = stderr.splitlines()
     assert code == 1
     assert "  judge panel       off: no default judge is installed" in lines

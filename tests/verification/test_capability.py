@@ -8,7 +8,14 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from scipy.stats import spearmanr
 
 from itemsmith.items.schema import Item, StudentResponse
-from itemsmith.verification.capability import CapabilityConfig, Outcome, assess, assess_all, rank_correlation
+from itemsmith.verification.capability import (
+    CapabilityConfig,
+    Outcome,
+    assess,
+    assess_all,
+    ladder_auc,
+    rank_correlation,
+)
 from itemsmith.verification.samples import TemplateSample
 from itemsmith.verification.students import (
     BlindCheck,
@@ -142,3 +149,22 @@ def test_a_pool_at_chance_rarely_discards_a_template_and_a_rising_pool_is_still_
     assert null.count(Outcome.reversal) / len(null) < 0.02  # 3.1% without the correction over the pool
     rising = outcomes((0.25, 0.45, 0.65))
     assert rising.count(Outcome.rising) / len(rising) > 0.8
+
+
+def test_ladder_auc_is_the_share_of_rank_pairs_in_order_ties_half():
+    rising = report({("small", 1): [0, 0, 1, 0], ("medium", 2): [1, 0, 1, 0], ("large", 3): [1, 1, 1, 0]})
+    reversed_ = report({("small", 1): [1, 1, 1, 0], ("large", 2): [0, 0, 1, 0]})
+    tied = report({("small", 1): [1, 0, 0, 0], ("medium", 2): [0, 1, 0, 0], ("large", 2): [0, 0, 0, 1]})
+    assert ladder_auc([rising]) == (1.0, 3)
+    assert ladder_auc([reversed_]) == (0.0, 1)
+    assert ladder_auc([tied]) == (0.5, 2)  # equal ranks are no pair; equal accuracies count half
+    assert ladder_auc([rising, reversed_, tied]) == (pytest.approx((3 + 0 + 1) / 6), 6)
+    assert ladder_auc([report({("only", 1): [1, 0]})]) == (None, 0)
+
+
+def test_a_ladder_that_guesses_has_a_ladder_auc_near_one_half():
+    rng = np.random.default_rng(3)
+    guessing = [report({(f"s{rank}", rank): list((rng.random(20) < 0.25).astype(int)) for rank in (1, 2, 3)},
+                       template_id=str(t)) for t in range(200)]
+    auc, pairs = ladder_auc(guessing)
+    assert pairs == 600 and auc == pytest.approx(0.5, abs=0.05)

@@ -22,9 +22,15 @@ LADDER = ["local:smollm2-135m@1", "local:qwen2.5-coder-0.5b@2", "local:qwen2.5-c
 def defaults(monkeypatch: pytest.MonkeyPatch) -> AgentSettings:
     """The built-in defaults (tests/conftest.py turns them off for every other test), no keys."""
     for name in ("ITEMSMITH_DEFAULT_JUDGES", "ITEMSMITH_DEFAULT_STUDENTS", "ITEMSMITH_REDERIVATION_ENABLED", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
-                 "ITEMSMITH_OPENAI_API_KEY", "ITEMSMITH_ANTHROPIC_API_KEY", "ITEMSMITH_GENERATOR"):
+                 "ITEMSMITH_OPENAI_API_KEY", "ITEMSMITH_ANTHROPIC_API_KEY", "ITEMSMITH_GENERATOR", "ITEMSMITH_ADVISORY_STUDENTS"):
         monkeypatch.delenv(name, raising=False)
     return AgentSettings()
+
+
+@pytest.fixture
+def running(defaults: AgentSettings) -> AgentSettings:
+    """The defaults, with an advisory ladder run as asked (ITEMSMITH_ADVISORY_STUDENTS=run)."""
+    return defaults.model_copy(update={"advisory_students": "run"})
 
 
 def installed_only(monkeypatch: pytest.MonkeyPatch, *names: str, llama: bool = True) -> None:
@@ -40,8 +46,9 @@ def stage(resolved: Pipeline, name: str) -> StageInfo:
     return next(s for s in resolved.stages if s.name == name)
 
 
-def test_default_pipeline_with_every_local_model_installed(monkeypatch, defaults) -> None:
+def test_default_pipeline_with_every_local_model_installed(monkeypatch, running) -> None:
     installed_only(monkeypatch, "smollm2-135m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
+    defaults = running
     resolved = resolve_pipeline(config(), defaults)
     assert list(map(str, resolved.judges)) == ["local:qwen2.5-coder-1.5b"]
     assert [f"{s.spec}@{s.rank}" for s in resolved.students] == LADDER
@@ -59,14 +66,15 @@ def test_default_pipeline_with_every_local_model_installed(monkeypatch, defaults
            ">= 0.7: itemsmith judges validate): its scores decide nothing; local judges read their score " \
            "distribution in one pass" in lines
     assert any(line.startswith(f"  student pool      on: {', '.join(LADDER)}; default ladder; answer by letter "
-                               "log-likelihood, with and without the series (blind condition)") for line in lines)
+                               "log-likelihood, with and without the series (blind condition); advisory, run as "
+                               "asked") for line in lines)
     assert "  capability filter on: accuracy against rank 1 < 2 < 3; drops expertise reversals and " \
            "blind-answerable templates" in lines
 
 
-def test_a_missing_default_model_is_left_out_and_the_header_says_so(monkeypatch, defaults) -> None:
+def test_a_missing_default_model_is_left_out_and_the_header_says_so(monkeypatch, running) -> None:
     installed_only(monkeypatch, "smollm2-135m", "qwen2.5-coder-1.5b")
-    resolved = resolve_pipeline(config(), defaults)
+    resolved = resolve_pipeline(config(), running)
     assert [f"{s.spec}@{s.rank}" for s in resolved.students] == [LADDER[0], LADDER[2]]
     assert stage(resolved, "capability").status == "on"  # ranks 1 and 3 remain
     assert "                    left out: local:qwen2.5-coder-0.5b@2: not installed: pip install " \
@@ -74,9 +82,9 @@ def test_a_missing_default_model_is_left_out_and_the_header_says_so(monkeypatch,
 
 
 def test_one_student_left_turns_the_capability_filter_off_and_no_judge_turns_the_panel_off(monkeypatch,
-                                                                                           defaults) -> None:
+                                                                                           running) -> None:
     installed_only(monkeypatch, "smollm2-135m")
-    resolved = resolve_pipeline(config(), defaults)
+    resolved = resolve_pipeline(config(), running)
     assert resolved.judges == [] and [s.rank for s in resolved.students] == [1]
     judges, capability = stage(resolved, "judges"), stage(resolved, "capability")
     assert judges.status == "off" and judges.reason == "no default judge is installed"
@@ -96,8 +104,9 @@ def test_without_llama_cpp_every_local_default_is_left_out(monkeypatch, defaults
     assert stage(resolved, "capability").reason == "no student pool"
 
 
-def test_empty_lists_turn_stages_off_and_named_models_are_never_left_out(monkeypatch, defaults) -> None:
+def test_empty_lists_turn_stages_off_and_named_models_are_never_left_out(monkeypatch, running) -> None:
     installed_only(monkeypatch)  # nothing installed
+    defaults = running
     off = resolve_pipeline(config(judges=[], students=[]), defaults)
     assert off.judges == [] and off.students == []
     assert stage(off, "judges").reason == "turned off (--no-judges, or judges: [])"
