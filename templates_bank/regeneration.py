@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter, deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -95,7 +95,7 @@ def _static_items(run: TemplateRun, seed: int, keep_going: bool) -> RunItems:
 
 
 def regenerate(runs: Sequence[TemplateRun], *, workers: int = 1, limits: SandboxLimits | None = None,
-               keep_going: bool = False) -> Iterator[RunItems]:
+               keep_going: bool = False) -> Generator[RunItems, None, None]:
     """Yield each (template, seed) run's items in order; raise `RegenerationError` on a failed run
     (with ``keep_going``, yield it with its ``error`` and go on)."""
     if workers < 1:
