@@ -32,7 +32,7 @@ GRAMMAR = {
     ("db",): {"upgrade", "downgrade", "current"},
     ("keys",): {"create", "list", "revoke"},
     ("handlers",): {"list"},
-    ("judges",): {"validate", "list"},
+    ("judges",): {"validate", "validate-ladder", "list"},
 }
 
 
