@@ -498,8 +498,9 @@ class RederivationVerifier:
         asked, checked, kept = kept_key(agreed.items, [order for _, order in judging.views], swapped, outcomes)
         update: dict[str, object] = {"data_checked": checked, "data_kept_key": kept}
         # the question and options are the same with other series: an answer that moved read the series
-        moved = checked >= self.config.min_data_checked and kept <= self.config.max_kept_key * checked
-        if asked - checked > self.config.max_failed * asked and not moved:
+        enough = checked >= self.config.min_data_checked
+        kept_mostly = kept > self.config.max_kept_key * checked
+        if asked - checked > self.config.max_failed * asked and not (enough and not kept_mostly):
             # what it kept on the few it answered says nothing: a program that fails on one kind of series
             # answers only the others, and a program told to read the text can fail on purpose (and then
             # keeps the key wherever it answers). One that raises where its answer is none of the options
@@ -507,7 +508,7 @@ class RederivationVerifier:
             update |= {"status": "not_rederivable",
                        "error": f"with other items' series its program answered {checked} of {asked} items, too few "
                                 "to tell whether it reads the data"}
-        elif checked >= self.config.min_data_checked and kept > self.config.max_kept_key * checked:
+        elif enough and kept_mostly:
             update["status"] = "reads_text"
         return agreed.report.model_copy(update=update)
 

@@ -45,18 +45,23 @@ def url(tmp_path: Path) -> str:
     return url
 
 
-@pytest.fixture
-def generated(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
-    """The (template, seed) runs `create_release` sends to the sandbox."""
+def _regenerated_runs(monkeypatch: pytest.MonkeyPatch, module: object) -> list[tuple[str, int]]:
+    """The (template, seed) runs `module` sends to the sandbox from now on, as they are asked for."""
     runs: list[tuple[str, int]] = []
-    real = releases_module.regenerate
+    real = module.regenerate  # type: ignore[attr-defined]
 
     def counting(asked, **kwargs):
         runs.extend((run.template_id, seed) for run in asked for seed in run.seeds)
         return real(asked, **kwargs)
 
-    monkeypatch.setattr(releases_module, "regenerate", counting)
+    monkeypatch.setattr(module, "regenerate", counting)
     return runs
+
+
+@pytest.fixture
+def generated(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """The (template, seed) runs `create_release` sends to the sandbox."""
+    return _regenerated_runs(monkeypatch, releases_module)
 
 
 def _bank(url: str, name: str, argmax: str = ARGMAX, handler: str = "synthetic", curated: bool = True) -> None:
@@ -212,14 +217,7 @@ def test_verify_regenerates_every_run_even_when_recorded(url: str, monkeypatch: 
     _bank(url, "b")
     release = _release(url, "b")
     _release(url, "b")  # recorded and reused
-    asked: list[tuple[str, int]] = []
-    real = reproducibility_module.regenerate
-
-    def counting(runs, **kwargs):
-        asked.extend((run.template_id, seed) for run in runs for seed in run.seeds)
-        return real(runs, **kwargs)
-
-    monkeypatch.setattr(reproducibility_module, "regenerate", counting)
+    asked = _regenerated_runs(monkeypatch, reproducibility_module)
     with open_session(url) as session:
         report = verify_release(session, release)
     assert report.reproduced and asked == [("argmax", 0), ("argmax", 1), (CURATED, 0), (CURATED, 1)]

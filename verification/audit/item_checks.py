@@ -298,6 +298,12 @@ def _key_answers_the_question(drawn: Drawn, config: AuditConfig) -> Finding:
                            "ask for what the answer is)")
 
 
+def _too_many_wrong(wrong: int, told: int, config: AuditConfig) -> bool:
+    """Whether `wrong` of `told` recomputed keys fail a template: at least `min_mismatched_keys`, and
+    more than `max_unmatched_key_share` of them."""
+    return wrong >= config.min_mismatched_keys and wrong > config.max_unmatched_key_share * told
+
+
 def _key_is_the_statistic(drawn: Drawn, config: AuditConfig) -> Finding:
     """Keys that are not the statistic the question asks for of any series shown (the other way
     round from `key_statistic`: a key computed on another window, another column, the whole record
@@ -317,10 +323,10 @@ def _key_is_the_statistic(drawn: Drawn, config: AuditConfig) -> Finding:
                 run_unmatched += 1
                 example = example or (item, found)
         told, unmatched = told + run_told, unmatched + run_unmatched
-        if run_unmatched >= config.min_mismatched_keys and run_unmatched > config.max_unmatched_key_share * run_told \
+        if _too_many_wrong(run_unmatched, run_told, config) \
                 and (worst_run is None or run_unmatched * worst_run[1] > worst_run[0] * run_told):
             worst_run = (run_unmatched, run_told, draw.num_samples)
-    overall = unmatched >= config.min_mismatched_keys and unmatched > config.max_unmatched_key_share * told
+    overall = _too_many_wrong(unmatched, told, config)
     if example is None or not (overall or worst_run):
         return Finding(check="key_is_statistic", passed=True,
                        message=f"{told - unmatched} of {told} keys that can be recomputed are the statistic their "
@@ -400,7 +406,7 @@ def _statement_is_true(drawn: Drawn, config: AuditConfig) -> Finding:
         if (item.answer.strip().casefold() == "true") not in truths:
             wrong += 1
             example = example or (item, truths)
-    if example is None or wrong < config.min_mismatched_keys or wrong <= config.max_unmatched_key_share * told:
+    if example is None or not _too_many_wrong(wrong, told, config):
         return Finding(check="statement_truth", passed=True,
                        message=f"{told - wrong} of {told} true/false statements that can be recomputed are keyed "
                                "with their truth on the series shown")
