@@ -281,6 +281,45 @@ def memorize_by_question(train: Sequence[Item]) -> Answerer:
     return answer
 
 
+def _records(item: Item) -> set[str]:
+    named = (item.get("metadata") or {}).get("record_ids")
+    return {str(r) for r in (named if isinstance(named, list) else [named])} if named is not None else set()
+
+
+def _without_records(item: Item) -> str:
+    text = item_text(item)
+    for record in _records(item):
+        text = text.replace(record, "#")
+    return text
+
+
+def key_prior(train: Sequence[Item]) -> Answerer:
+    """What the keys of other records say, never the item's own records: a choice item gets the option
+    that was most often the key on records it does not name; a true/false item the truth most often
+    given to its statement with the record names blanked out (the same wording and threshold about
+    another year). An item that names no record abstains."""
+    seen = [(_records(item), item) for item in train if _records(item)]
+
+    def answer(item: Item) -> int | None:
+        own = _records(item)
+        if not own:
+            return None
+        others = [t for records, t in seen if not records & own]
+        if item.get("kind") == "tf":
+            wording = _without_records(item)
+            votes = Counter(t["answer_index"] for t in others if _without_records(t) == wording)
+        else:
+            keys = Counter(t["options"][t["answer_index"]] for t in others)
+            votes = Counter({i: keys[o] for i, o in enumerate(item["options"]) if keys[o]})
+        if not votes:
+            return None
+        top = max(votes.values())
+        best = [i for i, n in votes.items() if n == top]
+        return best[0] if len(best) == 1 else None
+
+    return answer
+
+
 def item_text(item: Item) -> str:
     return " ".join(f"{item['question']} {item.get('context') or ''}".split())
 
@@ -295,6 +334,7 @@ BLIND_RULES: dict[str, Callable[[Sequence[Item]], Answerer]] = {
     "tf_absolute_words": stateless(tf_absolute_words),
     "tf_threshold_decimals": stateless(tf_threshold_decimals),
     "memorize_by_question": memorize_by_question,
+    "key_prior": key_prior,
     "middle_value": stateless(middle_value),
     "option_in_context": stateless(option_in_context),
 }
@@ -647,7 +687,15 @@ def run_check_corpus(entries: Sequence[CorpusEntry], *, samples: int, train_seed
                            chance=sum(s.chance * s.items for s in scores) / items)
         controls.append(pooled.model_dump())
         print(f"| {rule} | {pooled.answered}/{pooled.items} | {pooled.expected_accuracy:.2f} | {pooled.chance:.2f} |")
-    return {"mode": "check-corpus", "runs": [r.model_dump() for r in runs],
+    priors = []
+    print("\n| good template: keys of other records (key_prior, never the item's own) | answered | accuracy "
+          "(abstain = guess) | chance |")
+    print("|---|---|---|---|")
+    for entry in good:
+        score = score_rule("key_prior", *sampled[entry.file])
+        priors.append({"file": entry.file, **score.model_dump()})
+        print(f"| {entry.file} | {score.answered}/{score.items} | {score.expected_accuracy:.2f} | {score.chance:.2f} |")
+    return {"mode": "check-corpus", "runs": [r.model_dump() for r in runs], "key_prior": priors,
             "gaming": gaming_scores, "good_controls": controls,
             "flaw_realization": {f: [{**r.model_dump(), "share": r.share} for r in rs] for f, rs in realized.items()},
             "samples_per_seed": samples, "train_seeds": train_seeds, "test_seeds": test_seeds}

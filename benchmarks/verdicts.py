@@ -19,6 +19,11 @@ OS-random seeds, and reports:
     python benchmarks/verdicts.py --rederivation --only good_users/co2_range_blocks.py   # one file
     python benchmarks/verdicts.py --rederivation --solver local:qwen2.5-coder-1.5b --only flawed
 
+`--rederivation` uses the stage's default solver: the local generator where `itemsmith[local]` is
+installed (minutes a template), else the trusted replay of block calls alone. The table in
+docs/benchmarks.md is the replay alone, on any machine: `ITEMSMITH_SOLVER=local:none` names a local
+model that does not exist, so the stage replays block calls and re-derives nothing else.
+
 One warm sandbox pool per handler (two workers). Note the load (`uptime`) beside the times.
 """
 

@@ -157,6 +157,24 @@ def test_memorize_by_question_remembers_keys_across_seeds_only() -> None:
     assert answer(unseen) is None
 
 
+def _of(item: dict[str, Any], *records: str) -> dict[str, Any]:
+    return {**item, "metadata": {"record_ids": list(records)}}
+
+
+def test_key_prior_answers_from_other_records_keys_never_the_items_own() -> None:
+    months = ["March", "July", "May", "October"]
+    train = [_of(mc("Warmest month of 1950?", months, 1), "1950") for _ in range(3)]  # July, three times
+    train += [_of(mc(f"Warmest month of {y}?", months, 0), y) for y in ("1951", "1952")]  # March
+    answer = runner.BLIND_RULES["key_prior"](train)
+    assert answer(_of(mc("Warmest month of 1960?", ["May", "July", "June", "March"], 0), "1960")) == 1
+    # asked about 1950 again, its own three Julys do not count: March, from the other years
+    assert answer(_of(mc("Warmest month of 1950?", ["July", "March", "June", "May"], 0), "1950")) == 1
+    assert answer(mc("Warmest month?", months, 0)) is None  # names no record
+    claims = [_of(tf(f"In {y} summer carried more than 27% of passengers.", True), y) for y in ("1950", "1951")]
+    assert runner.BLIND_RULES["key_prior"](claims)(
+        _of(tf("In 1955 summer carried more than 27% of passengers.", False), "1955")) == 0
+
+
 def test_score_rule_counts_abstentions_as_a_guess() -> None:
     items = [mc("Mean?", ["1.0", "2.0", "3.0"], 1), mc("Mean?", ["1.0", "2.0", "3.0"], 0),
              mc("Mean?", ["1.0", "2.0", "3.0", "4.0"], 0)]
