@@ -1,6 +1,6 @@
 """Column types that behave the same on SQLite and PostgreSQL, and the backends' INSERT ... ON CONFLICT.
 
-The PostgreSQL dialect (with its drivers: a tenth of a second of imports) is imported only by a
+The PostgreSQL dialect (with its drivers: about 0.08 s of CPU to import) is imported only by a
 PostgreSQL engine or when a statement is compiled for one, never by a command on SQLite."""
 
 from __future__ import annotations
