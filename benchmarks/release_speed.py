@@ -22,7 +22,8 @@ start cold), against a cold `itemsmith --help` measured in the same run.
    format by that commit's itemsmith (run from a ``git archive`` of it), then, on a copy of its
    database migrated by this itemsmith: exported again (a release made before items were stored:
    regenerated), ``release verify`` (which stores its items) and exported from the stored items;
-   every export's bytes are compared with the baseline's.
+   every export's bytes are compared with the baseline's. With ``--plots`` too, ``jsonl`` and ``hf``
+   with plots: drawn by the baseline, read from the cache it filled by this itemsmith, compared.
 
 Each command records its wall time, the CPU time of its process and the children it waited for
 (``cpu_s``: what the command itself costs, much less sensitive than wall time to other work on the
@@ -54,6 +55,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMATS = ("jsonl", "hf", "lm-eval", "inspect")
+PLOT_FORMATS = ("jsonl", "hf")  # the formats that carry plots
 ITEMSMITH = str(Path(sys.executable).with_name("itemsmith"))  # the console script a user runs
 SYNTHETIC_BANK = """
 import sys
@@ -244,10 +246,17 @@ def _same_bytes(one: Path, other: Path) -> bool:
     return not mismatch and not errors
 
 
-def baseline(folder: Path, commit: str, samples: int, workers: int) -> dict[str, Any]:
+def _plot_exports(env: dict[str, str], out: Path) -> dict[str, dict[str, float]]:
+    return {fmt: _itemsmith(env, "release", "export", "curated@1", "-f", fmt, "--plots", "-o", str(out / fmt))
+            for fmt in PLOT_FORMATS}
+
+
+def baseline(folder: Path, commit: str, samples: int, workers: int, plots: bool) -> dict[str, Any]:
     code = _code_tree(commit, folder / "code")
     compile_tree(folder / "code" / "source")
     before = curated(folder / "before", samples, workers, plots=False, code=code)
+    if plots:  # drawn by the baseline, into the database copied below
+        before["export_plots"] = _plot_exports(_env(folder / "before" / "data", code), folder / "before" / "plots")
     after = folder / "after"
     shutil.copytree(folder / "before" / "data", after / "data")
     env = _env(after / "data")
@@ -256,8 +265,13 @@ def baseline(folder: Path, commit: str, samples: int, workers: int) -> dict[str,
     stored = _exports(env, "curated@1", after / "stored", workers)
     identical = {f"{how} {fmt}": _same_bytes(folder / "before" / "out" / fmt, after / how / fmt)
                  for how in ("regenerated", "stored") for fmt in FORMATS}
-    return {"commit": commit, "before": before, "after_regenerated_export": regenerated, "after_verify": verify,
-            "after_stored_export": stored, "bytes_identical_to_before": identical}
+    result = {"commit": commit, "before": before, "after_regenerated_export": regenerated, "after_verify": verify,
+              "after_stored_export": stored, "bytes_identical_to_before": identical}
+    if plots:
+        result["after_plots_export"] = _plot_exports(env, after / "plots")
+        identical.update({f"plots {fmt}": _same_bytes(folder / "before" / "plots" / fmt, after / "plots" / fmt)
+                          for fmt in PLOT_FORMATS})
+    return result
 
 
 def _ratios(report: dict[str, Any], help_s: float, measure: str = "s") -> dict[str, float]:
@@ -325,7 +339,8 @@ def main() -> None:
         if args.synthetic:
             report["synthetic"] = synthetic(folder / "synthetic", args.synthetic, args.synthetic_samples, args.workers)
         if args.baseline:
-            report["baseline"] = baseline(folder / "baseline", args.baseline, args.samples, args.workers)
+            report["baseline"] = baseline(folder / "baseline", args.baseline, args.samples, args.workers,
+                                          args.plots)
         report["startup_again"] = startup(args.repeats)  # the load may have changed meanwhile
     finally:
         if args.keep is None:

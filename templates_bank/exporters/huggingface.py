@@ -8,8 +8,6 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import yaml
-
 from itemsmith.templates_bank.exporters._markdown import markdown_code, markdown_text
 from itemsmith.templates_bank.exporters._options import ExportOptions
 from itemsmith.templates_bank.exporters._parquet import write_parquet
@@ -29,6 +27,8 @@ def dataset_card(manifest: ReleaseManifest, options: ExportOptions) -> str:
     """README.md: YAML front matter for the Hub, then what the dataset is and its manifest. The
     bank's text (task, names, categories) is written as text, never as Markdown or HTML
     (`exporters._markdown`); the front matter is YAML that `yaml.safe_dump` quotes."""
+    import yaml  # here, not with every format
+
     front = {
         "pretty_name": f"itemsmith {manifest.ref}",
         "license": options.license,

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from itemsmith.items.schema import MAX_OPTIONS
 from itemsmith.templates_bank.exporters._answer_rule import ANSWER_MODULE, answer_module
@@ -28,6 +27,9 @@ from itemsmith.templates_bank.exporters._parquet import write_parquet
 from itemsmith.templates_bank.exporters._registry import exporter
 from itemsmith.templates_bank.exporters._rows import ExportRow
 from itemsmith.templates_bank.releases import ReleaseManifest
+
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = ["task_configs", "task_name"]
 
@@ -51,16 +53,21 @@ class _Function(str):
     """A ``!function module.name`` reference in an lm-eval YAML."""
 
 
-class _Dumper(yaml.SafeDumper):
-    pass
-
-
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
 
 
-_Dumper.add_representer(_Function, lambda dumper, value: dumper.represent_scalar("!function", str(value)))
-_Dumper.add_representer(str, _str)
+@cache
+def _dumper() -> type[yaml.SafeDumper]:
+    """The YAML dumper of the task configs (yaml is imported by the formats that write YAML, when they do)."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    Dumper.add_representer(_Function, lambda dumper, value: dumper.represent_scalar("!function", str(value)))
+    Dumper.add_representer(str, _str)
+    return Dumper
 
 
 def task_name(manifest: ReleaseManifest) -> str:
@@ -101,9 +108,11 @@ def task_configs(manifest: ReleaseManifest) -> dict[str, dict[str, Any]]:
 @exporter("lm-eval", plots=False,
           description="lm-evaluation-harness task YAMLs (multiple_choice and generate_until) over data/*.parquet")
 def write_lm_eval(rows: Iterator[ExportRow], manifest: ReleaseManifest, out: Path, options: ExportOptions) -> None:
+    import yaml
+
     write_parquet(rows, out / "data", manifest.counts.items, options)
     (out / "itemsmith_data.py").write_text(LOADER, encoding="utf-8", newline="\n")
     (out / ANSWER_MODULE).write_text(answer_module(), encoding="utf-8", newline="\n")
     for filename, config in task_configs(manifest).items():
-        text = yaml.dump(config, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000)
+        text = yaml.dump(config, Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=1000)
         (out / filename).write_text(text, encoding="utf-8", newline="\n")

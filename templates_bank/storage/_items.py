@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine, ForeignKey, Integer, LargeBinary, String, Text, event, exists, insert, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from itemsmith.items.hashing import sha256_hex
 from itemsmith.templates_bank.storage._models import Base, ImmutableRecordError
+from itemsmith.templates_bank.storage._types import conflict_insert
 
 __all__ = ["ItemPlotRow", "ItemRow", "ItemRunRow", "ReleaseItemRow", "StoredItem", "cached_plot", "has_stored_items",
            "read_item_runs", "read_release_items", "store_item_runs", "store_plot", "store_release_items"]
@@ -106,8 +106,7 @@ def _insert_ignoring_duplicates(session: Session, table: type[Base], rows: list[
     """INSERT the rows, skipping those whose key is stored already (another release, another writer)."""
     if not rows:
         return
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
-    session.execute(dialect.insert(table).on_conflict_do_nothing(), rows)
+    session.execute(conflict_insert(session.get_bind().dialect.name)(table).on_conflict_do_nothing(), rows)
 
 
 def store_release_items(session: Session, release_id: int, items: Iterable[tuple[int, int, int, str]]) -> int:

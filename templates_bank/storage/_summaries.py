@@ -13,10 +13,10 @@ judge-score filter). Migration 0003 backfills both for existing banks.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any, Literal
 
 from sqlalchemy import and_, func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from itemsmith.templates_bank.storage._models import (
@@ -26,14 +26,19 @@ from itemsmith.templates_bank.storage._models import (
     TemplateVersionRow,
     VerdictRow,
 )
+from itemsmith.templates_bank.storage._types import conflict_insert
 
 __all__ = ["CountKey", "count_key", "judge_panels", "refresh_summary", "summary_on_new_version"]
 
 CountKey = tuple[int, bool, str, str, str]  # bank, newest?, status, category, decision stage ('' for none)
-_INSERTS = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}
-# per dialect: the counter's insert and its ``excluded.count``, built once (building them is most of a bump)
-_COUNT_UPSERTS = {name: (insert(TemplateSummaryCountRow), insert(TemplateSummaryCountRow).excluded.count)
-                  for name, insert in _INSERTS.items()}
+
+
+@cache
+def _count_upsert(dialect: str) -> tuple[Any, Any]:
+    """The counter's insert and its ``excluded.count`` for a dialect, built once (building them is
+    most of a bump)."""
+    insert = conflict_insert(dialect)(TemplateSummaryCountRow)
+    return insert, insert.excluded.count
 
 
 def count_key(bank_id: int, is_latest: bool, status: str, category: str, stage: str | None) -> CountKey:
@@ -42,7 +47,7 @@ def count_key(bank_id: int, is_latest: bool, status: str, category: str, stage: 
 
 def _bump(session: Session, changes: dict[CountKey, int]) -> None:
     """Add each delta to its counter (creating it), in key order (concurrent writers lock alike)."""
-    insert, excluded = _COUNT_UPSERTS[session.get_bind().dialect.name]
+    insert, excluded = _count_upsert(session.get_bind().dialect.name)
     for key in sorted(k for k, delta in changes.items() if delta):
         bank_id, is_latest, status, category, stage = key
         statement = insert.values(bank_id=bank_id, is_latest=is_latest, status=status, category=category,

@@ -123,12 +123,14 @@ EXPORT_PROBE = textwrap.dedent('''
     result = CliRunner().invoke(app, ["release", "export", "trends@1", "-f", sys.argv[1], "-o", sys.argv[2]])
     print(json.dumps({"code": result.exit_code, "output": result.output, "loaded": sorted(sys.modules)}))
 ''')
-# what reading stored items never needs: templates run only for `release create` and `verify`
-NOT_FOR_STORED_ITEMS = {"itemsmith.sandbox", "alembic", "matplotlib", "torch"}
-PARQUET = {"pyarrow", "numpy", "pandas"}  # pyarrow imports pandas when it builds any array
+# what reading stored items never needs: templates run only for `release create` and `verify`; pandas
+# (pyarrow's `pa.array` imports it: row groups are parsed from JSON instead); the PostgreSQL dialect
+NOT_FOR_STORED_ITEMS = {"itemsmith.sandbox", "alembic", "matplotlib", "torch", "pandas", "sqlalchemy.dialects.postgresql"}
+PARQUET = {"pyarrow", "numpy"}
+WITH_YAML = {"hf", "lm-eval"}  # the dataset card's front matter, the task configs
 
 
-def test_an_export_of_stored_items_loads_no_sandbox_migrations_or_parquet_where_none_is_written(
+def test_an_export_of_stored_items_loads_no_sandbox_migrations_pandas_or_parquet_where_none_is_written(
         run, tmp_path: Path) -> None:
     run("bank", "create", "trends", "--handler", "synthetic", "--owner", "alice")
     run("bank", "import-curated", "trends", "--reviewer", "alice", "-t", "feat_trend_classify")
@@ -138,7 +140,9 @@ def test_an_export_of_stored_items_loads_no_sandbox_migrations_or_parquet_where_
                               text=True, timeout=600, check=True, env=os.environ)
         outcome = json.loads(done.stdout)
         assert outcome["code"] == 0 and "2 items" in outcome["output"], outcome["output"]
-        loaded = {name.split(".")[0] if not name.startswith("itemsmith.") else ".".join(name.split(".")[:2])
+        loaded = {name.split(".")[0] if not name.startswith(("itemsmith.", "sqlalchemy.dialects."))
+                  else ".".join(name.split(".")[:2 if name.startswith("itemsmith.") else 3])
                   for name in outcome["loaded"]}
         assert loaded.isdisjoint(NOT_FOR_STORED_ITEMS), f"{fmt}: {sorted(loaded & NOT_FOR_STORED_ITEMS)}"
         assert (loaded & PARQUET) == (PARQUET if parquet else set()), fmt  # for parquet alone
+        assert ("yaml" in loaded) == (fmt in WITH_YAML), fmt
