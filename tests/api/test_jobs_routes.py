@@ -88,6 +88,8 @@ def _parse_sse(text: str) -> list[dict]:
     events = []
     for block in text.strip().split("\n\n"):
         fields = dict(line.split(": ", 1) for line in block.splitlines() if not line.startswith(":"))
+        if not fields:  # a keep-alive comment, sent while the job is quiet
+            continue
         events.append({"id": int(fields["id"]), "event": fields["event"], "data": json.loads(fields["data"])})
     return events
 
