@@ -184,7 +184,28 @@ def test_comparisons_name_the_larger_channel_record_or_span_and_refuse_ties() ->
         assert records.label == ("r1" if _raw(handler, temp).max() > _raw(handler, other).max() else "r4")
     assert compare_windows(temp, temp, "mean") is None  # a tie has no larger one
     with pytest.raises(ValueError, match="how must be one of"):
-        channel_stat(temp, "average")
+        channel_stat(temp, "variance")  # no standard deviation: no word for it
+
+
+@pytest.mark.parametrize(("written", "meant"), [("average", "mean"), ("more_variable", "std"), ("Standard deviation", "std"),
+                                                ("more-variable", "std"), ("higher", "mean"), ("maximum", "max")])
+def test_the_words_a_model_writes_for_a_statistic_compute_that_statistic(written: str, meant: str) -> None:
+    handler = RandomHandler(4)
+    rng = np.random.default_rng(4)
+    temp = take_window(handler, "r1", "temp", rng=rng)
+    other = take_window(handler, "r4", "temp", rng=rng, start=temp.start, length=len(temp.values))
+    said, exact = compare_windows(temp, other, written), compare_windows(temp, other, meant)
+    if exact is None:
+        assert said is None
+        return
+    assert said is not None and (said.value, said.question, said.label) == (exact.value, exact.question, exact.label)
+    assert said.call is not None and said.call["args"]["how"] == written  # the replay calls what the template wrote
+
+
+def test_a_comparison_word_that_is_no_statistic_names_the_call_that_asks_it() -> None:
+    temp = take_window(RandomHandler(4), "r1", "temp", rng=np.random.default_rng(4))
+    with pytest.raises(ValueError, match=r'compare\(win, take_windows\(handler, win, 3\), "higher"\|"more_variable"'):
+        compare_windows(temp, temp, "trends_more")
 
 
 def test_block_results_build_valid_items_whose_key_is_the_value() -> None:
