@@ -627,12 +627,9 @@ USES: tuple[BlockUse, ...] = (
              "Weekday of highest {channel}", "On which day of the week is {channel} highest on average in "
              "<record>?"),
     BlockUse("unusual", "unusual(win)", "anomaly_detection", "anomaly",
-             "the most unusual day (robust z-score, clear gap to the next)",
+             "the most unusual day (farthest from the median of the 2 days before and 2 after, clear gap to the next)",
              "Most unusual day of {channel}", "Which day of the window of <record> shown has the most unusual "
              "{channel}?"),
-    BlockUse("unusual", "unusual(win, 3)", "anomaly_detection", "anomaly",
-             "the most unusual stretch of 3 days", "Most unusual 3-day stretch of {channel}",
-             "Which 3-day stretch of the window of <record> shown has the most unusual {channel}?"),
     BlockUse("level_shift", "level_shift(win)", "temporal_relation", "structural_break",
              "the date the channel shifts to a new level", "Date of a level shift in {channel}",
              "On which date does {channel} shift to a new level in the window of <record> shown?"),
