@@ -51,14 +51,18 @@ STATISTIC_WORDS = {"average": "mean", "avg": "mean", "higher": "mean", "maximum"
                    "stddev": "std", "sd": "std", "more_variable": "std", "most_variable": "std"}
 
 
+# what a block says to a call that means `compare` (several windows, or a comparison no statistic is)
+ASKS_COMPARE = ('to ask which of several windows is higher, more variable or trends more, call compare(win, '
+                'take_windows(handler, win, 3), "higher"|"more_variable"|"trends_more")')
+
+
 def statistic(block: str, how: str) -> str:
     """The `STATISTICS` name `how` stands for (itself, or a word of `STATISTIC_WORDS`); a ValueError that
     lists both, and the call a comparison of several windows needs, when it stands for none."""
     name = canonical(how, STATISTIC_WORDS)
     if name not in STATISTICS:
         raise ValueError(f"{block}: how must be one of {', '.join(STATISTICS)} (or {', '.join(STATISTIC_WORDS)}), got "
-                         f"{how!r}; to ask which of several windows is higher, more variable or trends more, call "
-                         'compare(win, take_windows(handler, win, 3), "higher"|"more_variable"|"trends_more")')
+                         f"{how!r}; {ASKS_COMPARE}")
     return name
 
 
@@ -440,6 +444,9 @@ def compare_windows(a: Window, b: Window, how: str = "mean") -> BlockResult | No
     """The statistic `how` of `a` minus that of `b` (`value`), and which is larger (`label`: the
     channel, record or dates that tell them apart); None on a tie or when the statistic has one
     (an extreme reached twice). `how` as `channel_stat` takes it."""
+    if not (isinstance(a, Window) and isinstance(b, Window)):
+        raise ValueError(f"compare_windows subtracts a statistic of one window from another's, got a "
+                         f"{type(b if isinstance(a, Window) else a).__name__}; {ASKS_COMPARE}")
     how = statistic("compare_windows", how)
     left, right = channel_stat(a, how), channel_stat(b, how)
     if left is None or right is None or left.value == right.value:

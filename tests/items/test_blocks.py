@@ -26,6 +26,7 @@ from itemsmith.items.blocks import (
     draw_threshold,
     first_day,
     take_window,
+    take_windows,
     written_calls,
 )
 from itemsmith.items.helpers import mc_item, numeric_options
@@ -202,10 +203,15 @@ def test_the_words_a_model_writes_for_a_statistic_compute_that_statistic(written
     assert said.call is not None and said.call["args"]["how"] == written  # the replay calls what the template wrote
 
 
-def test_a_comparison_word_that_is_no_statistic_names_the_call_that_asks_it() -> None:
-    temp = take_window(RandomHandler(4), "r1", "temp", rng=np.random.default_rng(4))
-    with pytest.raises(ValueError, match=r'compare\(win, take_windows\(handler, win, 3\), "higher"\|"more_variable"'):
+def test_a_comparison_word_that_is_no_statistic_or_several_windows_name_the_call_that_asks_it() -> None:
+    handler = RandomHandler(4)
+    temp = take_window(handler, "r1", "temp", rng=np.random.default_rng(4))
+    hint = r'compare\(win, take_windows\(handler, win, 3\), "higher"\|"more_variable"'
+    with pytest.raises(ValueError, match=hint):
         compare_windows(temp, temp, "trends_more")
+    others = take_windows(handler, temp, 3, rng=np.random.default_rng(5))  # as a 1.5B planner wrote it
+    with pytest.raises(ValueError, match="got a list; to ask which of several windows .* call " + hint):
+        compare_windows(temp, others, "more_variable")
 
 
 def test_block_results_build_valid_items_whose_key_is_the_value() -> None:

@@ -371,6 +371,18 @@ def test_block_briefs_pass_the_check_and_a_block_that_computes_something_else_do
     assert brief_problems(counted, PROFILE) == []
 
 
+def test_compare_windows_of_several_windows_goes_back_with_the_compare_call() -> None:
+    asked = "Which of the records shown has the most variable temp_max?"
+    several = planned("Most variable record", asked,  # a CO2 run's 1.5B planner wrote this
+                      'compare_windows(win, take_windows(handler, win, 3), "more_variable") of temp_max', ("temp_max",))
+    assert any('call compare(win, take_windows(handler, win, 3), "higher"|"more_variable"' in p
+               for p in brief_problems(several, WEATHER))
+    for fine in ('compare(win, take_windows(handler, win, 3), "more_variable") of temp_max',
+                 'compare_windows(win, take_window(handler, rid, "temp_max"), "std") of temp_max'):
+        assert not any("compare_windows on several" in p for p in brief_problems(planned("Most variable", asked, fine,
+                                                                                           ("temp_max",)), WEATHER))
+
+
 def test_scripted_planner_is_asked_again_when_a_brief_names_a_statistic_no_block_has() -> None:
     unknown = brief("Typical level", question="What is the typical level of <record>?",
                     answer_from="channel_stat(win, 'typical') of level")
