@@ -66,6 +66,17 @@ def test_scripted_planner_dedupes_follows_up_and_falls_back() -> None:
     assert "2 question type(s) are still missing" in handle.model.prompts[1]
 
 
+def test_a_category_the_planner_skipped_is_the_one_the_fallback_fills() -> None:
+    categories = coverage_plan(4, task="weather")
+    planned_ones = [b.model_dump(include={"title", "category", "concept", "kind", "question", "answer_from", "columns"})
+                    for b in fallback_briefs(WEATHER, [categories[i] for i in (0, 1, 3)], "weather")]
+    handle = scripted([json.dumps(planned_ones), "[]"])  # the follow-up gives nothing either
+    briefs, info = asyncio.run(plan_briefs(handle, profile=WEATHER, task="weather", n=4, retry=FAST))
+    assert info.from_planner == 3 and info.fallback == 1
+    assert briefs[3].origin == "fallback" and briefs[3].category == categories[2]  # not categories[3] again
+    assert sorted(b.category for b in briefs) == sorted(categories)
+
+
 def test_scripted_planner_without_fallback_raises() -> None:
     with pytest.raises(PlanningError, match="usable"):
         asyncio.run(plan_briefs(scripted(["no json at all"]), profile=PROFILE, task="t", n=2, retry=FAST,
