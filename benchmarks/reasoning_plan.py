@@ -6,18 +6,14 @@ of the task); each brief's block call becomes the skeleton the generator is show
 verify` checks with every default stage (structure, audit, the stages whose models are installed).
 Then 20 items of each accepted template are drawn (`check-template`) and each key is recomputed
 here from the shown series alone, with scipy/numpy and none of itemsmith's blocks. Also prints the
-plans of two task descriptions, to show that the task steers the plan; with `--planner SPEC` (and
-`--plans-only`) those of that model planner as `itemsmith author` makes them (its fallback briefs
-fill what it could not plan), each with its calls, tokens and time.
+plans of two task descriptions, to show that the task steers the plan.
 
     python benchmarks/reasoning_plan.py [--templates 6] [--task "..."] [--out DIR] [--plans-only]
-        [--planner local:qwen2.5-coder-1.5b]
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import subprocess
 import sys
@@ -28,15 +24,10 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from itemsmith.agents.authoring.models import Brief
-from itemsmith.agents.authoring.planner import fallback_briefs, plan_briefs
+from itemsmith.agents.authoring.planner import fallback_briefs
 from itemsmith.agents.authoring.prompts import brief_block, skeleton
 from itemsmith.agents.authoring.taxonomy import coverage_plan
-from itemsmith.agents.llm.factory import retry_policy
-from itemsmith.agents.llm.providers import ModelOptions, make_model
-from itemsmith.agents.llm.spec import ModelSpec
-from itemsmith.agents.profile import HandlerProfile, profile_handler
-from itemsmith.agents.settings import get_settings
+from itemsmith.agents.profile import profile_handler
 from itemsmith.sandbox import SandboxPool
 
 ITEMSMITH = str(Path(sys.executable).with_name("itemsmith"))
@@ -136,19 +127,6 @@ def key_agrees(item: dict[str, Any]) -> bool | None:
     return key == found
 
 
-def _model_plan(spec: str, profile: HandlerProfile, task: str, n: int) -> tuple[list[Brief], str]:
-    """The briefs the model planner `spec` makes for `task`, as `itemsmith author` asks it (its reply
-    budget too), and what it took."""
-    settings = get_settings()
-    handle = make_model(ModelSpec.parse(spec), settings=settings,
-                        options=ModelOptions(max_tokens=min(4000, 250 * n + 300), role="planner"))
-    started = time.monotonic()
-    briefs, info = asyncio.run(plan_briefs(handle, profile=profile, task=task, n=n, retry=retry_policy(settings)))
-    return briefs, (f"{spec}: {info.from_planner} from the planner, {info.fallback} fallback, {info.usage.calls} "
-                    f"call(s), {info.usage.input_tokens} tokens in, {info.usage.output_tokens} out, "
-                    f"{time.monotonic() - started:.0f} s")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--templates", type=int, default=6)
@@ -158,19 +136,13 @@ def main() -> None:
                                                  "temperature and wind correlate")
     parser.add_argument("--out", type=Path, default=Path("/tmp/reasoning_plan"))
     parser.add_argument("--plans-only", action="store_true", help="print the two tasks' plans, verify nothing")
-    parser.add_argument("--planner", help="a model planner's spec (local:qwen2.5-coder-1.5b): its plans, not the "
-                                          "fallback's")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     with SandboxPool(args.handler) as pool:
         profile = profile_handler(pool)
     for task in (args.task, args.other_task):
-        if args.planner:
-            plan, about = _model_plan(args.planner, profile, task, args.templates)
-        else:
-            plan, about = fallback_briefs(profile, coverage_plan(args.templates, task=task), task), "fallback"
-        print(f"plan for {task!r} ({about}): " + "; ".join(f"{b.category}: {brief_block(b.model_dump())}"
-                                                             for b in plan), flush=True)
+        plan = fallback_briefs(profile, coverage_plan(args.templates, task=task), task)
+        print(f"plan for {task!r}: " + "; ".join(f"{b.category}: {brief_block(b.model_dump())}" for b in plan))
     if args.plans_only:
         return
     briefs = fallback_briefs(profile, coverage_plan(args.templates, task=args.task), args.task)
