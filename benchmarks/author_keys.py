@@ -82,11 +82,14 @@ def seasonal_peak(item: Item) -> str:
 
 
 def unusual(item: Item) -> str:
+    """The value (stretch mean) farthest from the median of the `reach` values before and after it,
+    both read off the question."""
     v, dates = _values(item), _dates(item)
     size = int(_stated(r"stretches of (\d+) values", item["question"], 1))
-    spans = [(s, s + size) for s in range(0, len(v) - size + 1, size)][1:-1]
-    means = np.array([v[a:b].mean() for a, b in spans])
-    a, b = spans[int(np.argmax(np.abs(means - np.median(means))))]
+    reach = int(_stated(r"median of the (\d+) values just before", item["question"], 2))
+    spans = [(s, s + size) for s in range(0, len(v) - size + 1, size) if s >= reach and s + size + reach <= len(v)]
+    far = [abs(v[a:b].mean() - np.median(np.concatenate([v[a - reach:a], v[b:b + reach]]))) for a, b in spans]
+    a, b = spans[int(np.argmax(far))]
     return dates[a] if size == 1 else f"{dates[a]} to {dates[b - 1]}"
 
 

@@ -51,10 +51,9 @@ def _unusual(item: dict[str, Any]) -> str:
     shown = item["series"][0]
     v, dates = np.array(shown["values"]), shown["timestamps"]
     size = 1 if "stretch" not in item["question"] else int(item["question"].split("stretches of ")[1].split()[0])
-    spans = [(s, s + size) for s in range(0, len(v) - size + 1, size)][1:-1]
-    means = np.array([v[a:b].mean() for a, b in spans])
-    z = np.abs(means - np.median(means))
-    a, b = spans[int(np.argmax(z))]
+    spans = [(s, s + size) for s in range(0, len(v) - size + 1, size) if s >= 2 and s + size + 2 <= len(v)]
+    far = [abs(v[a:b].mean() - np.median(np.r_[v[a - 2:a], v[b:b + 2]])) for a, b in spans]
+    a, b = spans[int(np.argmax(far))]
     return dates[a] if size == 1 else f"{dates[a]} to {dates[b - 1]}"
 
 
@@ -118,7 +117,7 @@ RECOMPUTE = {"trend": _trend, "unusual day": _unusual, "compare more_variable": 
 def key_agrees(item: dict[str, Any]) -> bool | None:
     """Whether the key equals the recomputed answer (None: no recomputation for this kind of item)."""
     how = (item.get("metadata") or {}).get("block", "")
-    how = "unusual day" if how.startswith("unusual") else how
+    how = "unusual day" if how.startswith("unusual") else how  # day, week, stretch: one recomputation
     if how not in RECOMPUTE:
         return None
     key = item["options"][item["answer_index"]]

@@ -28,7 +28,7 @@ import pandas as pd
 
 from itemsmith.items.block_calls import call_metadata, replayable
 from itemsmith.items.helpers import mc_item, numeric_options, series
-from itemsmith.items.reasoning_blocks import REASONING_BLOCKS, Choice
+from itemsmith.items.reasoning_blocks import REASONING_BLOCKS, Choice, canonical
 
 MAX_DECIMALS = 3
 STATISTICS: dict[str, Callable[[np.ndarray], float]] = {
@@ -43,6 +43,27 @@ STATISTICS: dict[str, Callable[[np.ndarray], float]] = {
 WORDS = {"max": "maximum", "min": "minimum", "mean": "mean", "median": "median", "sum": "sum",
          "range": "range (maximum minus minimum)", "std": "standard deviation"}
 SUMMARIES = ("mean", "median", "std")  # a statistic of many values: one decimal more than the data's
+# the other words a model writes for a statistic (lower case, "_" for spaces and hyphens), each exactly that
+# statistic: "higher" (on average) and "more_variable" (the larger standard deviation) are `compare`'s words,
+# which a model also passes to compare_windows; "variance" is no standard deviation and is not here
+STATISTIC_WORDS = {"average": "mean", "avg": "mean", "higher": "mean", "maximum": "max", "highest": "max",
+                   "minimum": "min", "lowest": "min", "total": "sum", "standard_deviation": "std", "stdev": "std",
+                   "stddev": "std", "sd": "std", "more_variable": "std", "most_variable": "std"}
+
+
+# what a block says to a call that means `compare` (several windows, or a comparison no statistic is)
+ASKS_COMPARE = ('to ask which of several windows is higher, more variable or trends more, call compare(win, '
+                'take_windows(handler, win, 3), "higher"|"more_variable"|"trends_more")')
+
+
+def statistic(block: str, how: str) -> str:
+    """The `STATISTICS` name `how` stands for (itself, or a word of `STATISTIC_WORDS`); a ValueError that
+    lists both, and the call a comparison of several windows needs, when it stands for none."""
+    name = canonical(how, STATISTIC_WORDS)
+    if name not in STATISTICS:
+        raise ValueError(f"{block}: how must be one of {', '.join(STATISTICS)} (or {', '.join(STATISTIC_WORDS)}), got "
+                         f"{how!r}; {ASKS_COMPARE}")
+    return name
 
 
 @dataclass(frozen=True, eq=False)
@@ -308,10 +329,10 @@ def _spread(window: Window) -> float:
 
 @replayable
 def channel_stat(window: Window, how: str) -> BlockResult | None:
-    """`how` in max, min, mean, median, sum, range, std of the window. For max and min, `day` is its
-    date; None when the extreme occurs on more than one day (a question about its day would be ambiguous)."""
-    if how not in STATISTICS:
-        raise ValueError(f"channel_stat: how must be one of {', '.join(STATISTICS)}, got {how!r}")
+    """`how` in max, min, mean, median, sum, range, std of the window (or a word for one of them:
+    `STATISTIC_WORDS`). For max and min, `day` is its date; None when the extreme occurs on more than
+    one day (a question about its day would be ambiguous)."""
+    how = statistic("channel_stat", how)
     values = window.values
     value = STATISTICS[how](values)
     decimals = min(data_decimals(values) + (how in SUMMARIES), MAX_DECIMALS)
@@ -422,7 +443,11 @@ def _name(window: Window, other: Window) -> str:
 def compare_windows(a: Window, b: Window, how: str = "mean") -> BlockResult | None:
     """The statistic `how` of `a` minus that of `b` (`value`), and which is larger (`label`: the
     channel, record or dates that tell them apart); None on a tie or when the statistic has one
-    (an extreme reached twice)."""
+    (an extreme reached twice). `how` as `channel_stat` takes it."""
+    if not (isinstance(a, Window) and isinstance(b, Window)):
+        raise ValueError(f"compare_windows subtracts a statistic of one window from another's, got a "
+                         f"{type(b if isinstance(a, Window) else a).__name__}; {ASKS_COMPARE}")
+    how = statistic("compare_windows", how)
     left, right = channel_stat(a, how), channel_stat(b, how)
     if left is None or right is None or left.value == right.value:
         return None

@@ -17,7 +17,7 @@ and the template draws again, so no item is keyed on a coin flip.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -228,41 +228,66 @@ def _span_text(window: Window, span: tuple[int, int]) -> str:
     return first if first == last else f"{first} to {last}"
 
 
+REACH = 2  # an unusual value or stretch is measured against this many values on each side of it
+
+
 @replayable
 def unusual(window: Window, size: int = 1, min_z: float = 3.5, margin: float = 1.0, ratio: float = 1.25
             ) -> Choice | None:
-    """The most unusual day (`size`=1) or stretch of `size` consecutive values (the window cut into
-    such stretches from its start; their means compared): the one farthest from the median in robust
-    z-scores (distance over `MAD_SCALE` x the median absolute deviation); the first and last
-    stretches are left out (the question names their dates). None when it is not at
-    least `min_z` away, when the runner-up is within `margin` of it or more than 1 / `ratio` of its
-    distance (two spikes alike), or with fewer than 6 stretches to choose from.
-    The other options are the next most unusual stretches."""
-    spans = _spans(window, size)[1:-1]  # not the first or last: the question states their dates
+    """The most unusual value (`size`=1) or stretch of `size` consecutive values (the window cut into
+    such stretches from its start; their means compared): the one farthest from its local level, the
+    median of the `REACH` values just before it and the `REACH` just after it. Stretches without
+    `REACH` values on both sides are left out (the question says so).
+
+    Why the local level and not the window's median, or the window with its trend removed: a series
+    that trends or swings with the season (Mauna Loa CO2 rises all year round and cycles every
+    year) lies farthest from any one level at the ends or the turning points of its window, so the
+    window's median keyed the first or last options, which a blind reader picks from the dates
+    alone, and removing a straight line still leaves the seasonal swing. The median of the nearest
+    values follows any slow curve (on a straight line the median of two before and two after is the
+    line in between) and ignores the spike itself; a level shift puts the values on either side of
+    the step equally far from their neighbours, so it is no anomaly here (`level_shift` asks it).
+
+    The distances are scaled by their robust spread (`MAD_SCALE` x the median distance): None when
+    the farthest is under `min_z` spreads, when the runner-up is within `margin` of it or more than
+    1 / `ratio` of its distance (two spikes alike), or with fewer than 6 to choose from. The other
+    options are drawn from the other candidates at random, not the next most unusual: on a smooth
+    seasonal series those are the season's turns, at dates of their own, and on CO2 the date nearest
+    the middle of the others was the key in 39% of items (chance 25%)."""
+
+    values, n = window.values, len(window.values)
+    spans = [(a, b) for a, b in _spans(window, size) if a >= REACH and b + REACH <= n]
     if len(spans) < 6:
         return None
-    means = np.array([window.values[a:b].mean() for a, b in spans])
-    sigma = _robust_sigma(means)
+    means = np.array([values[a:b].mean() for a, b in spans])
+    level = np.array([np.median(np.r_[values[a - REACH:a], values[b:b + REACH]]) for a, b in spans])
+    distance = np.abs(means - level)
+    sigma = float(MAD_SCALE * np.median(distance))
     if sigma <= 0:
         return None
-    z = (means - np.median(means)) / sigma
-    order = np.argsort(-np.abs(z), kind="stable")
+    z = distance / sigma
+    order = np.argsort(-z, kind="stable")
     top, second = int(order[0]), int(order[1])
-    if abs(z[top]) < min_z or abs(z[top]) - abs(z[second]) < max(margin, (1 - 1 / ratio) * abs(z[top])):
+    if z[top] < min_z or z[top] - z[second] < max(margin, (1 - 1 / ratio) * z[top]):
         return None
     texts = [_span_text(window, spans[int(i)]) for i in order]
-    what = "day" if size == 1 else f"stretch of {size} values"
-    level = "value" if size == 1 else "mean"
-    rationale = (f"The median of the {window.about} is {_fmt(np.median(means), window.unit)} and the robust spread "
-                 f"{_fmt(sigma, window.unit)}; the {level} of {texts[0]} ({_fmt(means[top], window.unit)}) lies "
-                 f"{abs(z[top]):.1f} spreads away, the next ({texts[1]}) {abs(z[second]):.1f}.")
-    parts = (", leaving out its first and last day," if size == 1 else
-             f", cut into stretches of {size} values from its first date and leaving out the first and last stretch,")
-    question = (f"Which {what} of the {window.about}{parts} is the most unusual (its {level} farthest from the "
-                "typical level)?")
+    step = _step_word(window).replace("step", "value")
+    what, its = (step, "value") if size == 1 else (f"stretch of {size} values", "mean")
+    rationale = (f"The {its} of {texts[0]} ({_fmt(means[top], window.unit)}) lies {_fmt(distance[top], window.unit)} "
+                 f"from the median of the {REACH} values before and the {REACH} after it ({_fmt(level[top], window.unit)})"
+                 f": {z[top]:.1f} times the robust spread of these distances ({_fmt(sigma, window.unit)}); the next "
+                 f"({_span_text(window, spans[second])}) {z[second]:.1f} times.")
+    rule = (f"farthest (up or down) from the median of the {REACH} values just before it and the {REACH} just after "
+            "it?")
+    if size == 1:
+        question = (f"Which {what} of the {window.about} is the most unusual: its value {rule} The first {REACH} and "
+                    f"last {REACH} values are left out.")
+    else:
+        question = (f"The {window.about} is cut into stretches of {size} values from its first date. Which stretch is "
+                    f"the most unusual: its mean {rule} Only stretches with {REACH} values on both sides count.")
     return Choice(value=texts[0], choices=tuple(texts), how=f"unusual {what}", question=question,
                   rationale=rationale, shown=_shown(window), window=window, category="anomaly_detection",
-                  concept="anomaly", statistic=float(abs(z[top])), margin=margin, ranked=True)
+                  concept="anomaly", statistic=float(z[top]), margin=margin)
 
 
 def _welch(left: np.ndarray, right: np.ndarray) -> float:
@@ -330,7 +355,21 @@ def _names(windows: Sequence[Window]) -> list[str] | None:
     return None
 
 
+def canonical(how: str, words: Mapping[str, str]) -> str:
+    """`how` as a block names it: in lower case with "_" for spaces and hyphens, then through `words`
+    (the other words a model writes for it) where it is one of them."""
+    word = str(how).strip().lower().replace(" ", "_").replace("-", "_")
+    return words.get(word, word)
+
+
 COMPARISONS = ("higher", "more_variable", "trends_more")
+# the other words a model writes for a comparison (lower case, "_" for spaces and hyphens): each orders the
+# windows exactly as the comparison does (a variance as its standard deviation, a mean as "higher")
+COMPARISON_WORDS = {
+    **dict.fromkeys(("mean", "average", "higher_mean", "larger", "greater"), "higher"),
+    **dict.fromkeys(("std", "standard_deviation", "variance", "variability", "variable", "most_variable",
+                     "more_varied"), "more_variable"),
+    **dict.fromkeys(("trend", "slope", "steeper", "trends_most", "steepest_trend"), "trends_more")}
 COMPARE_MARGINS = {"higher": 2.0, "more_variable": 1.3}
 COMPARE_WORDS = {"higher": "the highest on average", "more_variable": "the most variable (the largest standard "
                  "deviation)", "trends_more": "the steepest trend, up or down (the largest Theil-Sen slope in size)"}
@@ -358,9 +397,12 @@ def compare(a: Window, others: Window | Sequence[Window], how: str = "higher", m
     `margin` standard errors, 2 by default), "more_variable" (the largest standard deviation; None
     unless it is `margin` times the runner-up's, 1.3 by default), or "trends_more" (the largest
     absolute Theil-Sen slope; None unless the least size in its 90% interval exceeds the runner-up's
-    largest). "higher" and "trends_more" need one unit; an item needs 4 windows (4 options)."""
+    largest). "higher" and "trends_more" need one unit; an item needs 4 windows (4 options). `how` may
+    also be a word of `COMPARISON_WORDS` (what a model writes for one of the three)."""
+    written, how = how, canonical(how, COMPARISON_WORDS)
     if how not in COMPARISONS:
-        raise ValueError(f"compare: how must be one of {', '.join(COMPARISONS)}, got {how!r}")
+        raise ValueError(f"compare: how must be one of {', '.join(COMPARISONS)} (or {', '.join(COMPARISON_WORDS)}), "
+                         f"got {written!r}")
     windows = [a, *([others] if not isinstance(others, Sequence) else others)]
     names = _names(windows)
     if names is None or len(windows) < 2 or (how != "more_variable" and len({w.unit for w in windows}) > 1):
@@ -429,8 +471,8 @@ def _step_word(window: Window) -> str:
     stamps = _stamps(window)
     if stamps is not None and len(stamps) > 1:
         gaps = set(stamps[1:] - stamps[:-1])
-        for word, size in (("day", pd.Timedelta(days=1)), ("hour", pd.Timedelta(hours=1)),
-                           ("minute", pd.Timedelta(minutes=1))):
+        for word, size in (("day", pd.Timedelta(days=1)), ("week", pd.Timedelta(weeks=1)),
+                           ("hour", pd.Timedelta(hours=1)), ("minute", pd.Timedelta(minutes=1))):
             if gaps == {size}:
                 return word
     return "step"
@@ -588,12 +630,9 @@ USES: tuple[BlockUse, ...] = (
              "Weekday of highest {channel}", "On which day of the week is {channel} highest on average in "
              "<record>?"),
     BlockUse("unusual", "unusual(win)", "anomaly_detection", "anomaly",
-             "the most unusual day (robust z-score, clear gap to the next)",
+             "the most unusual day (farthest from the median of the 2 days before and 2 after, clear gap to the next)",
              "Most unusual day of {channel}", "Which day of the window of <record> shown has the most unusual "
              "{channel}?"),
-    BlockUse("unusual", "unusual(win, 3)", "anomaly_detection", "anomaly",
-             "the most unusual stretch of 3 days", "Most unusual 3-day stretch of {channel}",
-             "Which 3-day stretch of the window of <record> shown has the most unusual {channel}?"),
     BlockUse("level_shift", "level_shift(win)", "temporal_relation", "structural_break",
              "the date the channel shifts to a new level", "Date of a level shift in {channel}",
              "On which date does {channel} shift to a new level in the window of <record> shown?"),

@@ -7,7 +7,9 @@ records() (a per-record label such as a count of rainy days) as if the series ha
 through a building block, which only reads series), or calls a block as it cannot be called (each
 literal block call is run on a window over the channel's profiled range, so the block's own checks
 decide: a text where a number goes, a statistic it lacks) or with a threshold no value of the channel
-reaches (the count is the same in every window, so no item can be drawn). The words of the
+reaches (the count is the same in every window, so no item can be drawn), or that calls
+compare_windows (one statistic of a window minus another's) on several windows, as a planner writes
+`compare` (which of several is more variable) under the other name. The words of the
 title and question, and those of `answer_from`, are mapped to quantities (max, min, mean, count,
 ...); a brief fails when both sides name quantities and none of them agree. Paraphrases agree:
 "peak" and "np.max" are both `max`, a count may be the sum of a comparison, a share its mean, a
@@ -26,7 +28,7 @@ import numpy as np
 
 from itemsmith.agents.authoring.models import Brief
 from itemsmith.agents.profile import HandlerProfile
-from itemsmith.items.blocks import BLOCKS, WINDOW_BLOCKS, example_window, written_calls
+from itemsmith.items.blocks import ASKS_COMPARE, BLOCKS, WINDOW_BLOCKS, example_window, written_calls
 from itemsmith.items.reasoning_blocks import USES
 from itemsmith.verification.audit.quantities import agree, normal_text, quantities
 
@@ -45,6 +47,8 @@ _NAMED_COLUMN = re.compile(r"\[\s*['\"]([^'\"\]]+)['\"]\s*\]|[`'\"]([\w ]+)[`'\"
 
 
 _BLOCK_CALL = re.compile(rf"\b({'|'.join(BLOCKS)})\s*\(")
+# compare_windows given take_windows(...): a planner's compare (which of several windows), under the other name
+_COMPARES_SEVERAL = re.compile(r"\bcompare_windows\s*\([^)]*\btake_windows\b")
 # a call of each window block that the check accepts, shown when a brief's call fails (an example the
 # planner can copy; `t`: a threshold each item draws from its record)
 EXAMPLE_CALLS = {"channel_stat": 'channel_stat(win, "max")', "count_beyond": "count_beyond(win, above=t)",
@@ -101,6 +105,9 @@ def brief_problems(brief: Brief, profile: HandlerProfile) -> list[str]:
         problems.append(f"answer_from computes the {'/'.join(sorted(computed))} but the question asks for the "
                         f"{'/'.join(sorted(asked))}: make answer_from compute exactly what the question asks")
     problems += _block_call_problems(brief.answer_from, profile, _mentions(answer_text, channels))
+    if _COMPARES_SEVERAL.search(brief.answer_from):
+        problems.append(f"answer_from calls compare_windows on several windows (take_windows), but it subtracts a "
+                        f"statistic of one window from another's: {ASKS_COMPARE}")
     if _ASKS_TIME.search(asked_text) and not _GIVES_TIME.search(answer_text):
         problems.append("the question asks for a time (when, which day) but answer_from computes a value: say "
                         "which index label or date it returns")

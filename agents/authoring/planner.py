@@ -17,6 +17,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -206,6 +207,19 @@ def fallback_briefs(profile: HandlerProfile, categories: Sequence[str], task: st
     return briefs
 
 
+def _uncovered(categories: Sequence[str], briefs: Sequence[Brief]) -> list[str]:
+    """The categories of the plan that no brief took (in the plan's order, each brief taking one of its
+    own category): a planner that skipped a category leaves that one, not the plan's last."""
+    taken = Counter(brief.category for brief in briefs)
+    missing = []
+    for category in categories:
+        if taken[category] > 0:
+            taken[category] -= 1
+        else:
+            missing.append(category)
+    return missing
+
+
 async def plan_briefs(handle: ModelHandle, *, profile: HandlerProfile, task: str, n: int, retry: RetryPolicy,
                       ledger: UsageLedger | None = None, follow_ups: int = 1,
                       allow_fallback: bool = True) -> tuple[list[Brief], PlanInfo]:
@@ -250,7 +264,7 @@ async def plan_briefs(handle: ModelHandle, *, profile: HandlerProfile, task: str
     if len(briefs) < n:
         if not allow_fallback:
             raise PlanningError(f"the planner gave {len(briefs)} usable brief(s) of {n}: {'; '.join(errors[:3])}")
-        missing = categories[len(briefs):]
+        missing = _uncovered(categories, briefs)[:n - len(briefs)]
         extra = fallback_briefs(profile, missing, task)
         fresh = _dedupe(extra, briefs)
         briefs += fresh

@@ -63,9 +63,9 @@ t = draw_threshold(win): a value of the record drawn for each item, so counts di
 - other = align_window(handler, win, "other_channel"): the same dates; compare_windows(win, other, "mean"): \
 res.label names the larger, res.value is the difference; also two records: two take_window calls
 - reasoning blocks write their own question and options (None inside their margin: continue), then item = ask(res): \
-trend(win); seasonal_peak(win, "month"|"weekday"|"hour"); unusual(win) or unusual(win, 3) (days); level_shift(win); \
-volatility_regime(win); compare(win, other, "higher"|"more_variable"|"trends_more"); correlation(win, other); \
-leads(win, other); most_alike(win, take_windows(handler, win, 4))
+trend(win); seasonal_peak(win, "month"|"weekday"|"hour"); unusual(win); level_shift(win); \
+volatility_regime(win); compare(win, take_windows(handler, win, 3), "higher"|"more_variable"|"trends_more") \
+(4 windows: 4 options); correlation(win, other); leads(win, other); most_alike(win, take_windows(handler, win, 4))
 - time options: key, wrong = date_options(res.day, spread_days=7, low=win.first, high=win.last)
 - a label of the record: row = handler.records().set_index("record_id").loc[rid]; row["{label}"]
 - label distractors: wrong = [c for c in ALL_LABELS if c != answer][:3]  (at least 4 labels in ALL_LABELS)

@@ -26,6 +26,7 @@ from itemsmith.items.blocks import (
     draw_threshold,
     first_day,
     take_window,
+    take_windows,
     written_calls,
 )
 from itemsmith.items.helpers import mc_item, numeric_options
@@ -184,7 +185,33 @@ def test_comparisons_name_the_larger_channel_record_or_span_and_refuse_ties() ->
         assert records.label == ("r1" if _raw(handler, temp).max() > _raw(handler, other).max() else "r4")
     assert compare_windows(temp, temp, "mean") is None  # a tie has no larger one
     with pytest.raises(ValueError, match="how must be one of"):
-        channel_stat(temp, "average")
+        channel_stat(temp, "variance")  # no standard deviation: no word for it
+
+
+@pytest.mark.parametrize(("written", "meant"), [("average", "mean"), ("more_variable", "std"), ("Standard deviation", "std"),
+                                                ("more-variable", "std"), ("higher", "mean"), ("maximum", "max")])
+def test_the_words_a_model_writes_for_a_statistic_compute_that_statistic(written: str, meant: str) -> None:
+    handler = RandomHandler(4)
+    rng = np.random.default_rng(4)
+    temp = take_window(handler, "r1", "temp", rng=rng)
+    other = take_window(handler, "r4", "temp", rng=rng, start=temp.start, length=len(temp.values))
+    said, exact = compare_windows(temp, other, written), compare_windows(temp, other, meant)
+    if exact is None:
+        assert said is None
+        return
+    assert said is not None and (said.value, said.question, said.label) == (exact.value, exact.question, exact.label)
+    assert said.call is not None and said.call["args"]["how"] == written  # the replay calls what the template wrote
+
+
+def test_a_comparison_word_that_is_no_statistic_or_several_windows_name_the_call_that_asks_it() -> None:
+    handler = RandomHandler(4)
+    temp = take_window(handler, "r1", "temp", rng=np.random.default_rng(4))
+    hint = r'compare\(win, take_windows\(handler, win, 3\), "higher"\|"more_variable"'
+    with pytest.raises(ValueError, match=hint):
+        compare_windows(temp, temp, "trends_more")
+    others = take_windows(handler, temp, 3, rng=np.random.default_rng(5))  # as a 1.5B planner wrote it
+    with pytest.raises(ValueError, match="got a list; to ask which of several windows .* call " + hint):
+        compare_windows(temp, others, "more_variable")
 
 
 def test_block_results_build_valid_items_whose_key_is_the_value() -> None:

@@ -127,12 +127,16 @@ def test_no_seasonality_or_two_near_equal_groups_are_skipped() -> None:
 # --- unusual day / stretch -----------------------------------------------------------------------
 
 
-def test_a_planted_spike_is_the_most_unusual_day_and_its_neighbours_are_the_distractors() -> None:
+def test_a_planted_spike_is_the_most_unusual_day_and_the_question_states_the_rule() -> None:
     values = 20 + noise(30, seed=7)
     values[17] += 9
     win = window(values)
     result = unusual(win)
     assert result is not None and result.value == win.dates[17]
+    assert ("Which day of the temp (°C) of record r1 from 2021-01-04 to 2021-02-02 is the most unusual: its value "
+            "farthest (up or down) from the median of the 2 values just before it and the 2 just after it? The first 2 "
+            "and last 2 values are left out.") == result.question
+    assert not {win.dates[0], win.dates[1], win.dates[-2], win.dates[-1]} & set(result.choices)
     item = ask(result, rng=np.random.default_rng(1))
     assert item is not None and item["options"][item["answer_index"]] == win.dates[17]
     assert set(item["options"]) <= set(win.dates) and len(item["options"]) == 4
@@ -151,6 +155,27 @@ def test_an_unusual_stretch_is_named_by_its_dates() -> None:
     win = window(values)
     result = unusual(win, 3)
     assert result is not None and result.value == f"{win.dates[12]} to {win.dates[14]}"
+    assert "cut into stretches of 3 values" in result.question and "Only stretches with 2 values on both sides" in result.question
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_on_a_trending_series_the_spike_is_found_and_the_end_of_the_window_is_not(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(30, 60))
+    at = int(rng.integers(n // 4, 3 * n // 4))
+    values = 300 + 0.5 * np.arange(n) + noise(n, seed=seed, scale=0.3)
+    values[at] += 2.5 * (1 if seed % 2 else -1)
+    inner = values[1:-1]
+    old = 1 + int(np.argmax(np.abs(inner - np.median(inner))))  # the rule before: farthest from the window's median
+    assert min(old, n - 1 - old) <= 3 and abs(old - at) > 3  # a day near an end of the window, not the spike
+    result = unusual(window(values, freq="W", channel="co2", unit="ppm"))
+    assert result is not None and result.value == window(values, freq="W").dates[at]
+    assert result.question.startswith("Which week of the co2 (ppm)")
+
+
+def test_a_level_shift_or_a_smooth_seasonal_curve_is_no_anomaly() -> None:
+    assert unusual(window(np.r_[np.full(15, 10.0), np.full(15, 14.0)] + noise(30, seed=3, scale=0.2))) is None
+    assert unusual(window(10 * np.sin(np.arange(52) * 2 * np.pi / 52) + noise(52, seed=4, scale=0.3))) is None
 
 
 # --- level shift ---------------------------------------------------------------------------------
@@ -205,6 +230,18 @@ def test_comparisons_inside_their_margin_across_units_or_of_two_windows_give_no_
     assert two is not None and two.value == "a" and ask(two, rng=np.random.default_rng(0)) is None  # 2 options
     with pytest.raises(ValueError, match="how must be"):
         compare(a, close, "bigger")
+
+
+@pytest.mark.parametrize(("written", "meant"), [("variance", "more_variable"), ("std", "more_variable"),
+                                                ("more variable", "more_variable"), ("average", "higher"),
+                                                ("Mean", "higher"), ("slope", "trends_more")])
+def test_the_words_a_model_writes_for_a_comparison_compare_the_same_way(written: str, meant: str) -> None:
+    a = window(20 + noise(30, seed=1), channel="a")
+    rest = [window(10 + noise(30, seed=2), channel="b"), window(10 + noise(30, seed=5, scale=3), channel="c"),
+            window(10 - 0.8 * np.arange(30) + noise(30, seed=6), channel="d")]
+    said, exact = compare(a, rest, written), compare(a, rest, meant)
+    assert exact is not None and said is not None
+    assert (said.value, said.question, said.choices) == (exact.value, exact.question, exact.choices)
 
 
 def test_records_are_named_by_record() -> None:
