@@ -5,7 +5,7 @@ The plan is the one the planner falls back to (no model: `fallback_briefs` over 
 of the task); each brief's block call becomes the skeleton the generator is shown, which `itemsmith
 verify` checks with every default stage (structure, audit, the stages whose models are installed).
 Then 20 items of each accepted template are drawn (`check-template`) and each key is recomputed
-here from the shown series alone, with scipy/numpy and none of itemsmith's blocks. Also prints the
+here from the shown series alone by `author_keys.key_agrees` (scipy/numpy, none of itemsmith's blocks). Also prints the
 plans of two task descriptions, to show that the task steers the plan.
 
     python benchmarks/reasoning_plan.py [--templates 6] [--task "..."] [--out DIR] [--plans-only]
@@ -21,8 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from scipy import stats
+from author_keys import key_agrees  # this folder's independent recomputation of block keys
 
 from itemsmith.agents.authoring.planner import fallback_briefs
 from itemsmith.agents.authoring.prompts import brief_block, skeleton
@@ -31,100 +30,6 @@ from itemsmith.agents.profile import profile_handler
 from itemsmith.sandbox import SandboxPool
 
 ITEMSMITH = str(Path(sys.executable).with_name("itemsmith"))
-
-
-def _values(item: dict[str, Any], index: int = 0) -> np.ndarray:
-    return np.array(item["series"][index]["values"], dtype=float)
-
-
-def _trend(item: dict[str, Any]) -> str:
-    v = _values(item)
-    n = len(v)
-    slope, _, low, high = stats.theilslopes(v, np.arange(n), alpha=0.90)
-    resid = v - slope * np.arange(n)
-    scatter = 1.4826 * np.median(np.abs(resid - np.median(resid)))
-    ratio = abs(slope * (n - 1)) / scatter
-    return f"{'rises' if slope > 0 else 'falls'} {'strongly' if ratio >= 3 else 'slightly'}"
-
-
-def _unusual(item: dict[str, Any]) -> str:
-    shown = item["series"][0]
-    v, dates = np.array(shown["values"]), shown["timestamps"]
-    size = 1 if "stretch" not in item["question"] else int(item["question"].split("stretches of ")[1].split()[0])
-    spans = [(s, s + size) for s in range(0, len(v) - size + 1, size) if s >= 2 and s + size + 2 <= len(v)]
-    far = [abs(v[a:b].mean() - np.median(np.r_[v[a - 2:a], v[b:b + 2]])) for a, b in spans]
-    a, b = spans[int(np.argmax(far))]
-    return dates[a] if size == 1 else f"{dates[a]} to {dates[b - 1]}"
-
-
-def _most_variable(item: dict[str, Any]) -> str:
-    spreads = {}
-    for s in item["series"]:
-        spreads[s["timestamps"][0]] = np.std(s["values"], ddof=1)
-    first = max(spreads, key=spreads.__getitem__)
-    return first  # compared with the option's record by its first date below
-
-
-def _correlation(item: dict[str, Any]) -> str:
-    r = np.corrcoef(_values(item, 0), _values(item, 1))[0, 1]
-    if abs(r) < 0.2:
-        return "no clear correlation"
-    return f"{'strongly' if abs(r) >= 0.6 else 'weakly'} {'positive' if r > 0 else 'negative'}"
-
-
-def _leads(item: dict[str, Any]) -> str:
-    a, b = _values(item, 0), _values(item, 1)
-    names = [s["name"] for s in item["series"]]
-    best, lag_best = -2.0, 0
-    for lag in range(-5, 6):
-        x, y = (a[:-lag], b[lag:]) if lag > 0 else (a[-lag:], b[:lag]) if lag < 0 else (a, b)
-        r = np.corrcoef(x, y)[0, 1]
-        if r > best:
-            best, lag_best = r, lag
-    first, then = (names[0], names[1]) if lag_best >= 0 else (names[1], names[0])
-    return f"{first} leads {then} by {abs(lag_best)} day(s)"
-
-
-def _volatility(item: dict[str, Any]) -> str:
-    v = _values(item)
-    size = len(v) // 4
-    spread = [np.std(np.diff(v[i * size:(i + 1) * size]), ddof=1) for i in range(4)]
-    return f"the {('first', 'second', 'third', 'fourth')[int(np.argmax(spread))]} quarter"
-
-
-def _most_alike(item: dict[str, Any]) -> str:
-    ref = _values(item, 0)
-    r = [np.corrcoef(ref, _values(item, i))[0, 1] for i in range(1, len(item["series"]))]
-    return item["series"][1 + int(np.argmax(r))]["timestamps"][0]
-
-
-def _level_shift(item: dict[str, Any]) -> str:
-    shown = item["series"][0]
-    v, dates = np.array(shown["values"]), shown["timestamps"]
-    best, at = -1.0, 0
-    for k in range(5, len(v) - 4):
-        t = abs(stats.ttest_ind(v[:k], v[k:]).statistic)
-        if t > best:
-            best, at = t, k
-    return dates[at]
-
-
-RECOMPUTE = {"trend": _trend, "unusual day": _unusual, "compare more_variable": _most_variable,
-             "correlation": _correlation, "leads": _leads, "volatility regime": _volatility,
-             "most alike": _most_alike, "level shift": _level_shift}
-
-
-def key_agrees(item: dict[str, Any]) -> bool | None:
-    """Whether the key equals the recomputed answer (None: no recomputation for this kind of item)."""
-    how = (item.get("metadata") or {}).get("block", "")
-    how = "unusual day" if how.startswith("unusual") else how  # day, week, stretch: one recomputation
-    if how not in RECOMPUTE:
-        return None
-    key = item["options"][item["answer_index"]]
-    found = RECOMPUTE[how](item)
-    if how in ("compare more_variable", "most alike"):  # options name records: match the record by its dates
-        return found.startswith(key.removeprefix("record "))
-    return key == found
 
 
 def main() -> None:
