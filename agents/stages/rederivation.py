@@ -500,7 +500,8 @@ class RederivationVerifier:
         # the question and options are the same with other series: an answer that moved read the series
         enough = checked >= self.config.min_data_checked
         kept_mostly = kept > self.config.max_kept_key * checked
-        if asked - checked > self.config.max_failed * asked and not (enough and not kept_mostly):
+        moved = enough and not kept_mostly
+        if asked - checked > self.config.max_failed * asked and not moved:
             # what it kept on the few it answered says nothing: a program that fails on one kind of series
             # answers only the others, and a program told to read the text can fail on purpose (and then
             # keeps the key wherever it answers). One that raises where its answer is none of the options
