@@ -186,7 +186,7 @@ def test_memorizable_answer_text(pool: SandboxPool) -> None:
     source = template('''
 names = ["north", "south", "east", "west", "centre", "coast"]
 hottest = names[int(rng.integers(2))]
-wrong = [n for n in names if n != hottest][:3]
+wrong = [str(n) for n in rng.choice([n for n in names if n != hottest], 3, replace=False)]
 items.append(mc_item(f"Which station recorded the series (mean {mean:.1f})?", hottest, wrong,
                      series=[series(values)]))
 ''')
