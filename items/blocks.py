@@ -584,11 +584,41 @@ def _asked(result: BlockResult | Choice) -> tuple[Any, ...]:
     return result.how, repr(result.value), *((w.record_id, w.channel, w.start, w.end) for w in windows)
 
 
+KEY_PATIENCE = 20  # results a run passes over while waiting for a key that is behind, before it takes any
+
+
+@dataclass
+class _KeyBalance:
+    """The keys a run has asked of one reasoning block over one set of choices (trend's four words,
+    the twelve months), so that each key it has met comes about as often: a result whose key is
+    ahead of the least asked one it has met is passed over (the template draws another window),
+    for at most `KEY_PATIENCE` results in a row. Keys as often as the data makes them would be a
+    prior a solver learns without the data (a falling season's "falls strongly" in 3 items of 4);
+    drawing the windows for the key instead keeps each item's key computed from its data."""
+
+    met: dict[str, int] = field(default_factory=dict)  # each key met in a result -> items asked with it
+    passed_over: int = 0
+
+    def takes(self, key: str) -> bool:
+        self.met.setdefault(key, 0)
+        if self.met[key] > min(self.met.values()) and self.passed_over < KEY_PATIENCE:
+            self.passed_over += 1
+            return False
+        self.passed_over = 0
+        return True
+
+    def asked(self, key: str) -> None:
+        self.met[key] += 1
+
+
 def _ask_once(rng: np.random.Generator) -> Callable[..., dict[str, Any] | None]:
     """`ask` as a run's template sees it: a result asked again gets None, whatever its first outcome.
     Asking one result until an item comes would keep its key and redraw only its distractors, and
-    frequent values would again be keys more often than distractors (`_other_windows`)."""
+    frequent values would again be keys more often than distractors (`_other_windows`). A reasoning
+    block's result whose key the run has asked more often than another it met gets None too
+    (`_KeyBalance`)."""
     asked: set[tuple[Any, ...]] = set()
+    balances: dict[tuple[str, frozenset[str]], _KeyBalance] = {}
 
     def ask_once(result: BlockResult | Choice | None, *, metadata: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
         if result is None:
@@ -597,7 +627,15 @@ def _ask_once(rng: np.random.Generator) -> Callable[..., dict[str, Any] | None]:
         if key in asked:
             return None
         asked.add(key)
-        return ask(result, rng=rng, metadata=metadata)
+        if not isinstance(result, Choice):
+            return ask(result, rng=rng, metadata=metadata)
+        balance = balances.setdefault((result.how, frozenset(result.choices)), _KeyBalance())
+        if not balance.takes(result.value):
+            return None
+        item = ask(result, rng=rng, metadata=metadata)
+        if item is not None:
+            balance.asked(result.value)
+        return item
 
     ask_once.__name__ = "ask"
     ask_once.__doc__ = f"{ask.__doc__} A result asked again in the same run gets None."

@@ -8,6 +8,7 @@ import dataclasses
 import functools
 import json
 import re
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from itemsmith.items.blocks import (
+    KEY_PATIENCE,
     align_window,
     ask,
     bind_blocks,
@@ -30,6 +32,7 @@ from itemsmith.items.blocks import (
     written_calls,
 )
 from itemsmith.items.helpers import mc_item, numeric_options
+from itemsmith.items.reasoning_blocks import trend
 from itemsmith.items.schema import Item
 from itemsmith.sandbox.handler_data import HandlerView
 from itemsmith.verification.audit import ItemDraw, audit_items
@@ -417,6 +420,61 @@ def test_asking_one_result_until_an_item_comes_gets_no_other_options_in_a_run() 
     assert report.passed, report.feedback
     once = _drawn(handler, lambda win, rng: run_ask(rng)(channel_stat(win, "median")), "rain")
     assert [d.items for d in asked_again] == [d.items for d in once]
+
+
+class FallingHandler(RandomHandler):
+    """Daily temperatures that mostly fall steadily (a long decline, then a short climb back, in
+    every record): a random window's trend is "falls strongly" far more often than anything else."""
+
+    def __init__(self, seed: int, n_records: int = 8) -> None:
+        rng = np.random.default_rng(seed)
+        cycle = np.concatenate([np.linspace(30, 0, 75), np.linspace(0, 30, 16)[1:]])
+        days = pd.date_range("2021-01-01", periods=4 * len(cycle), freq="D", name="date")
+        self.frames = {f"r{i}": pd.DataFrame({"temp": np.round(np.tile(cycle, 4) + rng.normal(0, 5, len(days)), 1)},
+                                             index=days) for i in range(n_records)}
+
+
+def _trend_keys(handler: RandomHandler, asking: Any, seed: int, n: int = 120) -> tuple[list[str], int]:
+    """The keys of `n` trend items of random windows, each checked against the block on the window
+    it shows, and the windows it took."""
+    rng = np.random.default_rng(seed)
+    ids, keys, tried = list(handler.frames), [], 0
+    run_ask = asking(rng)
+    while len(keys) < n:
+        tried += 1
+        win = take_window(handler, ids[int(rng.integers(len(ids)))], "temp", rng=rng)
+        item = run_ask(trend(win)) if win is not None else None
+        if item is not None:
+            key = item["options"][item["answer_index"]]
+            assert item["series"][0]["values"] == list(win.values) and key == trend(win).value
+            keys.append(key)
+    return keys, tried
+
+
+def test_a_run_asks_a_reasoning_blocks_keys_about_equally_often_each_computed_from_its_window() -> None:
+    """Keys as often as the data makes them are a prior a blind solver learns ("falls strongly" on a
+    falling channel); the run's `ask` passes over a result whose key is ahead of another it has met,
+    so the template draws windows until the key that is behind comes. Every item's key is still the
+    block's answer on the window it shows; the same seed gives the same items."""
+    handler = FallingHandler(0)
+    unbalanced, _ = _trend_keys(handler, lambda rng: functools.partial(ask, rng=rng), seed=3)
+    balanced, tried = _trend_keys(handler, lambda rng: bind_blocks(rng)["ask"], seed=3)
+    top = max(Counter(unbalanced).values()) / len(unbalanced)
+    assert top > 0.55, Counter(unbalanced)
+    counts = Counter(balanced)
+    assert len(counts) == 4 and max(counts.values()) - min(counts.values()) <= len(balanced) * 0.1, counts
+    assert tried < 120 * (KEY_PATIENCE + 1)
+    assert _trend_keys(handler, lambda rng: bind_blocks(rng)["ask"], seed=3) == (balanced, tried)
+
+
+def test_a_key_the_data_never_gives_holds_up_no_run() -> None:
+    """Where the data gives one key only (every window falls steeply), a run waits at most
+    `KEY_PATIENCE` results for another and makes every item it is asked for."""
+    handler = FallingHandler(1)
+    for frame in handler.frames.values():
+        frame["temp"] = np.round(np.linspace(40, 0, len(frame)) + np.random.default_rng(2).normal(0, 0.3, len(frame)), 2)
+    keys, tried = _trend_keys(handler, lambda rng: bind_blocks(rng)["ask"], seed=4, n=40)
+    assert set(keys) == {"falls strongly"} and tried <= 40 * (KEY_PATIENCE + 1)
 
 
 def test_a_result_rebuilt_on_the_same_rows_or_a_nudged_threshold_is_asked_again() -> None:
