@@ -629,7 +629,7 @@ def _ask_once(rng: np.random.Generator) -> Callable[..., dict[str, Any] | None]:
         asked.add(key)
         if not isinstance(result, Choice):
             return ask(result, rng=rng, metadata=metadata)
-        balance = balances.setdefault((result.how, frozenset(result.choices)), _KeyBalance())
+        balance = balances.setdefault((result.how, frozenset(result.answers or result.choices)), _KeyBalance())
         if not balance.takes(result.value):
             return None
         item = ask(result, rng=rng, metadata=metadata)

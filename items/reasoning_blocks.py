@@ -87,6 +87,9 @@ class Choice:
     # the block call that made it, as plain JSON (`block_calls.BlockCall`): set by `replayable`
     call: dict[str, Any] | None = field(default=None, repr=False)
     extra: tuple[Window, ...] = field(default=(), repr=False)  # windows besides `window` and `other`
+    # every key the block gives on these channels, where `choices` holds only some of them (the lags of
+    # `leads`): the set a run balances its keys over (`blocks._KeyBalance`); empty: `choices`
+    answers: tuple[str, ...] = field(default=(), repr=False)
 
 
 def _fmt(value: float, unit: str = "", decimals: int = 2) -> str:
@@ -512,7 +515,7 @@ def leads(a: Window, b: Window, max_lag: int = 5, min_r: float = 0.4, margin: fl
                 f"by how much (the shift of up to {max_lag} {step}s that best lines up their ups and downs)?")
     return Choice(value=texts[0], choices=tuple(texts), how="leads", question=question, rationale=rationale,
                   shown=_shown(a, b), window=a, other=b, category="causality", concept="cross_correlation",
-                  statistic=r[best], margin=margin, ranked=True)
+                  statistic=r[best], margin=margin, ranked=True, answers=tuple(answer(lag) for lag in lags))
 
 
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth")

@@ -8,6 +8,7 @@ code); templates through the sandbox are in test_audit_redteam.py.
 from __future__ import annotations
 
 import base64
+import zlib
 from collections.abc import Callable
 
 import numpy as np
@@ -146,6 +147,54 @@ def test_memorizable_answers_from_a_tiny_pool() -> None:
     assert "memorization" in report.shortcuts
     assert "the key's own distribution" in report.feedback
 
+
+MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December"]
+
+
+def _month_of_records(warmest: dict[str, int]) -> Callable[[np.random.Generator, int], dict]:
+    """Which month was warmest in a year of a small dataset (one record a year), keyed from the data."""
+    def make(rng: np.random.Generator, i: int) -> dict:
+        year = list(warmest)[int(rng.integers(len(warmest)))]
+        values = np.full(12, 20.0)
+        values[warmest[year]] = 25.0
+        wrong = rng.choice([m for m in range(12) if m != warmest[year]], 3, replace=False)
+        return mc_item(f"In which month of {year} was it warmest?", MONTHS[warmest[year]],
+                       [MONTHS[int(m)] for m in wrong], rng=rng, series=[series(values)],
+                       metadata={"record_ids": [year]})
+    return make
+
+
+@pytest.mark.parametrize("seed_set", range(5))
+def test_a_key_prior_over_few_records_is_tested_in_every_audit(seed_set: int) -> None:
+    """40 years, the warmest month March in 3 of 4 (a seasonal prior): a solver held out by record
+    answers years it never learned from by the prior, in every audit, not only where enough items
+    happen to fall on years no earlier seed named."""
+    rng = np.random.default_rng(100 + seed_set)
+    prior = {str(1950 + y): 2 if rng.random() < 0.75 else int(rng.integers(12)) for y in range(40)}
+    seeds = range(10 * seed_set, 10 * seed_set + 8)
+    memorization = audit_items(draws(_month_of_records(prior), seeds=seeds)).solver("memorization")
+    assert memorization.tested and memorization.applicable >= 100 and memorization.shortcut
+    uniform = {str(1950 + y): int(rng.integers(12)) for y in range(40)}
+    assert not audit_items(draws(_month_of_records(uniform), seeds=seeds)).solver("memorization").shortcut
+
+
+@pytest.mark.xfail(strict=True, reason="a solver held out by record answers only items whose records all fall in "
+                   "one half: an item that also names a record of the other half is answered by none of them, so "
+                   "naming a second record in every item hides a key prior from memorization and learned")
+def test_a_key_prior_hidden_by_naming_a_record_of_each_half() -> None:
+    rng = np.random.default_rng(7)
+    prior = {str(1950 + y): 2 if rng.random() < 0.75 else int(rng.integers(12)) for y in range(40)}
+    half = {year: zlib.crc32(f"record {year}".encode()) % 2 for year in prior}
+    partner = {year: next(y for y in prior if half[y] != half[year]) for year in prior}
+    make = _month_of_records(prior)
+
+    def two_records(rng: np.random.Generator, i: int) -> dict:
+        item = make(rng, i)
+        year = item["metadata"]["record_ids"][0]
+        return {**item, "metadata": {"record_ids": [year, partner[year]]}}
+    report = audit_items(draws(two_records))
+    assert "memorization" in report.shortcuts or "learned" in report.shortcuts
 
 def test_true_false_wording_balance() -> None:
     def make(rng: np.random.Generator, i: int) -> dict:
