@@ -638,7 +638,8 @@ def _ask_once(rng: np.random.Generator) -> Callable[..., dict[str, Any] | None]:
         return item
 
     ask_once.__name__ = "ask"
-    ask_once.__doc__ = f"{ask.__doc__} A result asked again in the same run gets None."
+    ask_once.__doc__ = (f"{ask.__doc__} A result asked again in the same run gets None, and so does a reasoning "
+                        "block's result whose key the run has asked more often than another it met.")
     return ask_once
 
 
