@@ -196,6 +196,7 @@ def test_a_key_prior_hidden_by_naming_a_record_of_each_half() -> None:
     report = audit_items(draws(two_records))
     assert "memorization" in report.shortcuts or "learned" in report.shortcuts
 
+
 def test_true_false_wording_balance() -> None:
     def make(rng: np.random.Generator, i: int) -> dict:
         values = _values(rng)

@@ -91,8 +91,9 @@ def _held_out(solver: Solver, folds: list[list[tuple[str, Item]]]) -> _Answered:
     """
     answered = _Answered()
     halves = (0, 1) if solver.held_out == "record" else (None,)
+    earlier: list[tuple[frozenset[str], Item]] = []
     for k in range(1, len(folds)):
-        earlier = [(_about(item, key, solver.held_out), item) for fold in folds[:k] for key, item in fold]
+        earlier += [(_about(item, key, solver.held_out), item) for key, item in folds[k - 1]]
         fitted = []
         for half in halves:
             train = [(about, item) for about, item in earlier if half is None or _half(about) == half]
