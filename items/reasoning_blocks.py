@@ -464,20 +464,23 @@ def _lagged(a: np.ndarray, b: np.ndarray, lag: int) -> float:
         a, b = a[:-lag], b[lag:]
     elif lag < 0:
         a, b = a[-lag:], b[:lag]
-    if len(a) < 5 or a.std() == 0 or b.std() == 0:
+    if len(a) < 5:
         return 0.0
-    return float(np.corrcoef(a, b)[0, 1])
+    a, b = a - a.mean(), b - b.mean()
+    scale = float(np.sqrt((a @ a) * (b @ b)))
+    return float(np.clip((a @ b) / scale, -1.0, 1.0)) if scale > 0 else 0.0
 
 
 def _step_word(window: Window) -> str:
     """What one row of the window is in time ("day", "hour"), else "step"."""
-    stamps = _stamps(window)
-    if stamps is not None and len(stamps) > 1:
-        gaps = set(stamps[1:] - stamps[:-1])
-        for word, size in (("day", pd.Timedelta(days=1)), ("week", pd.Timedelta(weeks=1)),
-                           ("hour", pd.Timedelta(hours=1)), ("minute", pd.Timedelta(minutes=1))):
-            if gaps == {size}:
-                return word
+    try:  # numpy reads the ISO dates `date_labels` writes, without pandas' per-call format inference
+        gaps = np.unique(np.diff(np.array(window.dates, dtype="datetime64[s]")))
+    except ValueError:
+        return "step"
+    for word, size in (("day", np.timedelta64(1, "D")), ("week", np.timedelta64(7, "D")),
+                       ("hour", np.timedelta64(1, "h")), ("minute", np.timedelta64(1, "m"))):
+        if len(gaps) == 1 and gaps[0] == size:
+            return word
     return "step"
 
 
