@@ -129,9 +129,9 @@ def date_labels(index: pd.Index) -> list[str]:
         seconds = stamps.astype("datetime64[s]")
         if len(stamps) and (stamps == stamps.astype("datetime64[D]")).all():
             return np.datetime_as_string(stamps, unit="D").tolist()
-        unit = "m" if (seconds == seconds.astype("datetime64[m]")).all() else "s"
-        return [f"{label[:10]} {label[11:]}" if len(label) > 10 else label  # "NaT" as it is
-                for label in np.datetime_as_string(seconds, unit=unit).tolist()]
+        whole_minutes = (seconds == seconds.astype("datetime64[m]")).all()
+        labels = np.datetime_as_string(seconds, unit="m") if whole_minutes else np.datetime_as_string(seconds, unit="s")
+        return [f"{label[:10]} {label[11:]}" if len(label) > 10 else label for label in labels.tolist()]  # NaT as is
     return [str(label) for label in index]
 
 
