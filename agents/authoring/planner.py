@@ -7,8 +7,10 @@ columns and a peek at its series, plus the context the question gives its reader
 is, the unit, in the description's words; the description's first sentence when the model gives
 none). Replies are parsed leniently (any JSON objects in the text), validated, checked (does
 `answer_from` compute what the question asks, from data the handler has: `agents.authoring.brief_check`),
-and de-duplicated. A short plan gets one follow-up naming each rejected object's problem; what is
-still missing is filled with deterministic fallback briefs built from the data's real columns
+and de-duplicated. A brief's category is what the blocks its `answer_from` names compute, whatever
+its label says, and a slot asked for a category gets a brief of it: a brief of a category the plan
+does not need again is set aside. A short plan gets one follow-up naming each rejected object's
+problem and the categories still needed; what is still missing is filled with deterministic fallback briefs built from the data's real columns
 (counted in the report), or the planner raises `PlanningError` when fallbacks are off.
 """
 
@@ -34,6 +36,7 @@ from itemsmith.agents.authoring.prompts import (
     planner_task,
 )
 from itemsmith.agents.authoring.taxonomy import CATEGORIES, CATEGORY_HINTS, coverage_plan, task_concepts
+from itemsmith.agents.authoring.template_kind import blocks_kind, named_blocks
 from itemsmith.agents.errors import EmptyReplyError, PlanningError, ProviderCallError
 from itemsmith.agents.llm.inference import ModelHandle, RetryPolicy, complete, reply_text
 from itemsmith.agents.llm.usage import UsageLedger
@@ -85,7 +88,10 @@ def parse_briefs(text: str, profile: HandlerProfile, categories: Sequence[str]) 
     for index, raw in enumerate(objects):
         raw = dict(raw)
         category = str(raw.get("category", "")).strip().lower().replace(" ", "_")
-        if category not in CATEGORIES:  # a near miss ("temp_relation") or none: the closest, else the slot's
+        computed, _ = blocks_kind(named_blocks(str(raw.get("answer_from", ""))))
+        if computed is not None:  # what the blocks it names compute, whatever the label says
+            raw["category"] = computed
+        elif category not in CATEGORIES:  # a near miss ("temp_relation") or none: the closest, else the slot's
             close = difflib.get_close_matches(category, CATEGORIES, n=1, cutoff=0.6)
             raw["category"] = close[0] if close else categories[min(index, len(categories) - 1)]
         raw.pop("origin", None)
@@ -207,6 +213,21 @@ def fallback_briefs(profile: HandlerProfile, categories: Sequence[str], task: st
     return briefs
 
 
+def _on_plan(briefs: Sequence[Brief], categories: Sequence[str], taken: Sequence[Brief]) -> tuple[list[Brief], list[Brief]]:
+    """The briefs whose category the plan still needs once `taken` hold theirs (in order, one per
+    category the plan lists), and the rest: a slot asked for a category gets a brief of it."""
+    needed = Counter(_uncovered(categories, taken))
+    kept: list[Brief] = []
+    off: list[Brief] = []
+    for brief in briefs:
+        if needed[brief.category] > 0:
+            needed[brief.category] -= 1
+            kept.append(brief)
+        else:
+            off.append(brief)
+    return kept, off
+
+
 def _uncovered(categories: Sequence[str], briefs: Sequence[Brief]) -> list[str]:
     """The categories of the plan that no brief took (in the plan's order, each brief taking one of its
     own category): a planner that skipped a category leaves that one, not the plan's last."""
@@ -246,16 +267,22 @@ async def plan_briefs(handle: ModelHandle, *, profile: HandlerProfile, task: str
                 raise
             break
         text = reply_text(reply)
-        found, problems = parse_briefs(text, profile, categories[len(briefs):])
+        found, problems = parse_briefs(text, profile, _uncovered(categories, briefs) or categories)
         errors += problems
         fresh = _dedupe(found, briefs, banned)
         if len(fresh) < len(found):
             problems = [*problems, f"{len(found) - len(fresh)} object(s) repeated another one or the example"]
             errors.append(problems[-1])
+        fresh, off = _on_plan(fresh, categories, briefs)
+        if off:
+            problems = [*problems, f"{len(off)} object(s) of a category the plan does not need again "
+                                   f"({', '.join(sorted({b.category for b in off}))})"]
+            errors.append(problems[-1])
         briefs += fresh
         if len(briefs) >= n or attempt == follow_ups:
             break
-        messages += [AIMessage(text), HumanMessage(planner_retry(problems or ["duplicates"], n - len(briefs)))]
+        missing = _uncovered(categories, briefs)
+        messages += [AIMessage(text), HumanMessage(planner_retry(problems or ["duplicates"], missing))]
     if ledger is not None:
         for call in local.calls:
             ledger.record(call)

@@ -574,8 +574,9 @@ def planner_task(*, profile_text: str, task: str, categories: Sequence[str],
         example=json.dumps(planner_example(numeric_channel(profile), profile.context if profile else "")))
 
 
-def planner_retry(errors: Sequence[str], missing: int) -> str:
+def planner_retry(errors: Sequence[str], missing: Sequence[str]) -> str:
+    """The follow-up to a short plan: what was wrong, and the categories still needed (one object each)."""
     shown = "\n".join(f"- {e}" for e in errors[:6])
-    return (f"{missing} question type(s) are still missing or invalid:\n{shown}\nReply with a JSON array of "
-            f"{missing} new, different objects with the keys title, category, concept, kind, question, context, "
-            "answer_from, columns.")
+    return (f"{len(missing)} question type(s) are still missing or invalid:\n{shown}\nReply with a JSON array of "
+            f"{len(missing)} new, different objects, one for each of these categories: {', '.join(missing)}; "
+            "each with the keys title, category, concept, kind, question, context, answer_from, columns.")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 
 from pydantic import BaseModel
 
@@ -15,6 +16,7 @@ from itemsmith.items.reasoning_blocks import BLOCK_CATEGORIES
 
 _CHANNEL = re.compile(r"""take_window\(\s*handler\s*,\s*\w+\s*,\s*(["'])([^"']+)\1""")
 _BLOCK_LINE = re.compile(r"^\s*res\s*=\s*(.+?)\s*(#.*)?$", re.MULTILINE)
+_BLOCK_CALL = re.compile(rf"\b({'|'.join(BLOCK_CATEGORIES)})\s*\(")
 
 
 class TemplateKind(BaseModel):
@@ -48,10 +50,20 @@ def is_skeleton(source: str) -> bool:
     return code is not None and code == normalized_code(skeleton(block=block.group(1), channel=channel.group(2)))
 
 
-def template_kind(source: str) -> TemplateKind:
-    """What the template's blocks compute: a reasoning block's category over a statistics block's
-    (a trend question that also reads a mean asks about the trend)."""
-    blocks = called_blocks(source)
+def blocks_kind(blocks: Sequence[str]) -> tuple[str | None, str | None]:
+    """The category and concept of what these blocks compute together: a reasoning block's over a
+    statistics block's (a trend question that also reads a mean asks about the trend); None: no block."""
     ranked = sorted(blocks, key=lambda name: BLOCK_CATEGORIES[name][0] in ("arithmetic", "temporal_relation"))
-    category, concept = BLOCK_CATEGORIES[ranked[0]] if ranked else (None, None)
+    return BLOCK_CATEGORIES[ranked[0]] if ranked else (None, None)
+
+
+def named_blocks(text: str) -> list[str]:
+    """The blocks with a category that a text calls ("trend(win)" in a brief's `answer_from`), in order."""
+    return list(dict.fromkeys(match.group(1) for match in _BLOCK_CALL.finditer(text)))
+
+
+def template_kind(source: str) -> TemplateKind:
+    """What the template's blocks compute (`blocks_kind`)."""
+    blocks = called_blocks(source)
+    category, concept = blocks_kind(blocks)
     return TemplateKind(category=category, concept=concept, blocks=blocks, skeleton_unchanged=is_skeleton(source))

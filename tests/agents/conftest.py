@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from itemsmith.agents.authoring.taxonomy import coverage_plan
 from itemsmith.agents.llm.inference import ModelHandle
 from itemsmith.agents.llm.providers.scripted import ScriptedChatModel
 from itemsmith.sandbox import SandboxPool
@@ -92,10 +93,13 @@ def fenced(code: str, prose: str = "Here is the template:") -> str:
     return f"{prose}\n```python\n{code}```\n"
 
 
-def plan_reply(titles: list[str]) -> str:
-    return json.dumps([{"title": t, "category": "arithmetic", "concept": "arithmetic", "kind": "mc",
+def plan_reply(titles: list[str], task: str = "") -> str:
+    """A scripted planner's briefs, one per title, each of the category its slot asks for on the
+    one-channel handler (`coverage_plan`), as a planner that follows the plan writes them."""
+    categories = coverage_plan(len(titles), multichannel=False, task=task)
+    return json.dumps([{"title": t, "category": c, "concept": "arithmetic", "kind": "mc",
                         "question": f"{t}: what is asked about <record>?", "answer_from": "max of level",
-                        "columns": ["level"]} for t in titles])
+                        "columns": ["level"]} for t, c in zip(titles, categories, strict=True)])
 
 
 def scripted(source: Any, *, name: str = "scripted", timeout_s: float = 10.0) -> ModelHandle:

@@ -19,6 +19,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
+from itemsmith.agents.authoring.taxonomy import coverage_plan
 from itemsmith.api.app import create_app
 from itemsmith.api.settings import ApiSettings
 from itemsmith.items.schema import (
@@ -184,6 +185,9 @@ AUTHOR_TEMPLATES = {"First": "feat_trend_classify", "Second": "feat_extreme_date
 FAILING_SOURCE = "def question(num_samples):\n    index = rng.randint(3)\n    return []\n"
 
 
+AUTHOR_TASK = "questions about synthetic series"
+
+
 @dataclass(frozen=True)
 class AuthorScripts:
     """Model specs of a scripted planner and generator (files, so a worker process can load them)."""
@@ -194,7 +198,7 @@ class AuthorScripts:
 
     def request(self, bank_id: int, **overrides: Any) -> dict[str, Any]:
         """An ``author`` job request for these scripts on the synthetic handler."""
-        return {"bank_id": bank_id, "handler": "synthetic", "task": "questions about synthetic series",
+        return {"bank_id": bank_id, "handler": "synthetic", "task": AUTHOR_TASK,
                 "templates": len(self.titles), "generator": self.generator, "planner": self.planner, "slots": 1,
                 "sandbox_workers": 1, "num_samples": 3, **overrides}
 
@@ -204,9 +208,9 @@ def author_scripts(tmp_path: Path) -> Callable[..., AuthorScripts]:
     """Writes scripts for the given titles; `latency_s` slows every generator call."""
 
     def write(titles: Sequence[str] = ("First", "Second"), latency_s: float = 0.0) -> AuthorScripts:
-        plan = [{"title": t, "category": "arithmetic", "concept": "arithmetic", "kind": "mc",
+        plan = [{"title": t, "category": category, "concept": "arithmetic", "kind": "mc",
                  "question": f"{t}: what is asked about <record>?", "answer_from": "the series", "columns": []}
-                for t in titles]
+                for t, category in zip(titles, coverage_plan(len(titles), task=AUTHOR_TASK), strict=True)]
         rules = []
         for title in titles:
             replies = [f"```python\n{get_curated(AUTHOR_TEMPLATES[title]).source}```\n"]

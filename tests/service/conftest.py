@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from itemsmith.agents.authoring.taxonomy import coverage_plan
 from itemsmith.templates_bank.curated import get_curated
 
 from ..support import wait_until
@@ -100,6 +101,7 @@ class PrivateRedis:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+AUTHOR_TASK = "questions about synthetic series"
 AUTHOR_TITLES = {"First": "feat_trend_classify", "Second": "feat_extreme_date", "Third": "exam_base_pattern"}
 
 
@@ -107,9 +109,10 @@ def write_author_scripts(folder: Path, *, latency_s: float) -> dict[str, str]:
     """The planner and generator of an authoring job, scripted into `folder`: three briefs, a
     curated template for each (`AUTHOR_TITLES`), every generator call `latency_s` long (so that
     a restart lands while the slots run). Returns their model specs by role."""
-    plan = [{"title": t, "category": "arithmetic", "concept": "arithmetic", "kind": "mc",
+    categories = coverage_plan(len(AUTHOR_TITLES), task=AUTHOR_TASK)  # the slots' on the two-channel handler
+    plan = [{"title": t, "category": category, "concept": "arithmetic", "kind": "mc",
              "question": f"{t}: what is asked about <record>?", "answer_from": "the series", "columns": []}
-            for t in AUTHOR_TITLES]
+            for t, category in zip(AUTHOR_TITLES, categories, strict=True)]
     rules = [{"match": f"Title: {title}\\b", "replies": [f"```python\n{get_curated(key).source}```\n"]}
              for title, key in AUTHOR_TITLES.items()]
     (folder / "planner.json").write_text(json.dumps({"replies": [json.dumps(plan)]}))

@@ -41,7 +41,7 @@ from itemsmith.templates_bank.storage import (
 )
 
 from ..support import wait_until
-from .conftest import AUTHOR_TITLES, write_author_scripts
+from .conftest import AUTHOR_TASK, AUTHOR_TITLES, write_author_scripts
 
 KIND = "calibrate"
 
@@ -246,7 +246,7 @@ def test_a_postgresql_restart_mid_authoring_requeues_the_job_and_it_resumes_stor
     engine = get_engine(private_postgres.url)
     with open_session(engine) as session:
         bank = create_bank(session, BankCreate(name="restart", handler="synthetic", owner="alice"))
-    request = {"bank_id": bank.id, "handler": "synthetic", "task": "questions about synthetic series",
+    request = {"bank_id": bank.id, "handler": "synthetic", "task": AUTHOR_TASK,
                "templates": len(AUTHOR_TITLES), **write_author_scripts(tmp_path, latency_s=1.0), "slots": 1,
                "sandbox_workers": 1, "num_samples": 3}
     settings = ServiceSettings(database_url=private_postgres.url, uploads_dir=tmp_path / "uploads", job_lease_s=60,

@@ -56,14 +56,40 @@ def test_coverage_plan_spreads_categories() -> None:
 
 
 def test_scripted_planner_dedupes_follows_up_and_falls_back() -> None:
-    first = json.dumps([brief("Peak"), brief("Peak"), brief("Low")])
-    follow_up = json.dumps([brief("Low"), "nothing"])
+    first = json.dumps([brief("Peak", "pattern_recognition"), brief("Peak", "anomaly_detection"),
+                        brief("Low", "anomaly_detection")])
+    follow_up = json.dumps([brief("Low", "similarity_analysis"), "nothing"])
     handle = scripted([first, follow_up])
     briefs, info = asyncio.run(plan_briefs(handle, profile=PROFILE, task="levels", n=4, retry=FAST))
     assert [b.title for b in briefs[:2]] == ["Peak", "Low"] and len(briefs) == 4
     assert info.from_planner == 2 and info.fallback == 2 and info.usage.calls == 2
     assert all(b.origin == "fallback" for b in briefs[2:]) and len({b.title for b in briefs}) == 4
     assert "2 question type(s) are still missing" in handle.model.prompts[1]
+
+
+def test_scripted_planner_sets_aside_briefs_of_a_category_the_plan_does_not_need() -> None:
+    off_plan = [brief("Mean level", answer_from="mean of level"), brief("Max level")]
+    on_plan = [brief("Rise or fall", "pattern_recognition", answer_from="trend(win) of level"),
+               brief("Odd hour", "anomaly_detection")]
+    handle = scripted([json.dumps(off_plan), json.dumps(on_plan)])
+    briefs, info = asyncio.run(plan_briefs(handle, profile=PROFILE, task="levels", n=2, retry=FAST))
+    assert [(b.title, b.category) for b in briefs] == [("Rise or fall", "pattern_recognition"),
+                                                       ("Odd hour", "anomaly_detection")]
+    assert info.from_planner == 2 and info.fallback == 0
+    follow_up = handle.model.prompts[1]
+    assert "2 object(s) of a category the plan does not need again (arithmetic)" in follow_up
+    assert "one for each of these categories: pattern_recognition, anomaly_detection" in follow_up
+
+
+def test_a_brief_is_of_the_category_its_blocks_compute_whatever_its_label() -> None:
+    text = json.dumps([brief("Direction", "arithmetic", question="Does level rise or fall over the window?",
+                             answer_from="trend(win) of level"),
+                       brief("High hours", "anomaly_detection", question="How many hours is level above 0.5?",
+                             answer_from="count_beyond(win, 0.5) of level"),
+                       brief("Peak", "anomaly_detection")])  # names no block: its label stands
+    briefs, errors = parse_briefs(text, PROFILE, ["pattern_recognition"])
+    assert not errors
+    assert [b.category for b in briefs] == ["pattern_recognition", "arithmetic", "anomaly_detection"]
 
 
 def test_a_category_the_planner_skipped_is_the_one_the_fallback_fills() -> None:
@@ -101,7 +127,8 @@ def test_scripted_planner_rejects_copies_of_its_example() -> None:
     copied = {"title": "Highest level of a record", "category": "arithmetic", "kind": "mc",
               "question": "What was the highest level in record <record>?", "answer_from": "max of level",
               "columns": ["level"]}
-    handle = scripted([json.dumps([copied, brief("Own idea")]), json.dumps([brief("Another idea")])])
+    handle = scripted([json.dumps([copied, brief("Own idea", "pattern_recognition")]),
+                       json.dumps([brief("Another idea", "anomaly_detection")])])
     briefs, info = asyncio.run(plan_briefs(handle, profile=PROFILE, task="levels", n=2, retry=FAST))
     assert [b.title for b in briefs] == ["Own idea", "Another idea"] and info.from_planner == 2
     assert "repeated another one or the example" in " ".join(info.errors)
@@ -273,9 +300,10 @@ def test_fallback_briefs_on_weather_name_blocks_whose_skeletons_pass_the_audit()
 
 
 def test_scripted_planner_is_asked_again_with_the_reason_of_a_mismatch() -> None:
-    wrong = brief("Highest level", question="What is the highest level in <record>?", answer_from="mean of level")
-    fixed = brief("Highest level", question="What is the highest level in <record>?", answer_from="max of level")
-    handle = scripted([json.dumps([wrong, brief("Peak time", question="When did level peak?",
+    wrong = brief("Highest level", "pattern_recognition", question="What is the highest level in <record>?",
+                  answer_from="mean of level")
+    fixed = dict(wrong, answer_from="max of level")
+    handle = scripted([json.dumps([wrong, brief("Peak time", "anomaly_detection", question="When did level peak?",
                                                 answer_from="time of the argmax of level")]), json.dumps([fixed])])
     briefs, info = asyncio.run(plan_briefs(handle, profile=PROFILE, task="levels", n=2, retry=FAST))
     assert [(b.title, b.answer_from) for b in briefs] == [("Peak time", "time of the argmax of level"),
@@ -304,9 +332,9 @@ TMY3 = HandlerProfile(
 
 def test_scripted_description_reaches_planner_briefs_and_generator_prompts() -> None:
     said = "a record is one day of the typical year at Golden, CO; ghi is in W/m^2"
-    plan = [brief("Noon irradiance of a day", question="What was the ghi at noon on <record>?",
+    plan = [brief("Noon irradiance of a day", "pattern_recognition", question="What was the ghi at noon on <record>?",
                   answer_from="ghi at 12:00 of series(record_id)", columns=["ghi"]),
-            brief("Brightest hour of a day", question="At which hour was ghi highest on <record>?",
+            brief("Brightest hour of a day", "anomaly_detection", question="At which hour was ghi highest on <record>?",
                   answer_from="hour of the argmax of ghi", columns=["ghi"], context=said)]
     handle = scripted([json.dumps(plan)])
     briefs, _ = asyncio.run(plan_briefs(handle, profile=TMY3, task="solar questions", n=2, retry=FAST))
@@ -399,7 +427,7 @@ def test_scripted_planner_is_asked_again_when_a_brief_names_a_statistic_no_block
                     answer_from="channel_stat(win, 'typical') of level")
     fixed = dict(unknown, answer_from="channel_stat(win, 'mean') of level")
     handle = scripted([json.dumps([unknown]), json.dumps([fixed])])
-    briefs, info = asyncio.run(plan_briefs(handle, profile=PROFILE, task="levels", n=1, retry=FAST))
+    briefs, info = asyncio.run(plan_briefs(handle, profile=PROFILE, task="mean levels", n=1, retry=FAST))
     assert [b.answer_from for b in briefs] == ["channel_stat(win, 'mean') of level"] and info.fallback == 0
     assert "how must be one of" in handle.model.prompts[1] and "'typical'" in handle.model.prompts[1]
 
