@@ -24,6 +24,7 @@ _LAXER_WHEN: dict[str, Literal["higher", "lower"]] = {
     "min_items": "lower",
     "seeds": "lower",
     "items": "lower",
+    "confirmation_rounds": "lower",
     "min_distinct_series_share": "lower",
     "min_options": "lower",
     "min_mismatched_keys": "higher",
@@ -48,6 +49,11 @@ class AuditConfig(BaseModel):
         description="standard errors by which a template's gain must clear min_excess (one-sided 95 %): its items "
                     "are a sample of what it makes, and a cue worth about the bar is no finding either way, so a "
                     "template whose gain sits on the bar is accepted in every run instead of in half of them")
+    confirmation_rounds: int = Field(
+        3, ge=1, le=10,
+        description="rounds of fresh seeds a rejection is confirmed over at most: another round is drawn while a "
+                    "blind solver's pooled gain clears min_excess and its lower bound does not (a cue near the bar "
+                    "is judged on more items, instead of by which side of the bar one draw leaves it)")
     items: int = Field(240, ge=20, le=5000, description="items the audit draws from the template")
     seeds: int = Field(8, ge=2, le=64, description="fresh seeds the items are drawn over")
     min_items: int = Field(60, ge=10, description="fewer valid items than this and the audit cannot judge")

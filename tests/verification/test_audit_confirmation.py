@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from itemsmith.sandbox import SandboxPool
-from itemsmith.verification.audit import AuditConfig, audit_items, audit_template, confirm_rejection
+from itemsmith.verification.audit import AuditConfig, audit_items, audit_template, confirm_rejection, sandboxed
+from itemsmith.verification.audit.core import undecided
 
 from ..agents.conftest import GOOD as LOOP_GOOD
 from ..agents.conftest import HANDLER_SOURCE
@@ -63,6 +64,40 @@ def test_a_real_cue_wins_again_and_stands() -> None:
     assert not confirmed.passed and set(confirmed.shortcuts) == set(report.shortcuts) and confirmed.shortcuts
     assert "numeric_rank" in confirmed.shortcuts and "numeric_rank" in (confirmed.feedback or "")
     assert confirmed.solver("numeric_rank").applicable > report.solver("numeric_rank").applicable
+
+
+def _leaning(share: float):
+    def make(rng: np.random.Generator, i: int) -> dict:
+        item = good_numeric(rng, i)
+        if rng.random() < share:  # the key moved to option 2: a position cue worth about share * 3/4
+            options = item["options"]
+            options.insert(1, options.pop(item["answer_index"]))
+            item["answer_index"] = 1
+        return item
+    return make
+
+
+def test_a_cue_on_the_bar_is_undecided_and_more_items_decide_it() -> None:
+    # moved in 26 % of items: the position solver gains about 0.17, a hair over the 0.15 bar
+    first = draws(_leaning(0.26))
+    report = audit_items(first)
+    assert report.shortcuts == ["position"]
+    once = confirm_rejection(report, first, draws(_leaning(0.26), seeds=range(100, 108)))
+    position = once.solver("position")
+    assert position.gain_lower < 0.15 <= position.gain and once.passed  # one confirmation clears it...
+    assert undecided(report, once, AuditConfig()) == ["position"]  # ...without deciding: another round is drawn
+    more = confirm_rejection(report, first, draws(_leaning(0.26), seeds=range(100, 140)))
+    assert not more.passed and more.shortcuts == ["position"] and not undecided(report, more, AuditConfig())
+
+
+def test_a_chance_win_or_a_clear_cue_needs_no_more_rounds() -> None:
+    chance = audit_items(draws(leaning_on_option_2), CHANCE_WINS_REJECT)
+    cleared = confirm_rejection(chance, draws(leaning_on_option_2), draws(good_numeric, seeds=range(100, 108)),
+                                CHANCE_WINS_REJECT)
+    assert cleared.passed and not undecided(chance, cleared, CHANCE_WINS_REJECT)
+    clear = audit_items(draws(_leaning(0.6)))
+    confirmed = confirm_rejection(clear, draws(_leaning(0.6)), draws(_leaning(0.6), seeds=range(100, 108)))
+    assert confirmed.shortcuts == ["position"] and not undecided(clear, confirmed, AuditConfig())
 
 
 def test_only_a_solver_that_won_at_first_can_fail_the_template() -> None:
@@ -171,3 +206,31 @@ def test_a_cue_on_only_some_seeds_still_stands(tiny_pool) -> None:
     assert report.error is None, report.error
     assert not report.passed and "position" in report.shortcuts, report.feedback
     assert report.confirmation_seeds == [seed for seed, _ in confirmation]
+
+
+# A sound template whose key is moved to option 2 in a share of its items: a position cue about the bar.
+KEY_SECOND_NOW_AND_THEN = LOOP_GOOD.replace(
+    "    return items\n",
+    "    for item in items:\n"
+    "        if rng.random() < 0.26:\n"
+    "            item['options'].insert(1, item['options'].pop(item['answer_index']))\n"
+    "            item['answer_index'] = 1\n"
+    "    return items\n", 1)
+
+
+def test_an_undecided_cue_is_judged_on_more_rounds_of_fresh_seeds(tiny_pool, monkeypatch) -> None:
+    handler, pool = tiny_pool
+    rounds = [[(5000 + 100 * r + i, 30) for i in range(8)] for r in range(3)]
+    fresh = iter(rounds)
+    monkeypatch.setattr(sandboxed, "plan_draws", lambda config: next(fresh))  # the OS's seeds, made fixed
+    plan = [(2000 + i, 30) for i in range(8)]
+    once = audit_template(KEY_SECOND_NOW_AND_THEN, handler, pool=pool, plan=plan,
+                          config=AuditConfig(confirmation_rounds=1))
+    fresh = iter(rounds)
+    report = audit_template(KEY_SECOND_NOW_AND_THEN, handler, pool=pool, plan=plan)
+    first_round = len(once.confirmation_seeds)
+    assert first_round > 8 and once.passed  # one round: the cue straddles the bar and passes, undecided
+    assert len(report.confirmation_seeds) == first_round + 8  # one more round was drawn, pooled, and decided it
+    position = report.solver("position")
+    assert position.applicable > once.solver("position").applicable
+    assert not report.passed and report.shortcuts == ["position"], report.feedback

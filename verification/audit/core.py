@@ -200,6 +200,17 @@ def audit_items(draws: Sequence[ItemDraw], config: AuditConfig | None = None,
                        elapsed_ms=(time.monotonic() - started) * 1000, **common)
 
 
+def undecided(first: AuditReport, confirmed: AuditReport, config: AuditConfig) -> list[str]:
+    """The blind solvers that won in `first` whose pooled win in `confirmed` (`confirm_rejection`) is
+    significant and gains `min_excess` while its lower confidence bound does not: more items would
+    tell which side of the bar the cue is on."""
+    return [result.solver for result in confirmed.solvers
+            if result.solver in first.shortcuts and not result.shortcut
+            and result.p_corrected is not None and result.p_corrected < config.alpha
+            and result.gain is not None and result.gain_lower is not None
+            and result.gain_lower < config.min_excess <= result.gain]
+
+
 def confirm_rejection(report: AuditReport, draws: Sequence[ItemDraw], confirmation: Sequence[ItemDraw],
                       config: AuditConfig | None = None) -> AuditReport:
     """`report` (the audit of `draws`, failed) with its rejection tested again on `draws` plus

@@ -6,7 +6,8 @@ run at two smaller sizes (5, the size checks used to run, and half its size) and
 size where the output limit allows, so an item drawn under several sizes must keep its key; the half-size run is repeated in another sandbox process
 and must give identical items (determinism across processes). A blind solver that wins is tested
 again with as many fresh seeds added (`confirm_rejection`): a sound template's chance win seldom
-repeats, a real cue does. A `SandboxPool` of several workers runs the draws at once. Template code
+repeats, a real cue does; while the pooled gain straddles the bar (`undecided`), another round of
+fresh seeds is added, up to `confirmation_rounds`. A `SandboxPool` of several workers runs the draws at once. Template code
 only ever runs in the sandbox.
 """
 
@@ -20,7 +21,7 @@ from typing import Any
 
 from itemsmith.items.schema import Item, RunStatus
 from itemsmith.sandbox import RunResult, SandboxLimits, SandboxPool, SandboxSettings, run_template
-from itemsmith.verification.audit.core import audit_items, confirm_rejection
+from itemsmith.verification.audit.core import audit_items, confirm_rejection, undecided
 from itemsmith.verification.audit.fidelity import named_record_ids
 from itemsmith.verification.audit.models import AuditReport, Finding, ItemDraw
 from itemsmith.verification.audit.record_data import fetch_record_data
@@ -112,17 +113,24 @@ def audit_template(source: str, handler: str, *, config: AuditConfig | None = No
 
     report = audit_items(draws, config, records)
     if not report.passed and report.error is None:  # it must fail again with fresh seeds added
-        if confirmation_plan is not None:  # a recorded audit's, replayed
+        if confirmation_plan is not None:  # a recorded audit's, replayed: every round at once
             confirm = list(confirmation_plan)
         else:  # fresh seeds, the first also at the first seed's other sizes: a key wrong only at larger
-            confirm = plan_draws(config)  # num_samples shows again
-            confirm += [(confirm[0][0], n) for n in resized]
+            fresh = plan_draws(config)  # num_samples shows again
+            confirm = [*fresh, *((fresh[0][0], n) for n in resized)]
         more: list[ItemDraw] = []
-        for (seed, size), result in zip(confirm, run_all(confirm), strict=True):
-            if (error := _run_error(seed, size, result)) is not None:
-                return _failed(config, plan, started, error)
-            more.append(_draw(seed, size, result))
-        report = confirm_rejection(report, draws, more, config)
+        confirmed = report
+        for round_number in range(1 if confirmation_plan is not None else config.confirmation_rounds):
+            if round_number:  # the pooled gain straddled the bar: judge it on more items
+                confirm = plan_draws(config)
+            for (seed, size), result in zip(confirm, run_all(confirm), strict=True):
+                if (error := _run_error(seed, size, result)) is not None:
+                    return _failed(config, plan, started, error)
+                more.append(_draw(seed, size, result))
+            confirmed = confirm_rejection(report, draws, more, config)
+            if not undecided(report, confirmed, config):
+                break
+        report = confirmed
     findings = [*report.findings, determinism]
     feedback = report.feedback
     if not determinism.passed:
