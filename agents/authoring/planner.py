@@ -10,8 +10,9 @@ none). Replies are parsed leniently (any JSON objects in the text), validated, c
 and de-duplicated. A brief's category is what the blocks its `answer_from` names compute, whatever
 its label says, and a slot asked for a category gets a brief of it: a brief of a category the plan
 does not need again is set aside. A short plan gets one follow-up naming each rejected object's
-problem and the categories still needed; what is still missing is filled with deterministic fallback briefs built from the data's real columns
-(counted in the report), or the planner raises `PlanningError` when fallbacks are off.
+problem and the categories still needed; what is still missing is filled with deterministic
+fallback briefs built from the data's real columns (counted in the report), or the planner raises
+`PlanningError` when fallbacks are off.
 """
 
 from __future__ import annotations
