@@ -29,15 +29,21 @@ FALSE_REJECTION_PLAN = [(4137180936270669683, 21), (4500964972837802361, 39), (4
 CONFIRMATION_PLAN = [(7000 + i, 30) for i in range(8)]
 
 
-def leaning_on_option_2(rng: np.random.Generator, i: int) -> dict:
-    """A sound item whose key is moved to option 2 now and then: what a lucky seed order looks like
-    to the `position` solver (a lean only these seeds have)."""
-    item = good_numeric(rng, i)
-    if rng.random() < 0.2:
-        options = item["options"]
-        options.insert(1, options.pop(item["answer_index"]))
-        item["answer_index"] = 1
-    return item
+def key_moved_to_option_2(share: float):
+    """Sound items whose key is moved to option 2 in `share` of them: a position cue worth about
+    share * 3/4 over chance."""
+    def make(rng: np.random.Generator, i: int) -> dict:
+        item = good_numeric(rng, i)
+        if rng.random() < share:
+            options = item["options"]
+            options.insert(1, options.pop(item["answer_index"]))
+            item["answer_index"] = 1
+        return item
+    return make
+
+
+# what a lucky seed order looks like to the `position` solver (a lean only these seeds have)
+leaning_on_option_2 = key_moved_to_option_2(0.2)
 
 
 # the chance wins these setups record gain 10-15 points: a bar of 0.10 on the gain itself (not its lower
@@ -66,27 +72,16 @@ def test_a_real_cue_wins_again_and_stands() -> None:
     assert confirmed.solver("numeric_rank").applicable > report.solver("numeric_rank").applicable
 
 
-def _leaning(share: float):
-    def make(rng: np.random.Generator, i: int) -> dict:
-        item = good_numeric(rng, i)
-        if rng.random() < share:  # the key moved to option 2: a position cue worth about share * 3/4
-            options = item["options"]
-            options.insert(1, options.pop(item["answer_index"]))
-            item["answer_index"] = 1
-        return item
-    return make
-
-
 def test_a_cue_on_the_bar_is_undecided_and_more_items_decide_it() -> None:
     # moved in 26 % of items: the position solver gains about 0.17, a hair over the 0.15 bar
-    first = draws(_leaning(0.26))
+    first = draws(key_moved_to_option_2(0.26))
     report = audit_items(first)
     assert report.shortcuts == ["position"]
-    once = confirm_rejection(report, first, draws(_leaning(0.26), seeds=range(100, 108)))
+    once = confirm_rejection(report, first, draws(key_moved_to_option_2(0.26), seeds=range(100, 108)))
     position = once.solver("position")
     assert position.gain_lower < 0.15 <= position.gain and once.passed  # one confirmation clears it...
     assert undecided(report, once, AuditConfig()) == ["position"]  # ...without deciding: another round is drawn
-    more = confirm_rejection(report, first, draws(_leaning(0.26), seeds=range(100, 140)))
+    more = confirm_rejection(report, first, draws(key_moved_to_option_2(0.26), seeds=range(100, 140)))
     assert not more.passed and more.shortcuts == ["position"] and not undecided(report, more, AuditConfig())
 
 
@@ -95,8 +90,8 @@ def test_a_chance_win_or_a_clear_cue_needs_no_more_rounds() -> None:
     cleared = confirm_rejection(chance, draws(leaning_on_option_2), draws(good_numeric, seeds=range(100, 108)),
                                 CHANCE_WINS_REJECT)
     assert cleared.passed and not undecided(chance, cleared, CHANCE_WINS_REJECT)
-    clear = audit_items(draws(_leaning(0.6)))
-    confirmed = confirm_rejection(clear, draws(_leaning(0.6)), draws(_leaning(0.6), seeds=range(100, 108)))
+    clear = audit_items(draws(key_moved_to_option_2(0.6)))
+    confirmed = confirm_rejection(clear, draws(key_moved_to_option_2(0.6)), draws(key_moved_to_option_2(0.6), seeds=range(100, 108)))
     assert confirmed.shortcuts == ["position"] and not undecided(clear, confirmed, AuditConfig())
 
 
