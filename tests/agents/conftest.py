@@ -93,10 +93,11 @@ def fenced(code: str, prose: str = "Here is the template:") -> str:
     return f"{prose}\n```python\n{code}```\n"
 
 
-def plan_reply(titles: list[str], task: str = "") -> str:
+def plan_reply(titles: list[str]) -> str:
     """A scripted planner's briefs, one per title, each of the category its slot asks for on the
-    one-channel handler (`coverage_plan`), as a planner that follows the plan writes them."""
-    categories = coverage_plan(len(titles), multichannel=False, task=task)
+    one-channel handler for a task that names no category (`coverage_plan`), as a planner that
+    follows the plan writes them."""
+    categories = coverage_plan(len(titles), multichannel=False)
     return json.dumps([{"title": t, "category": c, "concept": "arithmetic", "kind": "mc",
                         "question": f"{t}: what is asked about <record>?", "answer_from": "max of level",
                         "columns": ["level"]} for t, c in zip(titles, categories, strict=True)])
